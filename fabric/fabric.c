@@ -1,0 +1,565 @@
+/*
+ * fabric.c - building and querying the subnet model declared in fabric.h.
+ *
+ * Loaders add nodes and links through the builder calls; fabric_finalize() then checks the model
+ * and derives the compact lookup arrays (LID table, switch CSR adjacency, end-port list) that the
+ * engines and the verifier use in their inner loops.
+ */
+#include "fabric.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fab_error_set(struct fab_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+void fabric_init(struct fabric *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+void fabric_free(struct fabric *f)
+{
+	free(f->nodes);
+	free(f->ports);
+	free(f->strings);
+	free(f->switches);
+	free(f->lid_port);
+	free(f->sw_adj_off);
+	free(f->sw_adj_port);
+	free(f->endports);
+	fabric_init(f);
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, (size_t)ncap * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static uint32_t add_string(struct fabric *f, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	size_t need = f->strings_len + len;
+	uint32_t off;
+
+	if (need > f->strings_cap) {
+		size_t ncap = f->strings_cap ? f->strings_cap : 4096;
+		char *p;
+
+		while (ncap < need)
+			ncap *= 2;
+		p = realloc(f->strings, ncap);
+		if (!p)
+			return FAB_NONE;
+		f->strings = p;
+		f->strings_cap = ncap;
+	}
+	off = (uint32_t)f->strings_len;
+	memcpy(f->strings + off, s, len);
+	f->strings_len = need;
+	return off;
+}
+
+uint32_t fabric_add_node(struct fabric *f, enum fab_node_type type, uint64_t guid, unsigned nports,
+			 const char *id, const char *desc)
+{
+	uint32_t n = f->nnodes, first = f->nports, i;
+	struct fab_node *node;
+
+	if (nports > 254)
+		return FAB_NONE;
+	if (grow((void **)&f->nodes, &f->nodes_cap, n + 1, sizeof(*f->nodes)) ||
+	    grow((void **)&f->ports, &f->ports_cap, first + nports + 1, sizeof(*f->ports)))
+		return FAB_NONE;
+	node = &f->nodes[n];
+	memset(node, 0, sizeof(*node));
+	node->guid = guid;
+	node->type = (uint8_t)type;
+	node->nports = (uint8_t)nports;
+	node->first_port = first;
+	node->sw = FAB_NONE;
+	node->desc = add_string(f, desc ? desc : "");
+	node->id = id ? add_string(f, id) : node->desc;
+	if (node->desc == FAB_NONE || node->id == FAB_NONE)
+		return FAB_NONE;
+	for (i = 0; i <= nports; i++) {
+		struct fab_port *p = &f->ports[first + i];
+
+		memset(p, 0, sizeof(*p));
+		p->node = n;
+		p->num = (uint8_t)i;
+		p->remote = FAB_NONE;
+		/* CA port GUIDs follow the node GUID; switches have one port GUID (port 0). */
+		p->guid = type == FAB_SWITCH ? guid : guid + i;
+		p->op_vls = 1;
+		p->state = i == 0 && type == FAB_SWITCH ? FAB_PORT_ACTIVE : FAB_PORT_DOWN;
+	}
+	f->nports = first + nports + 1;
+	f->nnodes = n + 1;
+	return n;
+}
+
+uint32_t fabric_port_index(const struct fabric *f, uint32_t node, unsigned num)
+{
+	if (node >= f->nnodes || num > f->nodes[node].nports)
+		return FAB_NONE;
+	return f->nodes[node].first_port + num;
+}
+
+struct fab_port *fabric_port(const struct fabric *f, uint32_t node, unsigned num)
+{
+	uint32_t p = fabric_port_index(f, node, num);
+
+	return p == FAB_NONE ? NULL : &f->ports[p];
+}
+
+const char *fabric_node_desc(const struct fabric *f, uint32_t node)
+{
+	return f->strings + f->nodes[node].desc;
+}
+
+const char *fabric_node_id(const struct fabric *f, uint32_t node)
+{
+	return f->strings + f->nodes[node].id;
+}
+
+uint32_t fabric_find_node_by_id(const struct fabric *f, const char *id)
+{
+	uint32_t n;
+
+	for (n = 0; n < f->nnodes; n++)
+		if (!strcmp(fabric_node_id(f, n), id))
+			return n;
+	return FAB_NONE;
+}
+
+uint32_t fabric_find_node_by_guid(const struct fabric *f, uint64_t guid)
+{
+	uint32_t n;
+
+	for (n = 0; n < f->nnodes; n++)
+		if (f->nodes[n].guid == guid)
+			return n;
+	return FAB_NONE;
+}
+
+int fabric_link(struct fabric *f, uint32_t node_a, unsigned port_a, uint32_t node_b,
+		unsigned port_b, struct fab_error *err)
+{
+	uint32_t a = fabric_port_index(f, node_a, port_a);
+	uint32_t b = fabric_port_index(f, node_b, port_b);
+
+	if (a == FAB_NONE || b == FAB_NONE || port_a == 0 || port_b == 0) {
+		fab_error_set(err, "link %s[%u] - %s[%u]: no such port",
+			      node_a < f->nnodes ? fabric_node_id(f, node_a) : "?", port_a,
+			      node_b < f->nnodes ? fabric_node_id(f, node_b) : "?", port_b);
+		return -1;
+	}
+	if ((f->ports[a].remote != FAB_NONE && f->ports[a].remote != b) ||
+	    (f->ports[b].remote != FAB_NONE && f->ports[b].remote != a)) {
+		fab_error_set(err, "link %s[%u] - %s[%u]: port already linked elsewhere",
+			      fabric_node_id(f, node_a), port_a, fabric_node_id(f, node_b), port_b);
+		return -1;
+	}
+	f->ports[a].remote = b;
+	f->ports[b].remote = a;
+	return 0;
+}
+
+uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port)
+{
+	uint32_t r;
+
+	if (!fabric_channel_up(f, port))
+		return FAB_NONE;
+	r = f->ports[port].remote;
+	return fabric_is_switch(f, f->ports[r].node) ? f->ports[r].node : FAB_NONE;
+}
+
+static int cmp_switch_guid(const void *a, const void *b, void *ctx)
+{
+	const struct fabric *f = ctx;
+	uint64_t ga = f->nodes[*(const uint32_t *)a].guid;
+	uint64_t gb = f->nodes[*(const uint32_t *)b].guid;
+
+	return ga < gb ? -1 : ga > gb;
+}
+
+static int build_switch_list(struct fabric *f)
+{
+	uint32_t n, i = 0;
+
+	f->nswitches = 0;
+	for (n = 0; n < f->nnodes; n++)
+		f->nswitches += fabric_is_switch(f, n);
+	f->switches = malloc(sizeof(*f->switches) * (f->nswitches + 1));
+	if (!f->switches)
+		return -1;
+	for (n = 0; n < f->nnodes; n++)
+		if (fabric_is_switch(f, n))
+			f->switches[i++] = n;
+	qsort_r(f->switches, f->nswitches, sizeof(*f->switches), cmp_switch_guid, f);
+	for (i = 0; i < f->nswitches; i++)
+		f->nodes[f->switches[i]].sw = i;
+	return 0;
+}
+
+static int build_switch_adjacency(struct fabric *f)
+{
+	uint32_t s, k, total = 0;
+
+	f->sw_adj_off = calloc(f->nswitches + 1, sizeof(*f->sw_adj_off));
+	if (!f->sw_adj_off)
+		return -1;
+	for (s = 0; s < f->nswitches; s++) {
+		const struct fab_node *n = &f->nodes[f->switches[s]];
+
+		f->sw_adj_off[s] = total;
+		for (k = 1; k <= n->nports; k++) {
+			uint32_t p = n->first_port + k;
+
+			if (fabric_channel_up(f, p) &&
+			    fabric_is_switch(f, f->ports[f->ports[p].remote].node))
+				total++;
+		}
+	}
+	f->sw_adj_off[f->nswitches] = total;
+	f->sw_adj_port = malloc(sizeof(*f->sw_adj_port) * (total + 1));
+	if (!f->sw_adj_port)
+		return -1;
+	total = 0;
+	for (s = 0; s < f->nswitches; s++) {
+		const struct fab_node *n = &f->nodes[f->switches[s]];
+
+		for (k = 1; k <= n->nports; k++) {
+			uint32_t p = n->first_port + k;
+
+			if (fabric_channel_up(f, p) &&
+			    fabric_is_switch(f, f->ports[f->ports[p].remote].node))
+				f->sw_adj_port[total++] = p;
+		}
+	}
+	return 0;
+}
+
+static int port_has_lid(const struct fabric *f, uint32_t p)
+{
+	const struct fab_port *port = &f->ports[p];
+	const struct fab_node *n = &f->nodes[port->node];
+
+	if (!port->base_lid)
+		return 0;
+	return n->type == FAB_SWITCH ? port->num == 0 : port->num != 0;
+}
+
+static int build_lid_table(struct fabric *f, struct fab_error *err)
+{
+	uint32_t p, l, count = 0;
+
+	f->max_lid = 0;
+	for (p = 0; p < f->nports; p++) {
+		uint32_t top;
+
+		if (!port_has_lid(f, p))
+			continue;
+		top = f->ports[p].base_lid + (1u << f->ports[p].lmc) - 1;
+		if (top > FAB_MAX_LID) {
+			fab_error_set(err, "%s port %u: LID %u with LMC %u exceeds the unicast range",
+				      fabric_node_id(f, f->ports[p].node), f->ports[p].num,
+				      f->ports[p].base_lid, f->ports[p].lmc);
+			return -1;
+		}
+		if (top > f->max_lid)
+			f->max_lid = top;
+		count++;
+	}
+	f->lid_port = malloc(sizeof(*f->lid_port) * (f->max_lid + 1));
+	f->endports = malloc(sizeof(*f->endports) * (count + 1));
+	if (!f->lid_port || !f->endports) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	for (l = 0; l <= f->max_lid; l++)
+		f->lid_port[l] = FAB_NONE;
+	for (p = 0; p < f->nports; p++) {
+		const struct fab_port *port = &f->ports[p];
+
+		if (!port_has_lid(f, p))
+			continue;
+		for (l = port->base_lid; l < port->base_lid + (1u << port->lmc); l++) {
+			if (f->lid_port[l] != FAB_NONE) {
+				fab_error_set(err, "LID %u used by both %s port %u and %s port %u", l,
+					      fabric_node_id(f, f->ports[f->lid_port[l]].node),
+					      f->ports[f->lid_port[l]].num,
+					      fabric_node_id(f, port->node), port->num);
+				return -1;
+			}
+			f->lid_port[l] = p;
+		}
+	}
+	f->nendports = 0;
+	for (l = 0; l <= f->max_lid; l++) {
+		p = f->lid_port[l];
+		if (p != FAB_NONE && f->ports[p].base_lid == l)
+			f->endports[f->nendports++] = p;
+	}
+	return 0;
+}
+
+static void free_derived(struct fabric *f)
+{
+	free(f->switches);
+	free(f->lid_port);
+	free(f->sw_adj_off);
+	free(f->sw_adj_port);
+	free(f->endports);
+	f->switches = NULL;
+	f->lid_port = NULL;
+	f->sw_adj_off = NULL;
+	f->sw_adj_port = NULL;
+	f->endports = NULL;
+}
+
+int fabric_finalize(struct fabric *f, struct fab_error *err)
+{
+	uint32_t p;
+
+	free_derived(f);
+	for (p = 0; p < f->nports; p++) {
+		uint32_t r = f->ports[p].remote;
+
+		if (r != FAB_NONE && (r >= f->nports || f->ports[r].remote != p)) {
+			fab_error_set(err, "%s port %u: link is not symmetric",
+				      fabric_node_id(f, f->ports[p].node), f->ports[p].num);
+			return -1;
+		}
+	}
+	if (build_switch_list(f) || build_switch_adjacency(f)) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	return build_lid_table(f, err);
+}
+
+static unsigned align_up(unsigned v, unsigned a)
+{
+	return (v + a - 1) / a * a;
+}
+
+int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
+{
+	unsigned step = 1u << lmc, next = step, i;
+	uint32_t n, k;
+
+	if (lmc > 7) {
+		fab_error_set(err, "LMC %u out of range 0..7", lmc);
+		return -1;
+	}
+	if (fabric_finalize(f, err))
+		return -1;
+	/* Switch port 0 takes LMC too in OpenSM unless it is base switch port 0: keep it to 1 LID. */
+	for (i = 0; i < f->nswitches; i++) {
+		struct fab_port *p0 = &f->ports[f->nodes[f->switches[i]].first_port];
+
+		p0->base_lid = (uint16_t)next;
+		p0->lmc = 0;
+		next = align_up(next + 1, step);
+	}
+	for (n = 0; n < f->nnodes; n++) {
+		if (fabric_is_switch(f, n))
+			continue;
+		for (k = 1; k <= f->nodes[n].nports; k++) {
+			struct fab_port *p = fabric_port(f, n, k);
+
+			if (p->remote == FAB_NONE)
+				continue;
+			if (next + step - 1 > FAB_MAX_LID) {
+				fab_error_set(err, "fabric needs more than %u LIDs", FAB_MAX_LID);
+				return -1;
+			}
+			p->base_lid = (uint16_t)next;
+			p->lmc = (uint8_t)lmc;
+			next += step;
+		}
+	}
+	return fabric_finalize(f, err);
+}
+
+unsigned fabric_min_op_vls(const struct fabric *f)
+{
+	unsigned best = 15;
+	uint32_t p;
+
+	for (p = 0; p < f->nports; p++) {
+		if (f->ports[p].num == 0 || !fabric_channel_up(f, p))
+			continue;
+		if (f->ports[p].op_vls < best)
+			best = f->ports[p].op_vls;
+	}
+	return best;
+}
+
+unsigned fabric_switch_components(const struct fabric *f, uint32_t *first_stray_switch)
+{
+	uint32_t *comp, *stack, s, top, e;
+	unsigned ncomp = 0;
+
+	if (first_stray_switch)
+		*first_stray_switch = FAB_NONE;
+	if (!f->nswitches)
+		return 0;
+	comp = malloc(sizeof(*comp) * f->nswitches);
+	stack = malloc(sizeof(*stack) * f->nswitches);
+	if (!comp || !stack) {
+		ncomp = 0;
+		goto out;
+	}
+	for (s = 0; s < f->nswitches; s++)
+		comp[s] = FAB_NONE;
+	for (s = 0; s < f->nswitches; s++) {
+		if (comp[s] != FAB_NONE)
+			continue;
+		if (ncomp == 1 && first_stray_switch)
+			*first_stray_switch = s;
+		comp[s] = ncomp;
+		top = 0;
+		stack[top++] = s;
+		while (top) {
+			uint32_t u = stack[--top];
+
+			for (e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+				uint32_t r = f->ports[f->sw_adj_port[e]].remote;
+				uint32_t v = f->nodes[f->ports[r].node].sw;
+
+				if (comp[v] == FAB_NONE) {
+					comp[v] = ncomp;
+					stack[top++] = v;
+				}
+			}
+		}
+		ncomp++;
+	}
+out:
+	free(comp);
+	free(stack);
+	return ncomp;
+}
+
+static uint32_t guid_slot(uint64_t guid, uint32_t cap)
+{
+	guid ^= guid >> 31;
+	guid *= 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(guid >> 32) & (cap - 1);
+}
+
+static int guid_map_grow(struct fab_guid_map *m)
+{
+	uint32_t cap = m->cap ? m->cap * 2 : 1024, i;
+	uint64_t *g = calloc(cap, sizeof(*g));
+	uint32_t *n = malloc(sizeof(*n) * cap);
+
+	if (!g || !n) {
+		free(g);
+		free(n);
+		return -1;
+	}
+	for (i = 0; i < m->cap; i++) {
+		uint32_t j;
+
+		if (!m->guids[i])
+			continue;
+		j = guid_slot(m->guids[i], cap);
+		while (g[j])
+			j = (j + 1) & (cap - 1);
+		g[j] = m->guids[i];
+		n[j] = m->nodes[i];
+	}
+	free(m->guids);
+	free(m->nodes);
+	m->guids = g;
+	m->nodes = n;
+	m->cap = cap;
+	return 0;
+}
+
+/* GUID 0 is not a valid node GUID and marks empty slots. */
+int fab_guid_map_put(struct fab_guid_map *m, uint64_t guid, uint32_t node)
+{
+	uint32_t j;
+
+	if (!guid)
+		return -1;
+	if ((m->count + 1) * 2 > m->cap && guid_map_grow(m))
+		return -1;
+	j = guid_slot(guid, m->cap);
+	while (m->guids[j] && m->guids[j] != guid)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->guids[j])
+		m->count++;
+	m->guids[j] = guid;
+	m->nodes[j] = node;
+	return 0;
+}
+
+uint32_t fab_guid_map_get(const struct fab_guid_map *m, uint64_t guid)
+{
+	uint32_t j;
+
+	if (!m->cap || !guid)
+		return FAB_NONE;
+	j = guid_slot(guid, m->cap);
+	while (m->guids[j]) {
+		if (m->guids[j] == guid)
+			return m->nodes[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	return FAB_NONE;
+}
+
+void fab_guid_map_free(struct fab_guid_map *m)
+{
+	free(m->guids);
+	free(m->nodes);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Switch index (not node index) of a switch GUID; switches[] is sorted by GUID. */
+uint32_t fabric_switch_by_guid(const struct fabric *f, uint64_t guid)
+{
+	uint32_t lo = 0, hi = f->nswitches;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		uint64_t g = f->nodes[f->switches[mid]].guid;
+
+		if (g == guid)
+			return mid;
+		if (g < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return FAB_NONE;
+}

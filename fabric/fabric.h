@@ -1,0 +1,153 @@
+/*
+ * fabric.h - the routing-independent model of an InfiniBand subnet.
+ *
+ * Every engine (nue/, sar/) and every check (the verifier, the metrics) works on this model and
+ * nothing else, so the same code runs inside OpenSM (plugin/ converts osm_subn_t into it) and
+ * offline (loaders for ibsim/ibnetdiscover net files and OpenSM's subnet dump).
+ *
+ * Layout: nodes and ports live in two flat arrays.  The ports of node n are
+ * ports[nodes[n].first_port + 0 .. nodes[n].nports]; index 0 is the switch management port
+ * (present but unused for CAs and routers), so "port number" and "offset from first_port" are
+ * the same thing.  A directed channel is named by the index of the port it leaves from.
+ * Switch-to-switch adjacency is a CSR array built by fabric_finalize().
+ */
+#ifndef SARNUE_FABRIC_H
+#define SARNUE_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define FAB_NONE UINT32_MAX
+#define FAB_MAX_LID 0xbfff /* highest unicast LID */
+#define FAB_NO_PORT 0xff   /* LFT entry: destination not routed (OpenSM's OSM_NO_PATH) */
+#define SARNUE_MAX_ROOTS 64 /* root switches an operator may name */
+
+enum fab_node_type {
+	FAB_CA = 1,
+	FAB_SWITCH = 2,
+	FAB_ROUTER = 3,
+};
+
+/* IBA PortInfo PortState values. */
+enum fab_port_state {
+	FAB_PORT_NOP = 0,
+	FAB_PORT_DOWN = 1,
+	FAB_PORT_INIT = 2,
+	FAB_PORT_ARMED = 3,
+	FAB_PORT_ACTIVE = 4,
+};
+
+struct fab_port {
+	uint64_t guid;
+	uint32_t node;     /* owning node */
+	uint32_t remote;   /* port index of the peer, FAB_NONE when unconnected */
+	uint16_t base_lid; /* CA/router ports and switch port 0; 0 when none */
+	uint8_t lmc;
+	uint8_t state; /* enum fab_port_state */
+	uint8_t op_vls; /* operational data VLs: 1, 2, 4, 8 or 15 */
+	uint8_t num;    /* port number on its node */
+};
+
+struct fab_node {
+	uint64_t guid;
+	uint32_t first_port; /* index of port 0 */
+	uint32_t desc;       /* offset of the node description in fabric.strings */
+	uint32_t id;         /* offset of the loader's node id (net-file name), or desc */
+	uint32_t sw;         /* index among switches, FAB_NONE for CAs and routers */
+	uint8_t nports;      /* physical ports, not counting port 0 */
+	uint8_t type;        /* enum fab_node_type */
+};
+
+struct fabric {
+	uint32_t nnodes, nports, nswitches;
+	struct fab_node *nodes;
+	struct fab_port *ports;
+	char *strings;
+	size_t strings_len, strings_cap;
+	uint32_t nodes_cap, ports_cap;
+
+	/* Filled by fabric_finalize(). */
+	uint32_t *switches;   /* node index of switch i, in ascending GUID order */
+	uint32_t max_lid;     /* highest LID in use */
+	uint32_t *lid_port;   /* [max_lid + 1]: port index owning the LID, or FAB_NONE */
+	uint32_t *sw_adj_off; /* CSR over switches: [nswitches + 1] */
+	uint32_t *sw_adj_port; /* local port index of each switch-to-switch channel */
+	uint32_t nendports;   /* CA/router ports with a LID plus switch port 0s */
+	uint32_t *endports;   /* port indices of those, in ascending LID order */
+};
+
+struct fab_error {
+	char msg[512];
+};
+
+void fabric_init(struct fabric *f);
+void fabric_free(struct fabric *f);
+
+/* Builder: nodes first, then links; returns node index or FAB_NONE on allocation failure. */
+uint32_t fabric_add_node(struct fabric *f, enum fab_node_type type, uint64_t guid, unsigned nports,
+			 const char *id, const char *desc);
+struct fab_port *fabric_port(const struct fabric *f, uint32_t node, unsigned num);
+uint32_t fabric_port_index(const struct fabric *f, uint32_t node, unsigned num);
+int fabric_link(struct fabric *f, uint32_t node_a, unsigned port_a, uint32_t node_b,
+		unsigned port_b, struct fab_error *err);
+/*
+ * Checks consistency and builds the derived arrays.  Links between ports that are not ACTIVE are
+ * kept in the model but ignored by routing (fabric_channel_up()).
+ */
+int fabric_finalize(struct fabric *f, struct fab_error *err);
+
+const char *fabric_node_desc(const struct fabric *f, uint32_t node);
+const char *fabric_node_id(const struct fabric *f, uint32_t node);
+uint32_t fabric_find_node_by_id(const struct fabric *f, const char *id);
+uint32_t fabric_find_node_by_guid(const struct fabric *f, uint64_t guid);
+/* Index among switches (binary search; needs fabric_finalize()), or FAB_NONE. */
+uint32_t fabric_switch_by_guid(const struct fabric *f, uint64_t guid);
+
+/*
+ * True when the channel leaving port p can carry traffic: connected, both ends at least INIT.
+ * OpenSM routes during the sweep that brings ports from INIT to ACTIVE, so INIT counts as up.
+ */
+static inline int fabric_channel_up(const struct fabric *f, uint32_t p)
+{
+	const struct fab_port *a = &f->ports[p];
+
+	return a->remote != FAB_NONE && a->state >= FAB_PORT_INIT &&
+	       f->ports[a->remote].state >= FAB_PORT_INIT;
+}
+
+static inline int fabric_is_switch(const struct fabric *f, uint32_t node)
+{
+	return f->nodes[node].type == FAB_SWITCH;
+}
+
+/* The switch a CA/router port is attached to through an active link, or FAB_NONE. */
+uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port);
+
+/*
+ * Assigns LIDs to a model that came without them (net files): switches first in GUID order,
+ * then CA/router ports, each port getting a block of 2^lmc LIDs aligned as OpenSM does.
+ */
+int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err);
+
+/* Smallest operational VL count over every active switch-to-switch and end-port link. */
+unsigned fabric_min_op_vls(const struct fabric *f);
+
+/* Connected components over active switch-to-switch links: number, and one switch per extra one. */
+unsigned fabric_switch_components(const struct fabric *f, uint32_t *first_stray_switch);
+
+/* GUID -> node index hash map, for loaders that resolve links by GUID. */
+struct fab_guid_map {
+	uint64_t *guids;
+	uint32_t *nodes;
+	uint32_t cap, count;
+};
+
+int fab_guid_map_put(struct fab_guid_map *m, uint64_t guid, uint32_t node);
+uint32_t fab_guid_map_get(const struct fab_guid_map *m, uint64_t guid);
+void fab_guid_map_free(struct fab_guid_map *m);
+
+void fab_error_set(struct fab_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

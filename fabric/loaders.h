@@ -1,0 +1,45 @@
+/*
+ * loaders.h - reading fabrics and routing tables from files, and writing them back.
+ *
+ * Inputs: ibsim/ibnetdiscover net files; OpenSM's opensm-subnet.lst (topology) and opensm.fdbs
+ * or opensm-lfts.dump (LFTs); sarnue's path-SL and SL2VL dumps.  Outputs use the formats OpenSM
+ * and ibdmchk use, so that an independent tool can check whatever sarnue produced.
+ * Every parse error names the file and the line.
+ */
+#ifndef SARNUE_LOADERS_H
+#define SARNUE_LOADERS_H
+
+#include "fabric.h"
+#include "routing.h"
+
+struct netfile_opts {
+	unsigned lmc;    /* LMC given to every CA/router port */
+	unsigned op_vls; /* operational VLs assumed on every port */
+};
+
+int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile_opts *opts,
+			struct fab_error *err);
+
+/* opensm-subnet.lst; LMC is not in that file, so the caller supplies it. */
+int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, unsigned op_vls,
+			   struct fab_error *err);
+
+/* opensm.fdbs or opensm-lfts.dump into r, which routing_init() prepared for f. */
+int routing_load_lfts(struct routing *r, const struct fabric *f, const char *path,
+		      struct fab_error *err);
+int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *path,
+			 struct fab_error *err);
+int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *path,
+		       struct fab_error *err);
+
+/* Writers; each returns 0 or -1 with errno set. */
+int fabric_write_subnet_lst(const struct fabric *f, FILE *out);
+int routing_write_fdbs(const struct routing *r, const struct fabric *f, FILE *out);
+int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE *out);
+int routing_write_sl2vl(const struct routing *r, const struct fabric *f, FILE *out);
+
+/* Writes a file through a temporary name and rename(), so readers never see half a file. */
+int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out),
+		      const void *ctx);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * options.c - parser for sarnue's key=value options (see options.h).  Errors name the source,
+ * the position and the key; a rejected value leaves the default in force.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char options_help[] =
+	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"
+	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
+	"  job_map=PATH              job map file: one 'hostname jobid' per line\n"
+	"  verify=yes|no             verify tables before they reach OpenSM (default yes)\n"
+	"  dump=auto|always|never    write sarnue-path-sl.dump and sarnue-sl2vl.dump\n"
+	"                            (auto: when OpenSM's routing log flag 0x40 is on)\n"
+	"  config=PATH               read more key=value pairs from PATH (# comments)\n";
+
+void options_defaults(struct sarnue_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->nue_vls = 1;
+	o->verify = 1;
+	o->dump = OPT_DUMP_AUTO;
+}
+
+static int report(opt_error_fn on_error, void *ctx, const char *source, unsigned line,
+		  const char *fmt, const char *a, const char *b)
+{
+	char where[OPT_PATH_MAX + 32], msg[3 * OPT_PATH_MAX];
+
+	if (line)
+		snprintf(where, sizeof(where), "%s:%u", source, line);
+	else
+		snprintf(where, sizeof(where), "%s", source);
+	snprintf(msg, sizeof(msg), "%s: ", where);
+	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), fmt, a, b);
+	if (on_error)
+		on_error(ctx, msg);
+	return 1;
+}
+
+static int parse_guid_list(struct sarnue_options *o, const char *v)
+{
+	uint64_t guids[SARNUE_MAX_ROOTS];
+	unsigned n = 0;
+	const char *p = v;
+
+	while (*p) {
+		char *end;
+
+		if (n == SARNUE_MAX_ROOTS)
+			return -1;
+		errno = 0;
+		guids[n] = strtoull(p, &end, 0);
+		if (errno || end == p || (*end && *end != ',') || !guids[n])
+			return -1;
+		n++;
+		p = *end ? end + 1 : end;
+	}
+	if (!n)
+		return -1;
+	memcpy(o->updn_roots, guids, sizeof(guids[0]) * n);
+	o->n_updn_roots = n;
+	return 0;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "on"))
+		*out = 1;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "off"))
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_uint_range(const char *v, unsigned lo, unsigned hi, unsigned *out)
+{
+	unsigned long x;
+	char *end;
+
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || end == v || *end || x < lo || x > hi)
+		return -1;
+	*out = (unsigned)x;
+	return 0;
+}
+
+static int set_path(char *dst, const char *v)
+{
+	if (!*v || strlen(v) >= OPT_PATH_MAX)
+		return -1;
+	strcpy(dst, v);
+	return 0;
+}
+
+static int apply(struct sarnue_options *o, const char *key, const char *v)
+{
+	if (!strcmp(key, "updn_roots"))
+		return parse_guid_list(o, v);
+	if (!strcmp(key, "nue_vls"))
+		return parse_uint_range(v, 1, 15, &o->nue_vls);
+	if (!strcmp(key, "verify"))
+		return parse_bool(v, &o->verify);
+	if (!strcmp(key, "job_map"))
+		return set_path(o->job_map, v);
+	if (!strcmp(key, "dump")) {
+		if (!strcmp(v, "auto"))
+			o->dump = OPT_DUMP_AUTO;
+		else if (!strcmp(v, "always"))
+			o->dump = OPT_DUMP_ALWAYS;
+		else if (!strcmp(v, "never"))
+			o->dump = OPT_DUMP_NEVER;
+		else
+			return -1;
+		return 0;
+	}
+	return -2;
+}
+
+int options_set(struct sarnue_options *o, const char *pair, const char *source, unsigned line,
+		opt_error_fn on_error, void *ctx)
+{
+	char key[64];
+	const char *eq = strchr(pair, '=');
+	size_t klen;
+	int rc;
+
+	if (!eq || eq == pair)
+		return report(on_error, ctx, source, line, "'%s' is not key=value%s", pair, "");
+	klen = (size_t)(eq - pair);
+	if (klen >= sizeof(key))
+		return report(on_error, ctx, source, line, "unknown option '%.60s'%s", pair, "");
+	memcpy(key, pair, klen);
+	key[klen] = '\0';
+	if (!strcmp(key, "config")) {
+		if (set_path(o->config, eq + 1))
+			return report(on_error, ctx, source, line, "bad value for %s: '%s'", key,
+				      eq + 1);
+		return options_parse_file(o, o->config, on_error, ctx);
+	}
+	rc = apply(o, key, eq + 1);
+	if (rc == -2)
+		return report(on_error, ctx, source, line, "unknown option '%s'%s", key, "");
+	if (rc)
+		return report(on_error, ctx, source, line,
+			      "bad value for %s: '%s', keeping the default", key, eq + 1);
+	return 0;
+}
+
+int options_parse_line(struct sarnue_options *o, const char *text, const char *source,
+		       unsigned line, opt_error_fn on_error, void *ctx)
+{
+	char *copy, *tok, *save = NULL;
+	int errors = 0;
+
+	if (!text)
+		return 0;
+	copy = strdup(text);
+	if (!copy)
+		return report(on_error, ctx, source, line, "out of memory%s%s", "", "");
+	for (tok = strtok_r(copy, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
+		if (*tok == '#')
+			break;
+		errors += options_set(o, tok, source, line, on_error, ctx);
+	}
+	free(copy);
+	return errors;
+}
+
+int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error,
+		       void *ctx)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int errors = 0;
+	FILE *in = fopen(path, "r");
+
+	if (!in)
+		return report(on_error, ctx, path, 0, "cannot open config file: %s%s",
+			      strerror(errno), "");
+	while (getline(&line, &cap, in) > 0) {
+		lineno++;
+		/* A config file naming another (or itself) could recurse forever. */
+		if (strstr(line, "config=")) {
+			errors += report(on_error, ctx, path, lineno,
+					 "config= is not allowed inside a config file%s%s", "", "");
+			continue;
+		}
+		errors += options_parse_line(o, line, path, lineno, on_error, ctx);
+	}
+	free(line);
+	fclose(in);
+	return errors;
+}

@@ -1,0 +1,53 @@
+/*
+ * options.h - sarnue's options: the space-separated key=value pairs of OpenSM's
+ * event_plugin_options, an optional config file of the same pairs (config=PATH), and the same
+ * keys on the command line of `sarnue route`.  One parser, so the plugin and the offline tools
+ * accept exactly the same settings.
+ */
+#ifndef SARNUE_OPTIONS_H
+#define SARNUE_OPTIONS_H
+
+#include <stdint.h>
+
+#include "fabric.h"
+
+#define OPT_PATH_MAX 1024
+
+enum opt_dump {
+	OPT_DUMP_AUTO, /* when OpenSM's routing log flag (0x40) is on */
+	OPT_DUMP_ALWAYS,
+	OPT_DUMP_NEVER,
+};
+
+struct sarnue_options {
+	uint64_t updn_roots[SARNUE_MAX_ROOTS];
+	unsigned n_updn_roots;
+	unsigned nue_vls;        /* 1..15, used by sar-nue */
+	int verify;              /* run the verifier before tables reach OpenSM */
+	enum opt_dump dump;      /* write path-SL and SL2VL dumps */
+	char job_map[OPT_PATH_MAX];
+	char config[OPT_PATH_MAX];
+};
+
+/* Receives one message per rejected key or value; the option keeps its default. */
+typedef void (*opt_error_fn)(void *ctx, const char *msg);
+
+void options_defaults(struct sarnue_options *o);
+
+/*
+ * Parses "key=value key=value ...".  Returns the number of errors reported; every valid pair is
+ * applied regardless.  source names the input in messages ("event_plugin_options", a file).
+ */
+int options_parse_line(struct sarnue_options *o, const char *text, const char *source,
+		       unsigned line, opt_error_fn on_error, void *ctx);
+int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error,
+		       void *ctx);
+
+/* Applies one "key=value" pair. */
+int options_set(struct sarnue_options *o, const char *pair, const char *source, unsigned line,
+		opt_error_fn on_error, void *ctx);
+
+/* Human-readable list of the keys, for --help and the README. */
+extern const char options_help[];
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * routing.h - what a routing engine produces, independent of OpenSM: one LFT per switch, a hop
+ * count per LFT entry, the service level of every (source LID, destination LID) path and the
+ * SL-to-VL map of every switch (in port, out port) pair.
+ *
+ * The plugin copies these tables into OpenSM, the dump writers print them for ibdmchk, the
+ * loaders fill them from OpenSM's dump files, and the verifier and metrics read them; all through
+ * the accessors below, so the representation can grow (per-pair SLs for DFSSSP) without touching
+ * the readers.
+ */
+#ifndef SARNUE_ROUTING_H
+#define SARNUE_ROUTING_H
+
+#include "fabric.h"
+
+#define ROUTING_MAX_SL 16
+
+enum routing_sl_mode {
+	ROUTING_SL_UNIFORM, /* every path uses sl_uniform */
+	ROUTING_SL_PER_DLID, /* sl_by_dlid[dlid] */
+};
+
+struct routing {
+	char engine[32];
+	uint32_t nswitches;
+	uint32_t lft_len; /* max_lid + 1 of the fabric it was made for */
+	uint8_t *lft;     /* [nswitches * lft_len], FAB_NO_PORT when not routed */
+	uint8_t *hops;    /* same shape; 0xff when unknown */
+
+	enum routing_sl_mode sl_mode;
+	uint8_t sl_uniform;
+	uint8_t *sl_by_dlid; /* [lft_len] */
+
+	/*
+	 * SL2VL: one 16-entry map for every switch port pair, or one map used everywhere when
+	 * sl2vl is NULL.  Indexing: ((sw * stride + in) * stride + out) * 16 + sl, stride =
+	 * sl2vl_stride (max switch ports + 1).
+	 */
+	uint8_t sl2vl_uniform[ROUTING_MAX_SL];
+	uint8_t *sl2vl;
+	uint32_t sl2vl_stride;
+
+	unsigned vls_used; /* number of VLs the engine's layers occupy */
+};
+
+int routing_init(struct routing *r, const struct fabric *f, const char *engine);
+void routing_free(struct routing *r);
+
+static inline uint8_t *routing_lft(const struct routing *r, uint32_t sw)
+{
+	return r->lft + (size_t)sw * r->lft_len;
+}
+
+static inline uint8_t *routing_hops(const struct routing *r, uint32_t sw)
+{
+	return r->hops + (size_t)sw * r->lft_len;
+}
+
+uint8_t routing_path_sl(const struct routing *r, uint16_t slid, uint16_t dlid);
+uint8_t routing_sl2vl(const struct routing *r, uint32_t sw, unsigned in_port, unsigned out_port,
+		      unsigned sl);
+
+/* Switches to a full per-port-pair SL2VL table, initialised from sl2vl_uniform. */
+int routing_alloc_sl2vl(struct routing *r, const struct fabric *f);
+
+/* Per-destination SL table, initialised to sl_uniform. */
+int routing_alloc_sl_by_dlid(struct routing *r);
+
+#endif

@@ -1,0 +1,580 @@
+/*
+ * verify.c - reachability, forwarding-loop and credit-loop check of routing tables.
+ *
+ * For a fixed destination LID and SL the route onward from a switch does not depend on where the
+ * packet came from, so the walk from each source stops at the first switch already resolved in
+ * this (destination, SL) pass; only the dependency at that junction is new.  That makes the check
+ * about O(pairs + switches * LIDs) instead of O(pairs * path length).
+ *
+ * The dependency graph's vertices are (channel, VL) pairs, because SL2VL may move a packet to
+ * another VL at every switch; an edge joins the VL a packet holds on its input channel to the one
+ * it asks for on the output.  Edges are kept in a hash set, then the graph is compacted and
+ * searched for a cycle with an iterative DFS.
+ */
+#include "verify.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum walk_state {
+	W_NONE = 0,
+	W_ACTIVE, /* on the walk being followed: meeting it again is a loop */
+	W_REACH,
+	W_FAIL,
+	W_LOOP,
+};
+
+struct dep_set {
+	uint64_t *keys; /* 0 = empty; key = (from << 32 | to) + 1, vertex = vl << 28 | channel */
+	size_t cap, count;
+};
+
+struct walker {
+	const struct fabric *f;
+	const struct routing *r;
+	struct verify_report *rep;
+	struct dep_set deps;
+	uint32_t *stamp; /* per (switch, VL out): pass number that filled state/hops */
+	uint8_t *state;
+	uint8_t *hops;
+	uint32_t *path; /* switches of the walk in progress */
+	uint32_t pass;
+	uint64_t hop_sum, delivered;
+	int oom;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static int deps_grow(struct dep_set *d)
+{
+	size_t ncap = d->cap ? d->cap * 2 : 1 << 16, i;
+	uint64_t *nk = calloc(ncap, sizeof(*nk));
+
+	if (!nk)
+		return -1;
+	for (i = 0; i < d->cap; i++) {
+		size_t j;
+
+		if (!d->keys[i])
+			continue;
+		j = mix(d->keys[i]) & (ncap - 1);
+		while (nk[j])
+			j = (j + 1) & (ncap - 1);
+		nk[j] = d->keys[i];
+	}
+	free(d->keys);
+	d->keys = nk;
+	d->cap = ncap;
+	return 0;
+}
+
+#define VERTEX(vl, ch) (((uint32_t)(vl) << 28) | (ch))
+#define VERTEX_VL(v) ((v) >> 28)
+#define VERTEX_CH(v) ((v) & 0x0fffffff)
+
+static int deps_add(struct dep_set *d, uint32_t from, uint32_t to)
+{
+	uint64_t key = (((uint64_t)from << 32) | to) + 1;
+	size_t j;
+
+	if ((d->count + 1) * 2 > d->cap && deps_grow(d))
+		return -1;
+	j = mix(key) & (d->cap - 1);
+	while (d->keys[j]) {
+		if (d->keys[j] == key)
+			return 0;
+		j = (j + 1) & (d->cap - 1);
+	}
+	d->keys[j] = key;
+	d->count++;
+	return 0;
+}
+
+static void describe_port(const struct fabric *f, uint32_t p, char *buf, size_t len)
+{
+	const struct fab_port *port = &f->ports[p];
+
+	snprintf(buf, len, "%s[%u]", fabric_node_desc(f, port->node), port->num);
+}
+
+static void note_failure(struct walker *w, int loop, uint32_t src_port, unsigned slid,
+			 unsigned dlid, const char *why)
+{
+	char *dst = loop ? w->rep->first_loop : w->rep->first_unreachable;
+	size_t len = loop ? sizeof(w->rep->first_loop) : sizeof(w->rep->first_unreachable);
+	char name[160];
+
+	if (loop)
+		w->rep->loops++;
+	else
+		w->rep->unreachable++;
+	if (*dst)
+		return;
+	describe_port(w->f, src_port, name, sizeof(name));
+	snprintf(dst, len, "from %s (LID %u) to LID %u: %s", name, slid, dlid, why);
+}
+
+static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl_out, uint32_t to)
+{
+	w->rep->vls_used |= (uint16_t)((1u << vl_in) | (1u << vl_out));
+	if (deps_add(&w->deps, VERTEX(vl_in, from), VERTEX(vl_out, to)))
+		w->oom = 1;
+}
+
+/*
+ * Follows dlid from switch sw, entered through channel in_ch (FAB_NONE for a path starting at
+ * the switch itself).  Returns the walk state; *hops is the number of links from sw onwards.
+ */
+static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, unsigned dlid,
+		unsigned sl, unsigned *hops, const char **why)
+{
+	const struct fabric *f = w->f;
+	uint32_t depth = 0, i, h = 0;
+	int result = W_FAIL, joined = 0;
+
+	*why = "joins a route that fails further on";
+	for (;;) {
+		const struct fab_node *n = &f->nodes[f->switches[sw]];
+		unsigned out = routing_lft(w->r, sw)[dlid];
+		unsigned in_num = in_ch == FAB_NONE ? 0 : f->ports[f->ports[in_ch].remote].num;
+		unsigned vl_out = out <= n->nports ? routing_sl2vl(w->r, sw, in_num, out, sl) : 0;
+		/* What follows a switch depends on the VL the packet leaves it on. */
+		uint32_t key = sw * VERIFY_MAX_VLS + vl_out, q, peer;
+
+		if (out != FAB_NO_PORT && out != 0 && out <= n->nports && in_ch != FAB_NONE)
+			add_dep(w, vl_in, in_ch, vl_out, n->first_port + out);
+		if (w->stamp[key] == w->pass) {
+			if (w->state[key] == W_ACTIVE) {
+				result = W_LOOP;
+				*why = "forwarding loop";
+			} else {
+				result = w->state[key];
+				h = w->hops[key];
+				joined = 1;
+			}
+			break;
+		}
+		w->stamp[key] = w->pass;
+		w->state[key] = W_ACTIVE;
+		w->path[depth++] = key;
+		if (out == FAB_NO_PORT || out > n->nports) {
+			*why = "no LFT entry";
+			break;
+		}
+		if (out == 0) {
+			if (f->lid_port[dlid] == n->first_port)
+				result = W_REACH;
+			else
+				*why = "LFT sends it to the switch itself";
+			break;
+		}
+		q = n->first_port + out;
+		if (!fabric_channel_up(f, q)) {
+			*why = "LFT points at a port without an active link";
+			break;
+		}
+		peer = f->ports[q].remote;
+		if (!fabric_is_switch(f, f->ports[peer].node)) {
+			if (f->lid_port[dlid] == peer) {
+				result = W_REACH;
+				h = 1;
+			} else {
+				*why = "delivered to the wrong end port";
+			}
+			break;
+		}
+		sw = f->nodes[f->ports[peer].node].sw;
+		in_ch = q;
+		vl_in = vl_out;
+	}
+	for (i = depth; i-- > 0;) {
+		if (joined || i + 1 < depth)
+			h++;
+		w->state[w->path[i]] = (uint8_t)result;
+		w->hops[w->path[i]] = (uint8_t)(h > 255 ? 255 : h);
+	}
+	*hops = h;
+	return result;
+}
+
+static int source_entry(const struct fabric *f, uint32_t p, uint32_t *sw, uint32_t *in_ch)
+{
+	const struct fab_port *port = &f->ports[p];
+
+	if (fabric_is_switch(f, port->node)) {
+		*sw = f->nodes[port->node].sw;
+		*in_ch = FAB_NONE;
+		return 0;
+	}
+	if (!fabric_channel_up(f, p) || !fabric_is_switch(f, f->ports[port->remote].node))
+		return -1;
+	*sw = f->nodes[f->ports[port->remote].node].sw;
+	*in_ch = p;
+	return 0;
+}
+
+static void record_hops(struct walker *w, unsigned hops)
+{
+	struct verify_report *rep = w->rep;
+
+	if (hops > VERIFY_MAX_HOPS)
+		hops = VERIFY_MAX_HOPS;
+	rep->hop_hist[hops]++;
+	if (!w->delivered || hops < rep->min_hops)
+		rep->min_hops = hops;
+	if (hops > rep->max_hops)
+		rep->max_hops = hops;
+	w->hop_sum += hops;
+	w->delivered++;
+}
+
+/* One source LID towards dlid, with the SL the routing gives that pair. */
+static void check_pair(struct walker *w, uint32_t src, unsigned slid, unsigned dlid, unsigned sl)
+{
+	const struct fabric *f = w->f;
+	uint32_t sw, in_ch;
+	const char *why = NULL;
+	unsigned hops;
+	int st;
+
+	w->rep->pairs++;
+	if (source_entry(f, src, &sw, &in_ch)) {
+		note_failure(w, 0, src, slid, dlid, "source port has no active link to a switch");
+		return;
+	}
+	/* An end port sends on the VL its own SL2VL gives: the routing's uniform map. */
+	st = walk(w, sw, in_ch, w->r->sl2vl_uniform[sl & 15], dlid, sl, &hops, &why);
+	if (st == W_REACH)
+		record_hops(w, hops + (in_ch != FAB_NONE));
+	else
+		note_failure(w, st == W_LOOP, src, slid, dlid, why);
+}
+
+static uint16_t sls_towards(const struct walker *w, unsigned dlid)
+{
+	const struct fabric *f = w->f;
+	uint16_t mask = 0;
+	uint32_t i;
+
+	for (i = 0; i < f->nendports; i++) {
+		const struct fab_port *p = &f->ports[f->endports[i]];
+		unsigned k;
+
+		for (k = 0; k < (1u << p->lmc); k++)
+			mask |= (uint16_t)(1u << routing_path_sl(w->r, (uint16_t)(p->base_lid + k),
+								 (uint16_t)dlid));
+	}
+	return mask;
+}
+
+static void check_destination(struct walker *w, unsigned dlid)
+{
+	const struct fabric *f = w->f;
+	uint16_t mask = sls_towards(w, dlid);
+	unsigned sl;
+	uint32_t i;
+
+	w->rep->sls_used |= mask;
+	for (sl = 0; sl < ROUTING_MAX_SL; sl++) {
+		if (!(mask & (1u << sl)))
+			continue;
+		w->pass++;
+		for (i = 0; i < f->nendports; i++) {
+			uint32_t src = f->endports[i];
+			const struct fab_port *p = &f->ports[src];
+			unsigned k;
+
+			if (src == f->lid_port[dlid])
+				continue;
+			for (k = 0; k < (1u << p->lmc); k++) {
+				unsigned slid = p->base_lid + k;
+
+				if (routing_path_sl(w->r, (uint16_t)slid, (uint16_t)dlid) == sl)
+					check_pair(w, src, slid, dlid, sl);
+			}
+		}
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The dependency graph in CSR form over dense vertex numbers. */
+struct cdg {
+	uint32_t nv;
+	uint32_t *vertex; /* dense number -> (VL, channel) vertex, sorted */
+	uint32_t *off, *to;
+};
+
+static void cdg_free(struct cdg *g)
+{
+	free(g->vertex);
+	free(g->off);
+	free(g->to);
+}
+
+static uint32_t dense(const struct cdg *g, uint32_t v)
+{
+	const uint32_t *p = bsearch(&v, g->vertex, g->nv, sizeof(v), cmp_u32);
+
+	return (uint32_t)(p - g->vertex);
+}
+
+static int cdg_build(struct dep_set *d, struct cdg *g)
+{
+	uint64_t *edges = malloc(sizeof(*edges) * (d->count + 1));
+	size_t i, n = 0, nv = 0;
+	int ret = -1;
+
+	memset(g, 0, sizeof(*g));
+	g->vertex = malloc(sizeof(*g->vertex) * (2 * d->count + 1));
+	g->to = malloc(sizeof(*g->to) * (d->count + 1));
+	if (!edges || !g->vertex || !g->to)
+		goto out;
+	for (i = 0; i < d->cap; i++) {
+		if (!d->keys[i])
+			continue;
+		edges[n] = d->keys[i] - 1;
+		g->vertex[nv++] = (uint32_t)(edges[n] >> 32);
+		g->vertex[nv++] = (uint32_t)edges[n];
+		n++;
+	}
+	qsort(edges, n, sizeof(*edges), cmp_u64);
+	qsort(g->vertex, nv, sizeof(*g->vertex), cmp_u32);
+	for (i = 0, g->nv = 0; i < nv; i++)
+		if (!g->nv || g->vertex[g->nv - 1] != g->vertex[i])
+			g->vertex[g->nv++] = g->vertex[i];
+	g->off = calloc(g->nv + 1, sizeof(*g->off));
+	if (!g->off)
+		goto out;
+	for (i = 0; i < n; i++) {
+		g->off[dense(g, (uint32_t)(edges[i] >> 32)) + 1]++;
+		g->to[i] = dense(g, (uint32_t)edges[i]); /* edges sorted by source vertex */
+	}
+	for (i = 0; i < g->nv; i++)
+		g->off[i + 1] += g->off[i];
+	ret = 0;
+out:
+	free(edges);
+	return ret;
+}
+
+static void print_cycle(struct walker *w, const struct cdg *g, const uint32_t *stack,
+			uint32_t depth, uint32_t start)
+{
+	struct verify_report *rep = w->rep;
+	size_t used = 0;
+	uint32_t i;
+
+	for (i = start; i <= depth && used < sizeof(rep->cycle); i++) {
+		uint32_t v = g->vertex[stack[i == depth ? start : i]];
+		char name[160];
+
+		describe_port(w->f, VERTEX_CH(v), name, sizeof(name));
+		used += (size_t)snprintf(rep->cycle + used, sizeof(rep->cycle) - used, "%s%s (VL %u)",
+					 i == start ? "" : " -> ", name, VERTEX_VL(v));
+		if (i < depth)
+			rep->credit_loop_vls |= 1u << VERTEX_VL(v);
+	}
+	rep->cycle_len = depth - start;
+}
+
+/* Iterative three-colour DFS; reports the first cycle found. */
+static int find_cycle(struct walker *w, const struct cdg *g)
+{
+	uint32_t *stack, *iter, c;
+	uint8_t *color;
+	int found = 0;
+
+	stack = malloc(sizeof(*stack) * (g->nv + 1));
+	iter = malloc(sizeof(*iter) * (g->nv + 1));
+	color = calloc(g->nv + 1, 1);
+	if (!stack || !iter || !color) {
+		found = -1;
+		goto out;
+	}
+	for (c = 0; c < g->nv && !found; c++) {
+		uint32_t depth = 0;
+
+		if (color[c])
+			continue;
+		stack[depth] = c;
+		iter[depth++] = g->off[c];
+		color[c] = 1;
+		while (depth && !found) {
+			uint32_t u = stack[depth - 1], v;
+
+			if (iter[depth - 1] == g->off[u + 1]) {
+				color[u] = 2;
+				depth--;
+				continue;
+			}
+			v = g->to[iter[depth - 1]++];
+			if (color[v] == 1) {
+				uint32_t start = depth;
+
+				while (start-- > 0 && stack[start] != v)
+					;
+				print_cycle(w, g, stack, depth, start);
+				found = 1;
+			} else if (!color[v]) {
+				color[v] = 1;
+				stack[depth] = v;
+				iter[depth++] = g->off[v];
+			}
+		}
+	}
+out:
+	free(stack);
+	free(iter);
+	free(color);
+	return found;
+}
+
+static int check_credit_loops(struct walker *w)
+{
+	struct cdg g;
+	int ret;
+
+	w->rep->dependencies = w->deps.count;
+	if (cdg_build(&w->deps, &g)) {
+		cdg_free(&g);
+		return -1;
+	}
+	ret = find_cycle(w, &g) < 0 ? -1 : 0;
+	cdg_free(&g);
+	return ret;
+}
+
+int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep)
+{
+	struct walker w = { .f = f, .r = r, .rep = rep };
+	unsigned dlid;
+	int ret = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	w.stamp = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, sizeof(*w.stamp));
+	w.state = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, 1);
+	w.hops = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, 1);
+	w.path = malloc(sizeof(*w.path) * ((size_t)f->nswitches * VERIFY_MAX_VLS + 1));
+	if (!w.stamp || !w.state || !w.hops || !w.path || deps_grow(&w.deps))
+		goto out;
+	rep->sources = f->nendports;
+	for (dlid = 1; dlid <= f->max_lid; dlid++) {
+		if (f->lid_port[dlid] == FAB_NONE)
+			continue;
+		rep->destinations++;
+		check_destination(&w, dlid);
+		if (w.oom)
+			goto out;
+	}
+	rep->mean_hops = w.delivered ? (double)w.hop_sum / (double)w.delivered : 0.0;
+	ret = check_credit_loops(&w);
+out:
+	free(w.stamp);
+	free(w.state);
+	free(w.hops);
+	free(w.path);
+	free(w.deps.keys);
+	return ret;
+}
+
+int verify_ok(const struct verify_report *rep)
+{
+	return !rep->unreachable && !rep->loops && !rep->credit_loop_vls;
+}
+
+unsigned verify_count_bits(uint16_t mask)
+{
+	return (unsigned)__builtin_popcount(mask);
+}
+
+void verify_print_text(const struct verify_report *rep, FILE *out)
+{
+	unsigned h;
+
+	fprintf(out, "pairs checked:   %" PRIu64 " (%" PRIu64 " source ports, %" PRIu64
+		" destination LIDs)\n", rep->pairs, rep->sources, rep->destinations);
+	fprintf(out, "unreachable:     %" PRIu64 "\n", rep->unreachable);
+	if (rep->unreachable)
+		fprintf(out, "  first: %s\n", rep->first_unreachable);
+	fprintf(out, "forwarding loops: %" PRIu64 "\n", rep->loops);
+	if (rep->loops)
+		fprintf(out, "  first: %s\n", rep->first_loop);
+	fprintf(out, "credit loops:    %u\n", rep->credit_loop_vls ? 1 : 0);
+	if (rep->credit_loop_vls)
+		fprintf(out, "  cycle (%u channels): %s\n", rep->cycle_len, rep->cycle);
+	fprintf(out, "dependencies:    %" PRIu64 "\n", rep->dependencies);
+	fprintf(out, "SLs used:        %u\nVLs used:        %u\n", verify_count_bits(rep->sls_used),
+		verify_count_bits(rep->vls_used));
+	fprintf(out, "hops:            min %u, max %u, mean %.3f\n", rep->min_hops, rep->max_hops,
+		rep->mean_hops);
+	fprintf(out, "hop histogram:  ");
+	for (h = 0; h <= VERIFY_MAX_HOPS; h++)
+		if (rep->hop_hist[h])
+			fprintf(out, " %u:%" PRIu64, h, rep->hop_hist[h]);
+	fprintf(out, "\nverdict:         %s\n", verify_ok(rep) ? "OK" : "FAILED");
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void verify_print_json(const struct verify_report *rep, const char *engine, FILE *out)
+{
+	unsigned h, first = 1;
+
+	fprintf(out, "{\"engine\": ");
+	json_string(out, engine ? engine : "");
+	fprintf(out, ", \"pairs\": %" PRIu64 ", \"sources\": %" PRIu64 ", \"destinations\": %" PRIu64
+		", \"unreachable\": %" PRIu64 ", \"forwarding_loops\": %" PRIu64
+		", \"credit_loops\": %u, \"credit_loop_vls\": %u, \"dependencies\": %" PRIu64
+		", \"sls_used\": %u, \"vls_used\": %u, \"hops\": {\"min\": %u, \"max\": %u, "
+		"\"mean\": %.4f, \"histogram\": {",
+		rep->pairs, rep->sources, rep->destinations, rep->unreachable, rep->loops,
+		rep->credit_loop_vls ? 1 : 0, rep->credit_loop_vls,
+		rep->dependencies, verify_count_bits(rep->sls_used),
+		verify_count_bits(rep->vls_used), rep->min_hops, rep->max_hops, rep->mean_hops);
+	for (h = 0; h <= VERIFY_MAX_HOPS; h++) {
+		if (!rep->hop_hist[h])
+			continue;
+		fprintf(out, "%s\"%u\": %" PRIu64, first ? "" : ", ", h, rep->hop_hist[h]);
+		first = 0;
+	}
+	fprintf(out, "}}, \"first_unreachable\": ");
+	json_string(out, rep->first_unreachable);
+	fprintf(out, ", \"first_loop\": ");
+	json_string(out, rep->first_loop);
+	fprintf(out, ", \"cycle\": ");
+	json_string(out, rep->cycle);
+	fprintf(out, ", \"ok\": %s}\n", verify_ok(rep) ? "true" : "false");
+}

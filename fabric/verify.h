@@ -1,0 +1,46 @@
+/*
+ * verify.h - the routing verifier: walks every (source, destination LID) path through the LFTs
+ * and checks reachability, forwarding loops and credit loops (a cycle in the channel dependency
+ * graph of any VL, Dally and Seitz).  The plugin runs it before it lets OpenSM push tables;
+ * `sarnue check` runs it on dump files or on tables read from the live fabric.
+ */
+#ifndef SARNUE_VERIFY_H
+#define SARNUE_VERIFY_H
+
+#include "fabric.h"
+#include "routing.h"
+
+#define VERIFY_MAX_HOPS 64
+#define VERIFY_MAX_VLS 16
+
+struct verify_report {
+	uint64_t sources, destinations; /* end ports sending, LIDs received */
+	uint64_t pairs;                 /* (source LID, destination LID) paths walked */
+	uint64_t unreachable;
+	uint64_t loops; /* paths caught in a forwarding loop */
+	char first_unreachable[320];
+	char first_loop[320];
+
+	uint64_t dependencies; /* distinct (channel, channel, VL) edges */
+	unsigned credit_loop_vls; /* bit v set: VL v's dependency graph has a cycle */
+	char cycle[4096];         /* one cycle, channels named "node[port]" */
+	unsigned cycle_len;
+
+	uint64_t hop_hist[VERIFY_MAX_HOPS + 1]; /* links traversed per delivered path */
+	unsigned min_hops, max_hops;
+	double mean_hops;
+	uint16_t sls_used, vls_used; /* bit masks */
+};
+
+/* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
+int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
+
+/* True when the report shows no unreachable pair, no forwarding loop and no credit loop. */
+int verify_ok(const struct verify_report *rep);
+
+unsigned verify_count_bits(uint16_t mask);
+
+void verify_print_text(const struct verify_report *rep, FILE *out);
+void verify_print_json(const struct verify_report *rep, const char *engine, FILE *out);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * engines_glue.c - sarnue's routing engines as OpenSM routing engines.
+ *
+ * build_lid_matrices converts the subnet, runs the engine through engine_run() (the same call
+ * `sarnue route` makes) and stores hop counts; only verified tables get that far.  Any failure
+ * returns -1, so OpenSM moves on to the next engine of `routing_engine`.
+ * ucast_build_fwd_tables copies the LFTs into OpenSM's new_lft and writes the SL dumps;
+ * path_sl and update_sl2vl answer from the stored tables.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <opensm/osm_switch.h>
+
+#include "engines.h"
+#include "loaders.h"
+#include "plugin.h"
+
+static void engine_reset(struct sarnue_engine *e)
+{
+	routing_free(&e->routing);
+	fabric_free(&e->fabric);
+	free(e->osm_switches);
+	e->osm_switches = NULL;
+	e->ready = 0;
+}
+
+static int map_switches(struct sarnue_engine *e, osm_subn_t *subn, struct fab_error *err)
+{
+	const struct fabric *f = &e->fabric;
+	uint32_t i;
+
+	e->osm_switches = calloc(f->nswitches + 1, sizeof(*e->osm_switches));
+	if (!e->osm_switches) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < f->nswitches; i++) {
+		uint64_t guid = f->nodes[f->switches[i]].guid;
+
+		e->osm_switches[i] = osm_get_switch_by_guid(subn, cl_hton64(guid));
+		if (!e->osm_switches[i]) {
+			fab_error_set(err, "switch 0x%016llx vanished from OpenSM's table",
+				      (unsigned long long)guid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void store_hops(struct sarnue_engine *e)
+{
+	uint32_t i, lid;
+
+	for (i = 0; i < e->fabric.nswitches; i++) {
+		osm_switch_t *sw = e->osm_switches[i];
+		const uint8_t *lft = routing_lft(&e->routing, i);
+		const uint8_t *hops = routing_hops(&e->routing, i);
+
+		for (lid = 1; lid <= e->fabric.max_lid && lid <= sw->max_lid_ho; lid++)
+			if (lft[lid] != FAB_NO_PORT)
+				osm_switch_set_hops(sw, (uint16_t)lid, lft[lid], hops[lid]);
+	}
+}
+
+static int build_lid_matrices(void *context)
+{
+	struct sarnue_engine *e = context;
+	struct sarnue_plugin *p = e->plugin;
+	osm_subn_t *subn = &p->osm->subn;
+	struct engine_result res;
+	struct fab_error err = { "" };
+
+	engine_reset(e);
+	if (subnet_to_fabric(subn, &e->fabric, &err) ||
+	    routing_init(&e->routing, &e->fabric, e->name) || map_switches(e, subn, &err) ||
+	    engine_run(e->name, &e->fabric, &p->opts, &e->routing, &res, &err)) {
+		plog(p, OSM_LOG_ERROR, "ERR %s: %s; OpenSM falls back to the next routing engine",
+		     e->name, err.msg[0] ? err.msg : "out of memory");
+		engine_reset(e);
+		return -1;
+	}
+	store_hops(e);
+	e->ready = 1;
+	e->routings++;
+	plog(p, OSM_LOG_INFO,
+	     "%s: routed %u switches, %u LIDs in %.3f s (verify %.3f s: %llu pairs, 0 unreachable,"
+	     " 0 credit loops, %u VL, max hops %u); %s",
+	     e->name, e->fabric.nswitches, e->fabric.max_lid, res.route_seconds, res.verify_seconds,
+	     (unsigned long long)res.verify.pairs, verify_count_bits(res.verify.vls_used),
+	     res.verify.max_hops, res.summary);
+	return 0;
+}
+
+struct dump_ctx {
+	const struct fabric *f;
+	const struct routing *r;
+};
+
+static int write_path_sl(const void *ctx, FILE *out)
+{
+	const struct dump_ctx *d = ctx;
+
+	return routing_write_path_sl(d->r, d->f, out);
+}
+
+static int write_sl2vl(const void *ctx, FILE *out)
+{
+	const struct dump_ctx *d = ctx;
+
+	return routing_write_sl2vl(d->r, d->f, out);
+}
+
+static int want_dumps(const struct sarnue_plugin *p)
+{
+	if (p->opts.dump == OPT_DUMP_ALWAYS)
+		return 1;
+	return p->opts.dump == OPT_DUMP_AUTO && (p->osm->log.level & OSM_LOG_ROUTING);
+}
+
+static void write_dumps(struct sarnue_engine *e)
+{
+	struct sarnue_plugin *p = e->plugin;
+	struct dump_ctx ctx = { &e->fabric, &e->routing };
+	const char *dir = p->osm->subn.opt.dump_files_dir;
+	char path[4096];
+
+	if (!want_dumps(p) || !dir)
+		return;
+	snprintf(path, sizeof(path), "%s/sarnue-path-sl.dump", dir);
+	if (write_file_atomic(path, write_path_sl, &ctx))
+		plog(p, OSM_LOG_ERROR, "ERR cannot write %s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/sarnue-sl2vl.dump", dir);
+	if (write_file_atomic(path, write_sl2vl, &ctx))
+		plog(p, OSM_LOG_ERROR, "ERR cannot write %s: %s", path, strerror(errno));
+}
+
+static int build_fwd_tables(void *context)
+{
+	struct sarnue_engine *e = context;
+	uint32_t i, lid;
+
+	if (!e->ready)
+		return -1;
+	for (i = 0; i < e->fabric.nswitches; i++) {
+		osm_switch_t *sw = e->osm_switches[i];
+		const uint8_t *lft = routing_lft(&e->routing, i);
+
+		for (lid = 0; lid <= e->fabric.max_lid && lid <= sw->max_lid_ho; lid++) {
+			sw->new_lft[lid] = lft[lid];
+			if (lid && lft[lid] != FAB_NO_PORT && lft[lid] != 0)
+				osm_switch_count_path(sw, lft[lid]);
+		}
+	}
+	write_dumps(e);
+	return 0;
+}
+
+static uint8_t path_sl(void *context, uint8_t hint, const ib_net16_t slid, const ib_net16_t dlid)
+{
+	struct sarnue_engine *e = context;
+
+	if (!e->ready)
+		return hint;
+	return routing_path_sl(&e->routing, cl_ntoh16(slid), cl_ntoh16(dlid));
+}
+
+static void update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port, uint8_t out_port,
+			 ib_slvl_table_t *t)
+{
+	struct sarnue_engine *e = context;
+	osm_node_t *node = osm_physp_get_node_ptr(port);
+	uint32_t sw = FAB_NONE;
+	unsigned sl;
+
+	if (!e->ready)
+		return;
+	if (osm_node_get_type(node) == IB_NODE_TYPE_SWITCH)
+		sw = fabric_switch_by_guid(&e->fabric, cl_ntoh64(osm_node_get_node_guid(node)));
+	/* End ports get the uniform map: what they send on an SL must match the switches. */
+	for (sl = 0; sl < IB_MAX_NUM_VLS; sl++)
+		ib_slvl_table_set(t, (uint8_t)sl,
+				  sw == FAB_NONE ? e->routing.sl2vl_uniform[sl] :
+						   routing_sl2vl(&e->routing, sw, in_port,
+								 out_port, sl));
+}
+
+static void engine_destroy(void *context)
+{
+	struct sarnue_engine *e = context;
+
+	engine_reset(e);
+	free(e);
+}
+
+static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const char *name)
+{
+	struct sarnue_plugin *p = re->context;
+	struct sarnue_engine *e = calloc(1, sizeof(*e));
+
+	(void)osm;
+	if (!e)
+		return -1;
+	e->plugin = p;
+	e->name = name;
+	re->context = e;
+	re->build_lid_matrices = build_lid_matrices;
+	re->ucast_build_fwd_tables = build_fwd_tables;
+	re->path_sl = path_sl;
+	re->update_sl2vl = update_sl2vl;
+	re->destroy = engine_destroy;
+	return 0;
+}
+
+static int setup_updn(struct osm_routing_engine *re, osm_opensm_t *osm)
+{
+	return setup_engine(re, osm, "sar-updn");
+}
+
+int engines_register(struct sarnue_plugin *p)
+{
+	static const external_routing_engine_module_t updn = { "sar-updn", setup_updn, NULL };
+
+	return osm_register_external_routing_engine(p->osm, &updn, p) == CL_SUCCESS ? 0 : -1;
+}

@@ -1,0 +1,76 @@
+/*
+ * plugin.c - the OpenSM event plugin entry point of libsarnue.so.
+ *
+ * `event_plugin_name sarnue` makes OpenSM dlopen this library and call create(), before it
+ * parses `routing_engine`; create() reads event_plugin_options and registers sarnue's routing
+ * engines, which `routing_engine sar-updn,minhop` then selects like any built-in one.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <opensm/osm_event_plugin.h>
+#include <opensm/osm_version.h>
+
+#include "plugin.h"
+
+void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	osm_log(&p->osm->log, level, "sarnue: %s\n", buf);
+}
+
+static void option_error(void *ctx, const char *msg)
+{
+	struct sarnue_plugin *p = ctx;
+
+	p->option_errors++;
+	plog(p, OSM_LOG_ERROR, "ERR option %s", msg);
+}
+
+static void *sarnue_create(osm_opensm_t *osm)
+{
+	struct sarnue_plugin *p = calloc(1, sizeof(*p));
+	const char *text;
+
+	if (!p)
+		return NULL;
+	p->osm = osm;
+	options_defaults(&p->opts);
+	text = osm->subn.opt.event_plugin_options;
+	options_parse_line(&p->opts, text, "event_plugin_options", 0, option_error, p);
+	if (engines_register(p)) {
+		plog(p, OSM_LOG_ERROR, "ERR could not register the routing engines");
+		free(p);
+		return NULL;
+	}
+	plog(p, OSM_LOG_INFO,
+	     "loaded %s, engines sar-updn registered, options '%s'%s", PACKAGE_STRING,
+	     text ? text : "", p->option_errors ? " (with errors, defaults used)" : "");
+	return p;
+}
+
+static void sarnue_delete(void *data)
+{
+	free(data);
+}
+
+static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_data)
+{
+	(void)data;
+	(void)event_id;
+	(void)event_data;
+}
+
+/* The symbol OpenSM looks up; osm_version must match the running OpenSM exactly. */
+osm_event_plugin_t osm_event_plugin = {
+	.osm_version = OSM_VERSION,
+	.create = sarnue_create,
+	.delete = sarnue_delete,
+	.report = sarnue_report,
+};

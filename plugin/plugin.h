@@ -1,0 +1,42 @@
+/*
+ * plugin.h - internals shared by the files of libsarnue.so, the only part of sarnue that sees
+ * OpenSM types.  The plugin context holds everything mutable: options, and per engine the last
+ * fabric model and routing tables that OpenSM's callbacks (path_sl, update_sl2vl) answer from.
+ */
+#ifndef SARNUE_PLUGIN_H
+#define SARNUE_PLUGIN_H
+
+#include <opensm/osm_opensm.h>
+
+#include "fabric.h"
+#include "options.h"
+#include "routing.h"
+
+struct sarnue_plugin;
+
+struct sarnue_engine {
+	struct sarnue_plugin *plugin;
+	const char *name;
+	struct fabric fabric;
+	struct routing routing;
+	osm_switch_t **osm_switches; /* [fabric.nswitches]: OpenSM's switch for each model switch */
+	int ready;                   /* routing holds verified tables for the current sweep */
+	unsigned routings;           /* successful runs, for the log */
+};
+
+struct sarnue_plugin {
+	osm_opensm_t *osm;
+	struct sarnue_options opts;
+	unsigned option_errors;
+};
+
+void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Builds the model of OpenSM's current subnet; the caller finalizes nothing. */
+int subnet_to_fabric(osm_subn_t *subn, struct fabric *f, struct fab_error *err);
+
+/* Registers sar-updn (and later engines) with OpenSM. */
+int engines_register(struct sarnue_plugin *p);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * engines.c - dispatch to the routing engines and the verification every result passes before
+ * anyone may use it (see engines.h).
+ */
+#include "engines.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "updn.h"
+
+const char *const engine_names[] = { "sar-updn", NULL };
+
+int engine_known(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; engine_names[i]; i++)
+		if (!strcmp(engine_names[i], name))
+			return 1;
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run_updn(const struct fabric *f, const struct sarnue_options *o, struct routing *r,
+		    struct engine_result *res, struct fab_error *err)
+{
+	struct updn_opts uo = { .root_guids = o->updn_roots, .nroots = o->n_updn_roots };
+	struct updn_report rep;
+	size_t used;
+	unsigned i;
+
+	if (updn_route(f, &uo, r, &rep, err))
+		return -1;
+	used = (size_t)snprintf(res->summary, sizeof(res->summary),
+				"%u root(s) from %s, max rank %u, %u LIDs routed, %llu turn "
+				"entries, roots",
+				rep.nroots, rep.root_source, rep.max_rank, rep.lids_routed,
+				(unsigned long long)rep.turn_routes);
+	for (i = 0; i < rep.nroots && i < 4 && used < sizeof(res->summary); i++)
+		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
+					 " 0x%016llx", (unsigned long long)rep.root_guids[i]);
+	if (rep.nroots > 4 && used < sizeof(res->summary))
+		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
+	return 0;
+}
+
+static int verify_result(const struct fabric *f, const struct routing *r,
+			 struct engine_result *res, struct fab_error *err)
+{
+	double t0 = now();
+	const struct verify_report *v = &res->verify;
+
+	if (verify_routing(f, r, &res->verify)) {
+		fab_error_set(err, "verifier ran out of memory");
+		return -1;
+	}
+	res->verify_seconds = now() - t0;
+	res->verified = 1;
+	if (v->unreachable) {
+		fab_error_set(err, "verifier: %llu unreachable pairs, first %s",
+			      (unsigned long long)v->unreachable, v->first_unreachable);
+		return -1;
+	}
+	if (v->loops) {
+		fab_error_set(err, "verifier: %llu paths loop, first %s",
+			      (unsigned long long)v->loops, v->first_loop);
+		return -1;
+	}
+	if (v->credit_loop_vls) {
+		fab_error_set(err, "verifier: credit loop, %.400s", v->cycle);
+		return -1;
+	}
+	return 0;
+}
+
+int engine_run(const char *name, const struct fabric *f, const struct sarnue_options *o,
+	       struct routing *r, struct engine_result *res, struct fab_error *err)
+{
+	double t0 = now();
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (!strcmp(name, "sar-updn")) {
+		rc = run_updn(f, o, r, res, err);
+	} else {
+		fab_error_set(err, "unknown engine '%s'", name);
+		return -1;
+	}
+	res->route_seconds = now() - t0;
+	if (rc)
+		return -1;
+	if (!o->verify)
+		return 0;
+	return verify_result(f, r, res, err);
+}

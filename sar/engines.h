@@ -1,0 +1,34 @@
+/*
+ * engines.h - one entry point for every sarnue routing engine, used by the OpenSM plugin and by
+ * `sarnue route` alike: pick the engine by name, route the fabric model, verify the result, and
+ * describe what happened in one log line.
+ */
+#ifndef SARNUE_ENGINES_H
+#define SARNUE_ENGINES_H
+
+#include "fabric.h"
+#include "options.h"
+#include "routing.h"
+#include "verify.h"
+
+struct engine_result {
+	double route_seconds, verify_seconds;
+	struct verify_report verify; /* valid when verified */
+	int verified;
+	char summary[512]; /* engine-specific: roots, ranks, layers, fall-backs */
+};
+
+/* Names OpenSM's routing_engine option selects; NULL-terminated. */
+extern const char *const engine_names[];
+
+int engine_known(const char *name);
+
+/*
+ * Routes f with the named engine into r (routing_init done by the caller).  Returns 0, or -1 with
+ * err saying why: an engine failure, or verification finding unreachable pairs, loops or credit
+ * loops (then r must not be used).
+ */
+int engine_run(const char *name, const struct fabric *f, const struct sarnue_options *o,
+	       struct routing *r, struct engine_result *res, struct fab_error *err);
+
+#endif

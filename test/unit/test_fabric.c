@@ -1,0 +1,160 @@
+/*
+ * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
+ * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "loaders.h"
+#include "testfab.h"
+
+static char *write_tmp(const char *text)
+{
+	static char path[64];
+	FILE *f;
+	int fd;
+
+	strcpy(path, "/tmp/sarnue-test-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void test_builder_and_lids(void)
+{
+	unsigned links[8][2];
+	struct fabric f;
+	uint32_t s, e, lid;
+
+	CHECK(testfab_build(&f, 4, 2, (const unsigned(*)[2])links, testfab_ring(links, 4), 1) == 0);
+	CHECK(f.nswitches == 4);
+	CHECK(f.nendports == 4 + 8);
+	/* Every switch of a ring has two switch neighbours. */
+	for (s = 0; s < f.nswitches; s++)
+		CHECK(f.sw_adj_off[s + 1] - f.sw_adj_off[s] == 2);
+	/* LMC 1: each host port owns two LIDs, aligned, the switches one each. */
+	for (e = 0; e < f.nendports; e++) {
+		const struct fab_port *p = &f.ports[f.endports[e]];
+
+		if (fabric_is_switch(&f, p->node)) {
+			CHECK(p->lmc == 0);
+		} else {
+			CHECK(p->lmc == 1);
+			CHECK(p->base_lid % 2 == 0);
+			CHECK(f.lid_port[p->base_lid + 1] == f.endports[e]);
+		}
+	}
+	for (lid = 1; lid <= f.max_lid; lid++)
+		CHECK(f.lid_port[lid] != FAB_NONE || lid % 2 == 1);
+	CHECK(fabric_switch_components(&f, NULL) == 1);
+	fabric_free(&f);
+}
+
+static void test_netfile_ibsim(void)
+{
+	const char *net = "# two switches\n"
+			  "Switch 8 \"S1\" # \"leaf one\"\n"
+			  "[1] \"H1\"[1]\n"
+			  "[3] \"S2\"[3] w=4\n"
+			  "[4] \"S2\"[4]\n"
+			  "\n"
+			  "Switch 8 \"S2\"\n"
+			  "[3] \"S1\"[3]\n"
+			  "[4] \"S1\"[4]\n"
+			  "[5] \"H2\"[1]\n"
+			  "\n"
+			  "Hca 1 \"H1\" # \"node0001 HCA-1\"\n"
+			  "[1] \"S1\"[1]\n"
+			  "\n"
+			  "Hca 2 \"H2\"\n"
+			  "[1] \"S2\"[5]\n";
+	struct netfile_opts o = { .lmc = 0, .op_vls = 4 };
+	struct fab_error err = { "" };
+	struct fabric f;
+	char *path = write_tmp(net);
+	uint32_t h1;
+
+	fabric_init(&f);
+	CHECK(fabric_load_netfile(&f, path, &o, &err) == 0);
+	CHECK(f.nnodes == 4 && f.nswitches == 2);
+	/* ibsim numbering: switches from 0x200000, CAs from 0x100000 skipping their port GUIDs. */
+	CHECK(f.nodes[f.switches[0]].guid == 0x200000);
+	CHECK(fabric_find_node_by_guid(&f, 0x100002) != FAB_NONE);
+	h1 = fabric_find_node_by_id(&f, "H1");
+	CHECK(h1 != FAB_NONE && !strcmp(fabric_node_desc(&f, h1), "node0001 HCA-1"));
+	CHECK(f.sw_adj_off[1] - f.sw_adj_off[0] == 2); /* parallel links kept */
+	CHECK(fabric_min_op_vls(&f) == 4);
+	CHECK(f.max_lid == 4);
+	unlink(path);
+	fabric_free(&f);
+}
+
+static void expect_error(const char *net, const char *needle)
+{
+	struct fab_error err = { "" };
+	struct fabric f;
+	char *path = write_tmp(net);
+
+	fabric_init(&f);
+	CHECK(fabric_load_netfile(&f, path, NULL, &err) != 0);
+	if (!strstr(err.msg, needle)) {
+		fprintf(stderr, "error '%s' lacks '%s'\n", err.msg, needle);
+		check_failures++;
+	}
+	/* The message names the file. */
+	CHECK(strstr(err.msg, path) != NULL);
+	unlink(path);
+	fabric_free(&f);
+}
+
+static void test_netfile_errors(void)
+{
+	expect_error("Switch 8 \"S1\"\n[1] \"H9\"[1]\n", ":2: link to unknown node \"H9\"");
+	expect_error("Switch 8 \"S1\"\n[9] \"S1\"[1]\n", ":2: bad local port number");
+	expect_error("Switch 8 \"S1\"\n[1] \"S2\n", ":2: expected \"remote-id\"[port]");
+	expect_error("Switch 8 \"S1\"\n[1] \"S2\"[1]\n\nSwitch 8 \"S2\"\n[1] \"S1\"[2]\n",
+		     "already linked");
+	expect_error("Bridge 8 \"S1\"\n", ":1: expected a node header");
+	expect_error("Switch 0 \"S1\"\n", ":1: bad port count");
+	expect_error("Switch 8 \"S1\"\n\nSwitch 4 \"S1\"\n", ":3: node id defined twice");
+	expect_error("\n# nothing\n", "no nodes");
+}
+
+static void test_netfile_ibnetdiscover(void)
+{
+	const char *net =
+		"vendid=0x8f1\ndevid=0x5a5a\nsysimgguid=0x8f10400411a08\n"
+		"switchguid=0x8f10400411a08(8f10400411a08)\n"
+		"Switch\t24 \"S-0008f10400411a08\"\t\t# \"ISR9024 Voltaire\" base port 0 lid 2 lmc 0\n"
+		"[1]\t\"H-0008f10403961354\"[1](8f10403961355)\t\t# \"MT23108\" lid 4 4xSDR\n"
+		"\n"
+		"vendid=0x2c9\ncaguid=0x8f10403961354\n"
+		"Ca\t2 \"H-0008f10403961354\"\t\t# \"MT23108 InfiniHost Mellanox Technologies\"\n"
+		"[1](8f10403961355)\t\"S-0008f10400411a08\"[1]\t\t# lid 4 lmc 0 \"ISR9024\" lid 2\n";
+	struct fab_error err = { "" };
+	struct fabric f;
+	char *path = write_tmp(net);
+
+	fabric_init(&f);
+	CHECK(fabric_load_netfile(&f, path, NULL, &err) == 0);
+	CHECK(fabric_find_node_by_guid(&f, 0x0008f10400411a08ull) != FAB_NONE);
+	CHECK(fabric_find_node_by_guid(&f, 0x0008f10403961354ull) != FAB_NONE);
+	CHECK(f.nendports == 2);
+	unlink(path);
+	fabric_free(&f);
+}
+
+int main(void)
+{
+	test_builder_and_lids();
+	test_netfile_ibsim();
+	test_netfile_errors();
+	test_netfile_ibnetdiscover();
+	return CHECK_RESULT();
+}

@@ -1,0 +1,87 @@
+/*
+ * test_options.c - the key=value option parser shared by the plugin and `sarnue route`: valid
+ * pairs apply, an unknown key or a bad value is reported by name and leaves the default.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "options.h"
+
+struct errors {
+	int n;
+	char last[512];
+};
+
+static void collect(void *ctx, const char *msg)
+{
+	struct errors *e = ctx;
+
+	e->n++;
+	snprintf(e->last, sizeof(e->last), "%s", msg);
+}
+
+static void test_valid(void)
+{
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+
+	options_defaults(&o);
+	CHECK(options_parse_line(&o, "nue_vls=4  job_map=/etc/opensm/jobs verify=no "
+				 "updn_roots=0x10,0x20 dump=always",
+				 "event_plugin_options", 0, collect, &e) == 0);
+	CHECK(e.n == 0);
+	CHECK(o.nue_vls == 4 && o.verify == 0 && o.dump == OPT_DUMP_ALWAYS);
+	CHECK(!strcmp(o.job_map, "/etc/opensm/jobs"));
+	CHECK(o.n_updn_roots == 2 && o.updn_roots[1] == 0x20);
+}
+
+static void test_errors_keep_defaults(void)
+{
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+
+	options_defaults(&o);
+	CHECK(options_parse_line(&o, "nue_vls=99 verify=maybe colour=blue nue_vls=2", "epo", 0,
+				 collect, &e) == 3);
+	CHECK(o.nue_vls == 2 && o.verify == 1);
+	CHECK(strstr(e.last, "unknown option 'colour'") != NULL);
+	e.n = 0;
+	options_defaults(&o);
+	options_parse_line(&o, "updn_roots=0x10,zz", "epo", 0, collect, &e);
+	CHECK(e.n == 1 && o.n_updn_roots == 0);
+	CHECK(strstr(e.last, "bad value for updn_roots: '0x10,zz'") != NULL);
+	options_parse_line(&o, "novalue", "epo", 0, collect, &e);
+	CHECK(strstr(e.last, "'novalue' is not key=value") != NULL);
+}
+
+static void test_config_file(void)
+{
+	char path[] = "/tmp/sarnue-opt-XXXXXX", line[1200];
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	fputs("# sarnue options\nnue_vls=3\n\nverify=sometimes\n", f);
+	fclose(f);
+	options_defaults(&o);
+	snprintf(line, sizeof(line), "config=%s dump=never", path);
+	CHECK(options_parse_line(&o, line, "epo", 0, collect, &e) == 1);
+	CHECK(o.nue_vls == 3 && o.dump == OPT_DUMP_NEVER && o.verify == 1);
+	/* The error names the file and line. */
+	CHECK(strstr(e.last, path) && strstr(e.last, ":4:"));
+	unlink(path);
+	e.n = 0;
+	options_parse_line(&o, "config=/nonexistent/sarnue.conf", "epo", 0, collect, &e);
+	CHECK(e.n == 1 && strstr(e.last, "cannot open config file"));
+}
+
+int main(void)
+{
+	test_valid();
+	test_errors_keep_defaults();
+	test_config_file();
+	return CHECK_RESULT();
+}

@@ -1,0 +1,224 @@
+/*
+ * test_updn.c - unit tests of the Up* / Down* engine: complete and deadlock-free (checked by the
+ * verifier) on rings, tori with a switch removed, random graphs and trees; roots from the option
+ * and automatic; LMC; determinism; clear errors for bad roots and disconnected switches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "testfab.h"
+#include "updn.h"
+#include "verify.h"
+
+static void route_and_verify(struct fabric *f, const struct updn_opts *o, const char *what)
+{
+	struct updn_report rep;
+	struct verify_report v;
+	struct fab_error err = { "" };
+	struct routing r;
+
+	CHECK(routing_init(&r, f, "sar-updn") == 0);
+	if (updn_route(f, o, &r, &rep, &err)) {
+		fprintf(stderr, "%s: updn failed: %s\n", what, err.msg);
+		check_failures++;
+		routing_free(&r);
+		return;
+	}
+	CHECK(verify_routing(f, &r, &v) == 0);
+	if (!verify_ok(&v)) {
+		fprintf(stderr, "%s: not verified:\n", what);
+		verify_print_text(&v, stderr);
+		check_failures++;
+	}
+	CHECK(v.pairs > 0);
+	CHECK(verify_count_bits(v.vls_used) <= 1);
+	routing_free(&r);
+}
+
+static void test_ring(void)
+{
+	unsigned links[5][2];
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 5, 2, (const unsigned(*)[2])links, testfab_ring(links, 5), 0) == 0);
+	route_and_verify(&f, NULL, "ring of 5");
+	fabric_free(&f);
+}
+
+/* The fabric on which OpenSM's own updn produced a credit loop (thesis section 6.1). */
+static void test_faulty_torus(void)
+{
+	static unsigned links[3 * 48][2];
+	struct fabric f;
+	unsigned n = testfab_torus(links, 4, 4, 3, 5);
+
+	CHECK(testfab_build(&f, 47, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(fabric_switch_components(&f, NULL) == 1);
+	route_and_verify(&f, NULL, "4x4x3 torus without a switch");
+	fabric_free(&f);
+}
+
+static void test_random_graphs(void)
+{
+	static unsigned links[32 * 3][2];
+	unsigned seed, i;
+
+	for (seed = 1; seed <= 5; seed++) {
+		struct fabric f;
+		unsigned n = 0;
+
+		srand(seed);
+		/* A ring keeps it connected; random chords make it irregular. */
+		n = testfab_ring(links, 32);
+		for (i = 0; i < 40; i++) {
+			unsigned a = (unsigned)rand() % 32, b = (unsigned)rand() % 32;
+
+			if (a == b)
+				continue;
+			links[n][0] = a;
+			links[n][1] = b;
+			n++;
+		}
+		CHECK(testfab_build(&f, 32, 3, (const unsigned(*)[2])links, n, 0) == 0);
+		route_and_verify(&f, NULL, "random graph");
+		fabric_free(&f);
+	}
+}
+
+/* 2-level fat tree: 4 spines (0..3), 6 leaves (4..9) with hosts on the leaves only. */
+static int build_fat_tree(struct fabric *f, unsigned lmc)
+{
+	unsigned links[24][2], n = 0, s, l;
+	struct fab_error err;
+	uint32_t i;
+
+	for (l = 0; l < 6; l++)
+		for (s = 0; s < 4; s++) {
+			links[n][0] = 4 + l;
+			links[n][1] = s;
+			n++;
+		}
+	if (testfab_build(f, 10, 0, (const unsigned(*)[2])links, n, lmc))
+		return -1;
+	/* Hosts on leaves: add them to the free ports 5.. of switches 4..9. */
+	for (l = 0; l < 6; l++)
+		for (i = 0; i < 3; i++) {
+			char name[16];
+			uint32_t h;
+
+			snprintf(name, sizeof(name), "h%u.%u", l, i);
+			h = fabric_add_node(f, FAB_CA, 0x900000 + 16 * (l * 3 + i), 1, name, name);
+			if (h == FAB_NONE || fabric_link(f, 4 + l, 5 + i, h, 1, &err))
+				return -1;
+			f->ports[f->nodes[h].first_port + 1].state = FAB_PORT_ACTIVE;
+			fabric_port(f, 4 + l, 5 + i)->state = FAB_PORT_ACTIVE;
+		}
+	return fabric_assign_lids(f, lmc, &err);
+}
+
+static void test_fat_tree_roots(void)
+{
+	struct updn_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+	uint32_t s;
+
+	CHECK(build_fat_tree(&f, 0) == 0);
+	CHECK(routing_init(&r, &f, "t") == 0);
+	CHECK(updn_route(&f, NULL, &r, &rep, &err) == 0);
+	/* The automatic choice is the whole spine level. */
+	CHECK(rep.nroots == 4);
+	for (s = 0; s < rep.nroots; s++)
+		CHECK(rep.root_guids[s] >= 0x1000 && rep.root_guids[s] <= 0x1003);
+	/* Every leaf-to-leaf route is 2 switch hops + 2 host links: minimal. */
+	routing_free(&r);
+	route_and_verify(&f, NULL, "fat tree");
+	fabric_free(&f);
+}
+
+static void test_lmc_spreads(void)
+{
+	struct updn_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+	uint32_t leaf, e, spread = 0, pairs = 0;
+
+	CHECK(build_fat_tree(&f, 2) == 0);
+	route_and_verify(&f, NULL, "fat tree LMC 2");
+	CHECK(routing_init(&r, &f, "t") == 0);
+	CHECK(updn_route(&f, NULL, &r, &rep, &err) == 0);
+	/* From a leaf, the 4 LIDs of a remote host should leave through different uplinks. */
+	leaf = f.nodes[4].sw;
+	for (e = 0; e < f.nendports; e++) {
+		const struct fab_port *p = &f.ports[f.endports[e]];
+		const uint8_t *lft = routing_lft(&r, leaf);
+
+		if (fabric_is_switch(&f, p->node) || fabric_attached_switch(&f, f.endports[e]) == 4)
+			continue;
+		pairs++;
+		if (lft[p->base_lid] != lft[p->base_lid + 1] &&
+		    lft[p->base_lid + 1] != lft[p->base_lid + 2])
+			spread++;
+	}
+	CHECK(pairs > 0 && spread == pairs);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+static void test_option_roots_and_errors(void)
+{
+	unsigned links[6][2];
+	uint64_t good[1] = { 0x1002 }, bad[1] = { 0x100000 };
+	struct updn_opts o = { good, 1 };
+	struct updn_report rep;
+	struct fab_error err = { "" };
+	struct routing r, r2;
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 6, 1, (const unsigned(*)[2])links, testfab_ring(links, 6), 0) == 0);
+	CHECK(routing_init(&r, &f, "t") == 0 && routing_init(&r2, &f, "t") == 0);
+	CHECK(updn_route(&f, &o, &r, &rep, &err) == 0);
+	CHECK(rep.nroots == 1 && rep.root_guids[0] == 0x1002);
+	CHECK(!strcmp(rep.root_source, "option"));
+	/* Deterministic: a second run gives the same tables. */
+	CHECK(updn_route(&f, &o, &r2, &rep, &err) == 0);
+	CHECK(!memcmp(r.lft, r2.lft, (size_t)r.nswitches * r.lft_len));
+	o.root_guids = bad;
+	CHECK(updn_route(&f, &o, &r, &rep, &err) != 0);
+	CHECK(strstr(err.msg, "0x0000000000100000 is not a switch") != NULL);
+	routing_free(&r);
+	routing_free(&r2);
+	fabric_free(&f);
+}
+
+static void test_disconnected_switch(void)
+{
+	unsigned links[3][2] = { { 0, 1 }, { 1, 2 }, { 2, 0 } };
+	struct updn_report rep;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+
+	/* Switch 3 exists, with hosts, but no link to the others. */
+	CHECK(testfab_build(&f, 4, 1, (const unsigned(*)[2])links, 3, 0) == 0);
+	CHECK(routing_init(&r, &f, "t") == 0);
+	CHECK(updn_route(&f, NULL, &r, &rep, &err) != 0);
+	CHECK(strstr(err.msg, "0x0000000000001003") && strstr(err.msg, "disconnected"));
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+int main(void)
+{
+	test_ring();
+	test_faulty_torus();
+	test_random_graphs();
+	test_fat_tree_roots();
+	test_lmc_spreads();
+	test_option_roots_and_errors();
+	test_disconnected_switch();
+	return CHECK_RESULT();
+}

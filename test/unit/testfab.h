@@ -1,0 +1,95 @@
+/*
+ * testfab.h - small fabrics built in memory for the unit tests: rings, tori and trees of
+ * switches with hosts, through the same builder API the loaders use.
+ */
+#ifndef SARNUE_TEST_TESTFAB_H
+#define SARNUE_TEST_TESTFAB_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fabric.h"
+
+/*
+ * nsw switches with `hosts` hosts each; links[] lists switch pairs (a, b) to connect, npairs of
+ * them.  Switch i gets GUID 0x1000 + i, host j of switch i GUID 0x100000 + 16 * (i * hosts + j).
+ */
+static inline int testfab_build(struct fabric *f, unsigned nsw, unsigned hosts,
+				const unsigned (*links)[2], unsigned npairs, unsigned lmc)
+{
+	unsigned used[256] = { 0 };
+	struct fab_error err;
+	unsigned i, j;
+	char name[32];
+
+	fabric_init(f);
+	for (i = 0; i < nsw; i++) {
+		snprintf(name, sizeof(name), "sw%u", i);
+		if (fabric_add_node(f, FAB_SWITCH, 0x1000 + i, 32, name, name) == FAB_NONE)
+			return -1;
+		used[i] = 0;
+	}
+	for (i = 0; i < nsw; i++) {
+		for (j = 0; j < hosts; j++) {
+			uint32_t h;
+
+			snprintf(name, sizeof(name), "h%u.%u", i, j);
+			h = fabric_add_node(f, FAB_CA, 0x100000 + 16 * (i * hosts + j), 1, name, name);
+			if (h == FAB_NONE || fabric_link(f, i, ++used[i], h, 1, &err))
+				return -1;
+		}
+	}
+	for (i = 0; i < npairs; i++)
+		if (fabric_link(f, links[i][0], ++used[links[i][0]], links[i][1],
+				++used[links[i][1]], &err))
+			return -1;
+	for (i = 0; i < f->nports; i++)
+		if (f->ports[i].remote != FAB_NONE)
+			f->ports[i].state = FAB_PORT_ACTIVE;
+	return fabric_assign_lids(f, lmc, &err);
+}
+
+/* Ring of n switches. */
+static inline unsigned testfab_ring(unsigned (*links)[2], unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		links[i][0] = i;
+		links[i][1] = (i + 1) % n;
+	}
+	return n;
+}
+
+/*
+ * X x Y x Z torus (dimensions > 2 wrap); with skip >= 0 that switch is left out and the others
+ * renumbered, so build it with x * y * z - 1 switches.
+ */
+static inline unsigned testfab_torus(unsigned (*links)[2], unsigned x, unsigned y, unsigned z,
+				     int skip)
+{
+	unsigned dims[3] = { x, y, z }, n = 0, i, d;
+
+	for (i = 0; i < x * y * z; i++) {
+		unsigned c[3] = { i % x, (i / x) % y, i / (x * y) };
+
+		for (d = 0; d < 3; d++) {
+			unsigned nc[3] = { c[0], c[1], c[2] }, k;
+
+			if (dims[d] < 2 || (dims[d] == 2 && c[d] == 1))
+				continue;
+			if (c[d] + 1 == dims[d] && dims[d] == 2)
+				continue;
+			nc[d] = (c[d] + 1) % dims[d];
+			k = nc[0] + x * (nc[1] + y * nc[2]);
+			if ((int)i == skip || (int)k == skip)
+				continue;
+			links[n][0] = skip >= 0 && i > (unsigned)skip ? i - 1 : i;
+			links[n][1] = skip >= 0 && k > (unsigned)skip ? k - 1 : k;
+			n++;
+		}
+	}
+	return n;
+}
+
+#endif
