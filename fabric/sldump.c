@@ -5,7 +5,8 @@
  * the plugin writes these after each routing; `sarnue check` reads them back, and ibdmchk can
  * check the same files independently.
  *
- *   path SL:  "0x<source port GUID> <destination LID> <SL>"
+ *   path SL:  "0x<source node GUID> <destination LID> <SL>" (ibdmchk looks sources up by node
+ *             GUID; port GUIDs are accepted when reading)
  *   SL2VL:    "0x<switch GUID> <in port> <out port> 0x<sl0><sl1> 0x<sl2><sl3> ... (8 bytes)"
  */
 #include "loaders.h"
@@ -25,7 +26,7 @@ int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE 
 		for (dlid = 1; dlid <= f->max_lid; dlid++) {
 			if (f->lid_port[dlid] == FAB_NONE || f->lid_port[dlid] == f->endports[i])
 				continue;
-			fprintf(out, "0x%016" PRIx64 " %u %u\n", src->guid, dlid,
+			fprintf(out, "0x%016" PRIx64 " %u %u\n", f->nodes[src->node].guid, dlid,
 				routing_path_sl(r, src->base_lid, (uint16_t)dlid));
 		}
 	}
@@ -62,17 +63,19 @@ static int cmp_guid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorted GUIDs of the end ports, for bsearch while reading large files. */
+/* Sorted port and node GUIDs of the end ports, for bsearch while reading large files. */
 static uint64_t *endport_guids(const struct fabric *f)
 {
-	uint64_t *g = malloc(sizeof(*g) * (f->nendports + 1));
+	uint64_t *g = malloc(sizeof(*g) * (2 * f->nendports + 1));
 	uint32_t i;
 
 	if (!g)
 		return NULL;
-	for (i = 0; i < f->nendports; i++)
-		g[i] = f->ports[f->endports[i]].guid;
-	qsort(g, f->nendports, sizeof(*g), cmp_guid);
+	for (i = 0; i < f->nendports; i++) {
+		g[2 * i] = f->ports[f->endports[i]].guid;
+		g[2 * i + 1] = f->nodes[f->ports[f->endports[i]].node].guid;
+	}
+	qsort(g, 2 * f->nendports, sizeof(*g), cmp_guid);
 	return g;
 }
 
@@ -113,7 +116,7 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 			fab_error_set(err, "%s:%u: expected \"0xGUID DLID SL\"", path, lineno);
 			goto out;
 		}
-		if (!bsearch(&guid, guids, f->nendports, sizeof(*guids), cmp_guid)) {
+		if (!bsearch(&guid, guids, 2 * f->nendports, sizeof(*guids), cmp_guid)) {
 			fab_error_set(err, "%s:%u: port GUID 0x%016" PRIx64 " is not in the topology",
 				      path, lineno, guid);
 			goto out;

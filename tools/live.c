@@ -19,6 +19,7 @@
 
 #define LFT_BLOCK 64 /* LIDs per LinearForwardingTable block */
 #define SL2VL_DROP 15 /* VL15 in an SL2VL map: packets on that SL are dropped */
+#define SWITCH_NAME_LEN 384 /* describe_switch(): GUID, description, DR path */
 
 struct guid_index {
 	uint64_t guid;
@@ -58,14 +59,16 @@ static enum fab_node_type node_type(int ibnd_type)
 	return 0;
 }
 
-/* A readable name for a switch in messages: GUID, description and how it is reached. */
+/* A readable name for a switch in messages: GUID, description and the ports of its DR path. */
 static void describe_switch(const struct live *l, uint32_t node, char *buf, size_t len)
 {
-	char path[128];
-	ib_dr_path_t dr = l->ib_node[node]->path_portid.drpath;
+	const ib_dr_path_t *dr = &l->ib_node[node]->path_portid.drpath;
+	char path[4 * IB_SUBNET_PATH_HOPS_MAX + 2] = "0"; /* ",255" per hop at most */
+	size_t used = 1;
+	int i;
 
-	if (!drpath2str(&dr, path, sizeof(path)))
-		snprintf(path, sizeof(path), "?");
+	for (i = 1; i <= dr->cnt && i < IB_SUBNET_PATH_HOPS_MAX && used < sizeof(path); i++)
+		used += (size_t)snprintf(path + used, sizeof(path) - used, ",%u", dr->p[i]);
 	snprintf(buf, len, "switch 0x%016" PRIx64 " \"%.64s\" (DR path %s)", l->f->nodes[node].guid,
 		 fabric_node_desc(l->f, node), path);
 }
@@ -78,8 +81,14 @@ static int resolve_local_port(struct live *l, const char *ca, int port, char *ca
 			      int *portnum)
 {
 	umad_port_t up;
-	int rc = umad_get_port(ca, port, &up);
+	int rc;
 
+	/* A no-op in current libibumad; older ones refuse every call without it. */
+	if (umad_init() < 0) {
+		fab_error_set(l->err, "live: libibumad cannot initialise (no umad kernel module?)");
+		return -1;
+	}
+	rc = umad_get_port(ca, port, &up);
 	if (rc < 0) {
 		if (ca || port)
 			fab_error_set(l->err, "live: cannot use InfiniBand CA %s port %d: %s",
@@ -178,7 +187,8 @@ static int add_node(struct live *l, ibnd_node_t *n)
 			fill_port(fabric_port(l->f, idx, (unsigned)k), n->ports[k],
 				  type == FAB_SWITCH);
 	if (type == FAB_SWITCH && !n->ports[0]) {
-		fab_error_set(l->err, "live: switch 0x%016" PRIx64 " \"%s\": no PortInfo for port 0 "
+		fab_error_set(l->err,
+			      "live: switch 0x%016" PRIx64 " \"%s\": no PortInfo for port 0 "
 			      "(its LID is unknown)", n->guid, desc);
 		return -1;
 	}
@@ -262,7 +272,15 @@ static int build_fabric(struct live *l)
 			return -1;
 	if (add_links(l))
 		return -1;
-	return fabric_finalize(l->f, l->err);
+	if (fabric_finalize(l->f, l->err))
+		return -1;
+	/* Otherwise the verifier would walk no path and call the subnet fine. */
+	if (!l->f->max_lid) {
+		fab_error_set(l->err, "live: no port discovered from %s has a LID: is a subnet "
+			      "manager running?", l->where);
+		return -1;
+	}
+	return 0;
 }
 
 /* One SMP Get over the switch's directed route; 0 or the MAD status (-1: no answer). */
@@ -280,7 +298,7 @@ static int smp_get(const struct live *l, uint32_t node, unsigned attr, unsigned 
 
 static void query_failed(const struct live *l, uint32_t node, const char *what, int status)
 {
-	char sw[256];
+	char sw[SWITCH_NAME_LEN];
 
 	describe_switch(l, node, sw, sizeof(sw));
 	if (status < 0)
@@ -327,7 +345,7 @@ static int read_lft(struct live *l, uint32_t sw)
 	return 0;
 }
 
-/* Only pairs a packet can take matter: in from the switch itself or a live link, out a live link. */
+/* The pairs a packet can take: in from the switch itself or a live link, out a live link. */
 static int pair_used(const struct fabric *f, uint32_t node, unsigned in, unsigned out)
 {
 	uint32_t first = f->nodes[node].first_port;
@@ -337,7 +355,8 @@ static int pair_used(const struct fabric *f, uint32_t node, unsigned in, unsigne
 
 /*
  * Reads the SL2VL map of every used (in, out) pair.  A switch that rejects the first query has
- * no programmable SL2VL table (SL2VL is optional with one data VL): it keeps the uniform map.
+ * no SL2VL table to read (switches with a single data VL need not implement one): it keeps the
+ * uniform map.
  * Returns 0, or 1 when the switch was left uniform, or -1 on error.
  */
 static int read_sl2vl(struct live *l, uint32_t sw, unsigned *max_vl)
@@ -380,9 +399,9 @@ static int read_sl2vl(struct live *l, uint32_t sw, unsigned *max_vl)
 
 static int read_tables(struct live *l)
 {
-	char sw[256];
-	unsigned max_vl = 0;
-	uint32_t s;
+	char sw[SWITCH_NAME_LEN];
+	unsigned max_vl = 0, uniform = 0;
+	uint32_t s, first_uniform = 0;
 	int st;
 
 	if (routing_init(l->r, l->f, "live")) {
@@ -400,15 +419,19 @@ static int read_tables(struct live *l)
 		st = read_sl2vl(l, s, &max_vl);
 		if (st < 0)
 			return -1;
-		if (st) {
-			describe_switch(l, l->f->switches[s], sw, sizeof(sw));
-			fprintf(stderr, "sarnue: warning: %s answers no SL2VL query; taking all "
-				"SLs to use VL0 there\n", sw);
-		}
+		if (st && !uniform++)
+			first_uniform = s;
+	}
+	if (uniform) {
+		/* Not an error (the check still runs), but the VL analysis guesses there. */
+		describe_switch(l, l->f->switches[first_uniform], sw, sizeof(sw));
+		fprintf(stderr, "sarnue: warning: %u switch%s (first: %s) answer%s no SL2VL query; "
+			"taking all SLs to use VL0 there\n", uniform, uniform > 1 ? "es" : "", sw,
+			uniform > 1 ? "" : "s");
 	}
 	/*
-	 * Live tables carry no path SLs (those live in the SA), so every path is taken to use
-	 * sl_uniform; the VLs in use are those its SL maps to.
+	 * Live tables carry no path SLs (those are in the SA), so every path is taken to use
+	 * sl_uniform; the VLs in use are those the switches map it to.
 	 */
 	l->r->vls_used = max_vl + 1;
 	return 0;

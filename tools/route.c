@@ -20,10 +20,11 @@ static const char route_usage[] =
 	"\n"
 	"Routes the fabric described by NETFILE (ibsim net file or ibnetdiscover output) with a\n"
 	"sarnue engine, exactly as the OpenSM plugin would, verifies the result, and writes\n"
-	"opensm-subnet.lst, opensm.fdbs, sarnue-path-sl.dump and sarnue-sl2vl.dump into the\n"
-	"output directory (ibdmchk -s opensm-subnet.lst -f opensm.fdbs -c sarnue-path-sl.dump\n"
-	"-d sarnue-sl2vl.dump reads them).  LIDs are assigned as ibsim + OpenSM would on a\n"
-	"fresh fabric: switches first, then end ports, in file order.\n"
+	"opensm-subnet.lst, opensm.fdbs, an empty opensm.mcfdbs, sarnue-path-sl.dump and\n"
+	"sarnue-sl2vl.dump into the output directory (ibdmchk -s opensm-subnet.lst -f opensm.fdbs\n"
+	"-m opensm.mcfdbs -c sarnue-path-sl.dump -d sarnue-sl2vl.dump reads them).\n"
+	"LIDs are assigned as on a fresh fabric: switches first in GUID order, then end\n"
+	"ports in file order.\n"
 	"\n"
 	"options:\n"
 	"  -e, --engine NAME   sar-updn (default)\n"
@@ -147,6 +148,13 @@ static int write_sl2vl(const void *ctx, FILE *out)
 	return routing_write_sl2vl(d->r, d->f, out);
 }
 
+/* ibdmchk insists on a multicast dump; offline routing has no multicast groups. */
+static int write_no_mcast(const void *ctx, FILE *out)
+{
+	(void)ctx;
+	return fputs("", out) < 0 ? -1 : 0;
+}
+
 static int write_dumps(const char *dir, const struct fabric *f, const struct routing *r)
 {
 	static const struct {
@@ -154,6 +162,7 @@ static int write_dumps(const char *dir, const struct fabric *f, const struct rou
 		int (*fn)(const void *, FILE *);
 	} files[] = { { "opensm-subnet.lst", write_lst },
 		      { "opensm.fdbs", write_fdbs },
+		      { "opensm.mcfdbs", write_no_mcast },
 		      { "sarnue-path-sl.dump", write_path_sl },
 		      { "sarnue-sl2vl.dump", write_sl2vl } };
 	struct dump_ctx ctx = { f, r };

@@ -6,6 +6,7 @@
 # no temp dir behind when a script fails, is signalled, or runs in parallel.
 #
 # Usage: test/lib/sim-selftest.sh        (exit status 0 iff all checks pass)
+#        SIM_SELFTEST_KEEP=1 test/lib/sim-selftest.sh   (keep scenario logs)
 # Each scenario runs in its own bash process, as a real test would.
 
 set -euo pipefail
@@ -13,7 +14,12 @@ set -euo pipefail
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 examples=/usr/share/doc/ibsim-utils/net-examples
 work=$(mktemp -d "${TMPDIR:-/tmp}/sim-selftest.XXXXXX")
-trap 'rm -rf -- "$work"' EXIT
+# SIM_SELFTEST_KEEP=1 keeps the scenario logs for a look.
+if [[ ${SIM_SELFTEST_KEEP:-0} == 1 ]]; then
+	trap 'echo "logs kept in $work"' EXIT
+else
+	trap 'rm -rf -- "$work"' EXIT
+fi
 pass=0
 fail=0
 
@@ -39,7 +45,15 @@ scenario() {
 # After a scenario: every recorded PID gone, every recorded dir removed.
 check_clean() {
 	local name=$1 state=$2 word left=""
-	for word in $(cat "$state"); do
+	local -a line words=()
+	while read -r -a line; do
+		words+=("${line[@]}")
+	done <"$state"
+	if ((${#words[@]} == 0)); then
+		not_ok "$name: recorded no PIDs or dirs to check"
+		return 0
+	fi
+	for word in "${words[@]}"; do
 		if [[ $word =~ ^[0-9]+$ ]]; then
 			kill -0 "$word" 2>/dev/null && left+=" pid:$word"
 		elif [[ -e $word ]]; then
@@ -53,7 +67,8 @@ check_clean() {
 	fi
 }
 
-# Body snippet: remember what cleanup must remove.
+# Body snippet: remember what cleanup must remove (expanded in the child).
+# shellcheck disable=SC2016
 record='echo "$SIM_TMP ${SIM_IBSIM_PID:-} ${SIM_OPENSM_PID:-}" >>"$STATE"'
 
 # 1. Built-in engines on the example nets and the hand-written fat tree:

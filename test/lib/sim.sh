@@ -243,9 +243,9 @@ _sim_wait_bounded() {
 # ---------------------------------------------------------------- setup
 
 # The EXIT/INT/TERM trap. Idempotent: a signal runs it, then the EXIT trap
-# runs it again as a no-op.
+# runs it again as a no-op. RC: the exit status to report (default $?).
 _sim_cleanup() {
-	local rc=$?
+	local rc=${1:-$?}
 	local -
 	set +e
 	# Only the shell that called sim_setup cleans up, not a subshell that
@@ -298,8 +298,8 @@ sim_setup() {
 	_SIM_OWNER=$BASHPID
 	_SIM_CLEANED=0
 	trap '_sim_cleanup' EXIT
-	trap '_sim_cleanup; trap - INT; exit 130' INT
-	trap '_sim_cleanup; trap - TERM; exit 143' TERM
+	trap '_sim_cleanup 130; trap - INT; exit 130' INT
+	trap '_sim_cleanup 143; trap - TERM; exit 143' TERM
 	_sim_msg "temp dir $SIM_TMP"
 }
 

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Bad input to the command line tools: malformed or truncated net files, unreadable dumps and
+# bad options each give one error naming the input and position, a documented exit status,
+# and no output files.  Good input routes deterministically (byte-identical dumps).
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sarnue-cli.XXXXXXXX")
+trap 'rm -rf -- "$tmp"' EXIT
+
+# expect_fail STATUS PATTERN COMMAND...: exit status and the one-line error on stderr.
+expect_fail() {
+	local want=$1 pattern=$2 rc
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [[ $rc == "$want" ]] && { [[ -z $pattern ]] || grep -qE -- "$pattern" "$tmp/err"; }; then
+		t_ok "exit $want and /$pattern/: $*"
+	else
+		t_fail "expected exit $want and /$pattern/ from: $* (got $rc: $(head -c 300 "$tmp/err"))"
+	fi
+}
+
+good=$tmp/good.net
+"$SARNUE_BIN" gen fattree2 --leaves 3 --spines 2 --hosts-per-leaf 2 -o "$good" 2>/dev/null
+head -n "$(($(wc -l <"$good") - 3))" "$good" >"$tmp/truncated.net"
+printf 'Switch 4 "S1"\n[1] "H1"[1]\n[2] "S1\n' >"$tmp/malformed.net"
+printf 'Switch 4 "S1"\n[7] "H1"[1]\n' >"$tmp/badport.net"
+
+expect_fail 3 'truncated.net:[0-9]+: link to unknown node' "$SARNUE_BIN" route "$tmp/truncated.net" -o "$tmp/o1"
+t_expect "no dump written for a truncated net file" test ! -e "$tmp/o1"
+expect_fail 3 'malformed.net:3: expected "remote-id"\[port\]' "$SARNUE_BIN" route "$tmp/malformed.net"
+expect_fail 3 'badport.net:2: bad local port number' "$SARNUE_BIN" route "$tmp/badport.net"
+expect_fail 3 'missing.net: No such file' "$SARNUE_BIN" route "$tmp/missing.net"
+expect_fail 2 "bad value for nue_vls: '0'" "$SARNUE_BIN" route -O nue_vls=0 "$good"
+expect_fail 2 "unknown option 'bogus'" "$SARNUE_BIN" route -O bogus=1 "$good"
+expect_fail 2 '--engine nope: unknown engine' "$SARNUE_BIN" route --engine nope "$good"
+expect_fail 2 'give --dump-dir' "$SARNUE_BIN" check
+expect_fail 3 'opensm-subnet.lst: No such file' "$SARNUE_BIN" check --dump-dir "$tmp/nowhere"
+printf 'Hca 1 "H1"\n[1] "H2"[1]\n\nHca 1 "H2"\n[1] "H1"[1]\n' >"$tmp/onlyhca.net"
+expect_fail 1 'sar-updn: no switches in the fabric' "$SARNUE_BIN" route "$tmp/onlyhca.net"
+
+# Offline routing writes dumps that sarnue check reads back, and is deterministic.
+t_expect "sarnue route on a fat tree" "$SARNUE_BIN" route "$good" -o "$tmp/a" -O updn_roots=0x200004 >/dev/null
+t_expect "second identical run" "$SARNUE_BIN" route "$good" -o "$tmp/b" -O updn_roots=0x200004 >/dev/null
+for f in opensm-subnet.lst opensm.fdbs sarnue-path-sl.dump sarnue-sl2vl.dump; do
+	t_expect "$f byte-identical across runs" cmp -s "$tmp/a/$f" "$tmp/b/$f"
+done
+t_expect "sarnue check accepts the offline dumps" "$SARNUE_BIN" check --dump-dir "$tmp/a" >/dev/null
+
+# A corrupted LFT dump is named with its line.
+sed '5s/.*/0x0004 : garbage/' "$tmp/a/opensm.fdbs" >"$tmp/a/bad.fdbs"
+expect_fail 3 'bad.fdbs:5: malformed LFT line' "$SARNUE_BIN" check --subnet "$tmp/a/opensm-subnet.lst" --fdbs "$tmp/a/bad.fdbs"
+# A broken route is a routing fault (exit 1), with the first unreachable pair printed.
+sed '5s/ : .*/ : UNREACHABLE/' "$tmp/a/opensm.fdbs" >"$tmp/a/hole.fdbs"
+expect_fail 1 '' "$SARNUE_BIN" check --subnet "$tmp/a/opensm-subnet.lst" --fdbs "$tmp/a/hole.fdbs"
+t_grep "the unreachable pair is named" 'first: from .* to LID' "$tmp/out"
+t_done

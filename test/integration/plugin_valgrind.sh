@@ -1,0 +1,22 @@
+#!/bin/bash
+# OpenSM with the plugin under valgrind memcheck: routing a torus with a missing switch and a
+# fall-back run must show no invalid access and no definite leak in libsarnue.so.
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+t_skip_unless ibsim opensm valgrind
+. "$SARNUE_SRCDIR/test/lib/sim.sh"
+sim_setup || exit 1
+
+net=$SIM_TMP/torus.net
+"$SARNUE_BIN" gen torus --dims 3x3x2 --hosts-per-switch 2 --remove-switch-id S-0002 -o "$net" \
+	2>/dev/null || { t_fail "sarnue gen"; t_done; exit 1; }
+sim_start_ibsim "$net" || exit 1
+export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-updn,minhop SIM_VALGRIND=1
+for opts in "verify=yes" "updn_roots=0x100000"; do
+	export SIM_PLUGIN_OPTIONS=$opts
+	SIM_CONF=""
+	t_expect "OpenSM with the plugin ($opts) is memcheck-clean" sim_run_opensm_once
+	t_grep "the plugin ran under valgrind ($opts)" "sarnue: (sar-updn: routed|ERR sar-updn)" "$SIM_OPENSM_LOG"
+done
+t_done
