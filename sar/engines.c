@@ -81,6 +81,23 @@ static int verify_result(const struct fabric *f, const struct routing *r,
 	return 0;
 }
 
+/* Every engine needs at least VL 0 on every link it may use. */
+static int check_link_vls(const struct fabric *f, struct fab_error *err)
+{
+	uint32_t p;
+
+	for (p = 0; p < f->nports; p++) {
+		const struct fab_port *port = &f->ports[p];
+
+		if (port->num == 0 || !fabric_channel_up(f, p) || port->op_vls)
+			continue;
+		fab_error_set(err, "%s port %u has no operational data VL",
+			      fabric_node_desc(f, port->node), port->num);
+		return -1;
+	}
+	return 0;
+}
+
 int engine_run(const char *name, const struct fabric *f, const struct sarnue_options *o,
 	       struct routing *r, struct engine_result *res, struct fab_error *err)
 {
@@ -88,6 +105,8 @@ int engine_run(const char *name, const struct fabric *f, const struct sarnue_opt
 	int rc;
 
 	memset(res, 0, sizeof(*res));
+	if (check_link_vls(f, err))
+		return -1;
 	if (!strcmp(name, "sar-updn")) {
 		rc = run_updn(f, o, r, res, err);
 	} else {

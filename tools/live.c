@@ -30,15 +30,18 @@ struct live {
 	struct fabric *f;
 	struct routing *r;
 	struct fab_error *err;
-	char where[64];		/* "CA mlx5_0 port 1", prefix of every message */
+	char where[64];		    /* "CA mlx5_0 port 1": the local port, for messages */
 	ibnd_fabric_t *disc;
 	struct ibmad_port *mad;
-	ibnd_node_t **ib_node;	/* [f->nnodes]: discovered node behind each model node */
+	ibnd_node_t **ib_node;	    /* [f->nnodes]: discovered node behind each model node */
 	struct guid_index *by_guid; /* [f->nnodes], sorted, to link ports by node GUID */
-	int tables;		/* routing_init() done: r is ours to free on failure */
+	int tables;		    /* routing_init() done: r is ours to free on failure */
 };
 
-/* PortInfo OperVLs is an encoding (1 = VL0, 2 = VL0-1, ... 5 = VL0-14); the model wants counts. */
+/*
+ * PortInfo OperVLs is an encoding (1 = VL0, 2 = VL0-1, ... 5 = VL0-14); the model wants counts.
+ * 0 (a port that is down) and reserved codes give 1, the model's default.
+ */
 static uint8_t op_vls_count(unsigned code)
 {
 	static const uint8_t count[] = { 1, 1, 2, 4, 8, 15 };

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "testfab.h"
+#include "engines.h"
 #include "updn.h"
 #include "verify.h"
 
@@ -211,8 +212,38 @@ static void test_disconnected_switch(void)
 	fabric_free(&f);
 }
 
+/* A host whose link is down and a link without VLs are refused with the culprit named. */
+static void test_bad_ports(void)
+{
+	unsigned links[4][2];
+	struct sarnue_options o;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+	uint32_t h;
+
+	options_defaults(&o);
+	CHECK(testfab_build(&f, 4, 1, (const unsigned(*)[2])links, testfab_ring(links, 4), 0) == 0);
+	CHECK(routing_init(&r, &f, "t") == 0);
+	h = fabric_find_node_by_id(&f, "h2.0");
+	fabric_port(&f, h, 1)->op_vls = 0;
+	CHECK(engine_run("sar-updn", &f, &o, &r, &res, &err) != 0);
+	CHECK(strstr(err.msg, "h2.0 port 1 has no operational data VL") != NULL);
+	fabric_port(&f, h, 1)->op_vls = 1;
+	fabric_port(&f, h, 1)->state = FAB_PORT_DOWN;
+	CHECK(engine_run("sar-updn", &f, &o, &r, &res, &err) != 0);
+	CHECK(strstr(err.msg, "h2.0 port 1") && strstr(err.msg, "no active link"));
+	fabric_port(&f, h, 1)->state = FAB_PORT_ACTIVE;
+	CHECK(engine_run("sar-updn", &f, &o, &r, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify));
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 int main(void)
 {
+	test_bad_ports();
 	test_ring();
 	test_faulty_torus();
 	test_random_graphs();
