@@ -286,7 +286,8 @@ static int build_lid_table(struct fabric *f, struct fab_error *err)
 			continue;
 		top = f->ports[p].base_lid + (1u << f->ports[p].lmc) - 1;
 		if (top > FAB_MAX_LID) {
-			fab_error_set(err, "%s port %u: LID %u with LMC %u exceeds the unicast range",
+			fab_error_set(err,
+				      "%s port %u: LID %u with LMC %u exceeds the unicast range",
 				      fabric_node_id(f, f->ports[p].node), f->ports[p].num,
 				      f->ports[p].base_lid, f->ports[p].lmc);
 			return -1;
@@ -310,8 +311,8 @@ static int build_lid_table(struct fabric *f, struct fab_error *err)
 			continue;
 		for (l = port->base_lid; l < port->base_lid + (1u << port->lmc); l++) {
 			if (f->lid_port[l] != FAB_NONE) {
-				fab_error_set(err, "LID %u used by both %s port %u and %s port %u", l,
-					      fabric_node_id(f, f->ports[f->lid_port[l]].node),
+				fab_error_set(err, "LID %u used by both %s port %u and %s port %u",
+					      l, fabric_node_id(f, f->ports[f->lid_port[l]].node),
 					      f->ports[f->lid_port[l]].num,
 					      fabric_node_id(f, port->node), port->num);
 				return -1;
@@ -379,7 +380,8 @@ int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
 	}
 	if (fabric_finalize(f, err))
 		return -1;
-	/* Switch port 0 takes LMC too in OpenSM unless it is base switch port 0: keep it to 1 LID. */
+	/* Switch port 0 takes LMC too in OpenSM unless it is base switch port 0: keep it to 1 LID.
+	 */
 	for (i = 0; i < f->nswitches; i++) {
 		struct fab_port *p0 = &f->ports[f->nodes[f->switches[i]].first_port];
 

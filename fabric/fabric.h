@@ -19,8 +19,8 @@
 #include <stdio.h>
 
 #define FAB_NONE UINT32_MAX
-#define FAB_MAX_LID 0xbfff /* highest unicast LID */
-#define FAB_NO_PORT 0xff   /* LFT entry: destination not routed (OpenSM's OSM_NO_PATH) */
+#define FAB_MAX_LID 0xbfff  /* highest unicast LID */
+#define FAB_NO_PORT 0xff    /* LFT entry: destination not routed (OpenSM's OSM_NO_PATH) */
 #define SARNUE_MAX_ROOTS 64 /* root switches an operator may name */
 
 enum fab_node_type {
@@ -40,23 +40,23 @@ enum fab_port_state {
 
 struct fab_port {
 	uint64_t guid;
-	uint32_t node;     /* owning node */
+	uint32_t node;	   /* owning node */
 	uint32_t remote;   /* port index of the peer, FAB_NONE when unconnected */
 	uint16_t base_lid; /* CA/router ports and switch port 0; 0 when none */
 	uint8_t lmc;
-	uint8_t state; /* enum fab_port_state */
+	uint8_t state;	/* enum fab_port_state */
 	uint8_t op_vls; /* operational data VLs: 1, 2, 4, 8 or 15 */
-	uint8_t num;    /* port number on its node */
+	uint8_t num;	/* port number on its node */
 };
 
 struct fab_node {
 	uint64_t guid;
 	uint32_t first_port; /* index of port 0 */
-	uint32_t desc;       /* offset of the node description in fabric.strings */
-	uint32_t id;         /* offset of the loader's node id (net-file name), or desc */
-	uint32_t sw;         /* index among switches, FAB_NONE for CAs and routers */
-	uint8_t nports;      /* physical ports, not counting port 0 */
-	uint8_t type;        /* enum fab_node_type */
+	uint32_t desc;	     /* offset of the node description in fabric.strings */
+	uint32_t id;	     /* offset of the loader's node id (net-file name), or desc */
+	uint32_t sw;	     /* index among switches, FAB_NONE for CAs and routers */
+	uint8_t nports;	     /* physical ports, not counting port 0 */
+	uint8_t type;	     /* enum fab_node_type */
 };
 
 struct fabric {
@@ -68,13 +68,13 @@ struct fabric {
 	uint32_t nodes_cap, ports_cap;
 
 	/* Filled by fabric_finalize(). */
-	uint32_t *switches;   /* node index of switch i, in ascending GUID order */
-	uint32_t max_lid;     /* highest LID in use */
-	uint32_t *lid_port;   /* [max_lid + 1]: port index owning the LID, or FAB_NONE */
-	uint32_t *sw_adj_off; /* CSR over switches: [nswitches + 1] */
+	uint32_t *switches;    /* node index of switch i, in ascending GUID order */
+	uint32_t max_lid;      /* highest LID in use */
+	uint32_t *lid_port;    /* [max_lid + 1]: port index owning the LID, or FAB_NONE */
+	uint32_t *sw_adj_off;  /* CSR over switches: [nswitches + 1] */
 	uint32_t *sw_adj_port; /* local port index of each switch-to-switch channel */
-	uint32_t nendports;   /* CA/router ports with a LID plus switch port 0s */
-	uint32_t *endports;   /* port indices of those, in ascending LID order */
+	uint32_t nendports;    /* CA/router ports with a LID plus switch port 0s */
+	uint32_t *endports;    /* port indices of those, in ascending LID order */
 };
 
 struct fab_error {

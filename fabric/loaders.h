@@ -13,7 +13,7 @@
 #include "routing.h"
 
 struct netfile_opts {
-	unsigned lmc;    /* LMC given to every CA/router port */
+	unsigned lmc;	 /* LMC given to every CA/router port */
 	unsigned op_vls; /* operational VLs assumed on every port */
 };
 
@@ -39,7 +39,6 @@ int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE 
 int routing_write_sl2vl(const struct routing *r, const struct fabric *f, FILE *out);
 
 /* Writes a file through a temporary name and rename(), so readers never see half a file. */
-int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out),
-		      const void *ctx);
+int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out), const void *ctx);
 
 #endif

@@ -290,8 +290,8 @@ static int parse_port_line(struct netparse *np, char *s)
 
 static int is_attribute_line(const char *s)
 {
-	static const char *const keys[] = { "vendid=", "devid=", "sysimgguid=", "switchguid=",
-					    "caguid=", "rtguid=", "do ", NULL };
+	static const char *const keys[] = { "vendid=", "devid=",  "sysimgguid=", "switchguid=",
+					    "caguid=", "rtguid=", "do ",	 NULL };
 	unsigned i;
 
 	for (i = 0; keys[i]; i++)

@@ -173,8 +173,7 @@ int options_parse_line(struct sarnue_options *o, const char *text, const char *s
 	return errors;
 }
 
-int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error,
-		       void *ctx)
+int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error, void *ctx)
 {
 	char *line = NULL;
 	size_t cap = 0;

@@ -40,8 +40,8 @@ static const char *parse_lst_end(const char *s, struct lst_end *e)
 	else
 		return NULL;
 	d = strstr(p, "NodeGUID:");
-	if (!d || sscanf(d, "NodeGUID:%" SCNx64 " PortGUID:%" SCNx64, &e->node_guid,
-			 &e->port_guid) != 2)
+	if (!d ||
+	    sscanf(d, "NodeGUID:%" SCNx64 " PortGUID:%" SCNx64, &e->node_guid, &e->port_guid) != 2)
 		return NULL;
 	d = strstr(d, "Rev:");
 	d = d ? strchr(d, '{') : NULL;
@@ -60,7 +60,7 @@ static const char *parse_lst_end(const char *s, struct lst_end *e)
 }
 
 static uint32_t lst_node(struct fabric *f, struct fab_guid_map *map, const struct lst_end *e,
-			unsigned lmc, unsigned vls)
+			 unsigned lmc, unsigned vls)
 {
 	uint32_t n = fab_guid_map_get(map, e->node_guid);
 	struct fab_port *p;
@@ -68,7 +68,10 @@ static uint32_t lst_node(struct fabric *f, struct fab_guid_map *map, const struc
 
 	if (n == FAB_NONE) {
 		snprintf(id, sizeof(id), "%c-%016" PRIx64,
-			 e->type == FAB_SWITCH ? 'S' : e->type == FAB_CA ? 'H' : 'R', e->node_guid);
+			 e->type == FAB_SWITCH ? 'S'
+			 : e->type == FAB_CA   ? 'H'
+					       : 'R',
+			 e->node_guid);
 		n = fabric_add_node(f, e->type, e->node_guid, e->nports, id, e->desc);
 		if (n == FAB_NONE || fab_guid_map_put(map, e->node_guid, n))
 			return FAB_NONE;
@@ -143,7 +146,6 @@ out:
 	return ret;
 }
 
-
 /*
  * Two layouts: opensm.fdbs ("dump_ucast_routes: Switch 0x..", "0x0001 : 000 : 00 : yes") and
  * opensm-lfts.dump ("Unicast lids [0-4] of switch Lid 1 guid 0x.. ('name'):", "0x0001 000 #").
@@ -196,7 +198,9 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 		if (lft_switch_header(line, &guid)) {
 			sw = fabric_switch_by_guid(f, guid);
 			if (sw == FAB_NONE) {
-				fab_error_set(err, "%s:%u: switch 0x%016" PRIx64 " is not in the topology",
+				fab_error_set(err,
+					      "%s:%u: switch 0x%016" PRIx64
+					      " is not in the topology",
 					      path, lineno, guid);
 				goto out;
 			}
@@ -208,8 +212,8 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 			fab_error_set(err, "%s:%u: malformed LFT line", path, lineno);
 			goto out;
 		}
-		if (lid >= r->lft_len || (port != FAB_NO_PORT &&
-					  port > f->nodes[f->switches[sw]].nports)) {
+		if (lid >= r->lft_len ||
+		    (port != FAB_NO_PORT && port > f->nodes[f->switches[sw]].nports)) {
 			fab_error_set(err, "%s:%u: LID %u or port %u out of range", path, lineno,
 				      lid, port);
 			goto out;
@@ -238,14 +242,16 @@ int fabric_write_subnet_lst(const struct fabric *f, FILE *out)
 		ends[1] = &f->ports[a->remote];
 		for (i = 0; i < 2; i++) {
 			const struct fab_node *n = &f->nodes[ends[i]->node];
-			const struct fab_port *lidp = n->type == FAB_SWITCH ?
-				&f->ports[n->first_port] : ends[i];
+			const struct fab_port *lidp =
+				n->type == FAB_SWITCH ? &f->ports[n->first_port] : ends[i];
 
 			fprintf(out,
 				"{ %s Ports:%02X SystemGUID:%016" PRIX64 " NodeGUID:%016" PRIX64
 				" PortGUID:%016" PRIX64 " VenID:000000 DevID:0000 Rev:00000000 {%s}"
 				" LID:%04X PN:%02X } ",
-				n->type == FAB_SWITCH ? "SW" : n->type == FAB_CA ? "CA" : "Rt",
+				n->type == FAB_SWITCH ? "SW"
+				: n->type == FAB_CA   ? "CA"
+						      : "Rt",
 				n->nports, n->guid, n->guid, lidp->guid,
 				fabric_node_desc(f, ends[i]->node), lidp->base_lid, ends[i]->num);
 		}
@@ -262,8 +268,10 @@ int routing_write_fdbs(const struct routing *r, const struct fabric *f, FILE *ou
 		const uint8_t *lft = routing_lft(r, sw);
 		const uint8_t *hops = routing_hops(r, sw);
 
-		fprintf(out, "dump_ucast_routes: Switch 0x%016" PRIx64
-			"\nLID    : Port : Hops : Optimal\n", f->nodes[f->switches[sw]].guid);
+		fprintf(out,
+			"dump_ucast_routes: Switch 0x%016" PRIx64
+			"\nLID    : Port : Hops : Optimal\n",
+			f->nodes[f->switches[sw]].guid);
 		for (lid = 1; lid <= f->max_lid; lid++) {
 			if (f->lid_port[lid] == FAB_NONE || lft[lid] == FAB_NO_PORT)
 				fprintf(out, "0x%04X : UNREACHABLE\n", lid);
@@ -275,8 +283,7 @@ int routing_write_fdbs(const struct routing *r, const struct fabric *f, FILE *ou
 	return ferror(out) ? -1 : 0;
 }
 
-int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out),
-		      const void *ctx)
+int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out), const void *ctx)
 {
 	char tmp[4096];
 	FILE *out;

@@ -16,7 +16,7 @@
 #define ROUTING_MAX_SL 16
 
 enum routing_sl_mode {
-	ROUTING_SL_UNIFORM, /* every path uses sl_uniform */
+	ROUTING_SL_UNIFORM,  /* every path uses sl_uniform */
 	ROUTING_SL_PER_DLID, /* sl_by_dlid[dlid] */
 };
 
@@ -24,8 +24,8 @@ struct routing {
 	char engine[32];
 	uint32_t nswitches;
 	uint32_t lft_len; /* max_lid + 1 of the fabric it was made for */
-	uint8_t *lft;     /* [nswitches * lft_len], FAB_NO_PORT when not routed */
-	uint8_t *hops;    /* same shape; 0xff when unknown */
+	uint8_t *lft;	  /* [nswitches * lft_len], FAB_NO_PORT when not routed */
+	uint8_t *hops;	  /* same shape; 0xff when unknown */
 
 	enum routing_sl_mode sl_mode;
 	uint8_t sl_uniform;

@@ -117,13 +117,16 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 			goto out;
 		}
 		if (!bsearch(&guid, guids, 2 * f->nendports, sizeof(*guids), cmp_guid)) {
-			fab_error_set(err, "%s:%u: port GUID 0x%016" PRIx64 " is not in the topology",
+			fab_error_set(err,
+				      "%s:%u: port GUID 0x%016" PRIx64 " is not in the topology",
 				      path, lineno, guid);
 			goto out;
 		}
 		if (seen[dlid] && r->sl_by_dlid[dlid] != sl) {
-			fab_error_set(err, "%s:%u: SL to LID %u differs between sources; per-pair SLs"
-				      " are not supported by this reader", path, lineno, dlid);
+			fab_error_set(err,
+				      "%s:%u: SL to LID %u differs between sources; per-pair SLs"
+				      " are not supported by this reader",
+				      path, lineno, dlid);
 			goto out;
 		}
 		seen[dlid] = 1;
@@ -183,15 +186,14 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 		if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
 			continue;
 		if (parse_sl2vl_line(line, &guid, &ip, &op, vl)) {
-			fab_error_set(err, "%s:%u: expected \"0xGUID IN OUT\" and 8 hex bytes", path,
-				      lineno);
+			fab_error_set(err, "%s:%u: expected \"0xGUID IN OUT\" and 8 hex bytes",
+				      path, lineno);
 			goto out;
 		}
 		n = fabric_switch_by_guid(f, guid);
 		if (n != FAB_NONE)
 			n = f->switches[n];
-		if (n == FAB_NONE || ip > f->nodes[n].nports ||
-		    op > f->nodes[n].nports) {
+		if (n == FAB_NONE || ip > f->nodes[n].nports || op > f->nodes[n].nports) {
 			fab_error_set(err, "%s:%u: no switch 0x%016" PRIx64 " with ports %u and %u",
 				      path, lineno, guid, ip, op);
 			goto out;

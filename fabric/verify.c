@@ -78,7 +78,7 @@ static int deps_grow(struct dep_set *d)
 
 #define VERTEX(vl, ch) (((uint32_t)(vl) << 28) | (ch))
 #define VERTEX_VL(v) ((v) >> 28)
-#define VERTEX_CH(v) ((v) & 0x0fffffff)
+#define VERTEX_CH(v) ((v)&0x0fffffff)
 
 static int deps_add(struct dep_set *d, uint32_t from, uint32_t to)
 {
@@ -390,8 +390,9 @@ static void print_cycle(struct walker *w, const struct cdg *g, const uint32_t *s
 		char name[160];
 
 		describe_port(w->f, VERTEX_CH(v), name, sizeof(name));
-		used += (size_t)snprintf(rep->cycle + used, sizeof(rep->cycle) - used, "%s%s (VL %u)",
-					 i == start ? "" : " -> ", name, VERTEX_VL(v));
+		used += (size_t)snprintf(rep->cycle + used, sizeof(rep->cycle) - used,
+					 "%s%s (VL %u)", i == start ? "" : " -> ", name,
+					 VERTEX_VL(v));
 		if (i < depth)
 			rep->credit_loop_vls |= 1u << VERTEX_VL(v);
 	}
@@ -512,8 +513,10 @@ void verify_print_text(const struct verify_report *rep, FILE *out)
 {
 	unsigned h;
 
-	fprintf(out, "pairs checked:   %" PRIu64 " (%" PRIu64 " source ports, %" PRIu64
-		" destination LIDs)\n", rep->pairs, rep->sources, rep->destinations);
+	fprintf(out,
+		"pairs checked:   %" PRIu64 " (%" PRIu64 " source ports, %" PRIu64
+		" destination LIDs)\n",
+		rep->pairs, rep->sources, rep->destinations);
 	fprintf(out, "unreachable:     %" PRIu64 "\n", rep->unreachable);
 	if (rep->unreachable)
 		fprintf(out, "  first: %s\n", rep->first_unreachable);
@@ -555,15 +558,16 @@ void verify_print_json(const struct verify_report *rep, const char *engine, FILE
 
 	fprintf(out, "{\"engine\": ");
 	json_string(out, engine ? engine : "");
-	fprintf(out, ", \"pairs\": %" PRIu64 ", \"sources\": %" PRIu64 ", \"destinations\": %" PRIu64
+	fprintf(out,
+		", \"pairs\": %" PRIu64 ", \"sources\": %" PRIu64 ", \"destinations\": %" PRIu64
 		", \"unreachable\": %" PRIu64 ", \"forwarding_loops\": %" PRIu64
 		", \"credit_loops\": %u, \"credit_loop_vls\": %u, \"dependencies\": %" PRIu64
 		", \"sls_used\": %u, \"vls_used\": %u, \"hops\": {\"min\": %u, \"max\": %u, "
 		"\"mean\": %.4f, \"histogram\": {",
 		rep->pairs, rep->sources, rep->destinations, rep->unreachable, rep->loops,
-		rep->credit_loop_vls ? 1 : 0, rep->credit_loop_vls,
-		rep->dependencies, verify_count_bits(rep->sls_used),
-		verify_count_bits(rep->vls_used), rep->min_hops, rep->max_hops, rep->mean_hops);
+		rep->credit_loop_vls ? 1 : 0, rep->credit_loop_vls, rep->dependencies,
+		verify_count_bits(rep->sls_used), verify_count_bits(rep->vls_used), rep->min_hops,
+		rep->max_hops, rep->mean_hops);
 	for (h = 0; h <= VERIFY_MAX_HOPS; h++) {
 		if (!rep->hop_hist[h])
 			continue;

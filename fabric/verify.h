@@ -15,15 +15,15 @@
 
 struct verify_report {
 	uint64_t sources, destinations; /* end ports sending, LIDs received */
-	uint64_t pairs;                 /* (source LID, destination LID) paths walked */
+	uint64_t pairs;			/* (source LID, destination LID) paths walked */
 	uint64_t unreachable;
 	uint64_t loops; /* paths caught in a forwarding loop */
 	char first_unreachable[320];
 	char first_loop[320];
 
-	uint64_t dependencies; /* distinct (channel, channel, VL) edges */
+	uint64_t dependencies;	  /* distinct (channel, channel, VL) edges */
 	unsigned credit_loop_vls; /* bit v set: VL v's dependency graph has a cycle */
-	char cycle[4096];         /* one cycle, channels named "node[port]" */
+	char cycle[4096];	  /* one cycle, channels named "node[port]" */
 	unsigned cycle_len;
 
 	uint64_t hop_hist[VERIFY_MAX_HOPS + 1]; /* links traversed per delivered path */

@@ -182,9 +182,9 @@ static void update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port, uint
 	/* End ports get the uniform map: what they send on an SL must match the switches. */
 	for (sl = 0; sl < IB_MAX_NUM_VLS; sl++)
 		ib_slvl_table_set(t, (uint8_t)sl,
-				  sw == FAB_NONE ? e->routing.sl2vl_uniform[sl] :
-						   routing_sl2vl(&e->routing, sw, in_port,
-								 out_port, sl));
+				  sw == FAB_NONE
+					  ? e->routing.sl2vl_uniform[sl]
+					  : routing_sl2vl(&e->routing, sw, in_port, out_port, sl));
 }
 
 static void engine_destroy(void *context)

@@ -20,8 +20,8 @@ struct sarnue_engine {
 	struct fabric fabric;
 	struct routing routing;
 	osm_switch_t **osm_switches; /* [fabric.nswitches]: OpenSM's switch for each model switch */
-	int ready;                   /* routing holds verified tables for the current sweep */
-	unsigned routings;           /* successful runs, for the log */
+	int ready;		     /* routing holds verified tables for the current sweep */
+	unsigned routings;	     /* successful runs, for the log */
 };
 
 struct sarnue_plugin {

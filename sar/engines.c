@@ -52,8 +52,8 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 	return 0;
 }
 
-static int verify_result(const struct fabric *f, const struct routing *r,
-			 struct engine_result *res, struct fab_error *err)
+static int verify_result(const struct fabric *f, const struct routing *r, struct engine_result *res,
+			 struct fab_error *err)
 {
 	double t0 = now();
 	const struct verify_report *v = &res->verify;

@@ -24,19 +24,19 @@
 struct updn {
 	const struct fabric *f;
 	uint32_t nsw;
-	uint32_t *nbr;   /* neighbour switch of each CSR edge */
+	uint32_t *nbr; /* neighbour switch of each CSR edge */
 	uint32_t *rank;
 	uint32_t *order; /* switches by ascending (rank, GUID) */
-	uint32_t *pos;   /* position of each switch in order[]: its key */
+	uint32_t *pos;	 /* position of each switch in order[]: its key */
 	uint32_t *dist_down, *dist_legal, *queue;
-	uint32_t *load;  /* per port index */
+	uint32_t *load;		      /* per port index */
 	uint32_t *lid_off, *lid_list; /* CSR: LIDs delivered by each switch */
-	uint8_t *lid_exit; /* [lid]: port number the delivering switch uses */
+	uint8_t *lid_exit;	      /* [lid]: port number the delivering switch uses */
 	uint8_t *is_root;
-	uint8_t *via_turn;     /* switch reaches the destination only through the turn switch */
-	uint32_t *dist_turn;   /* descending hops to the turn switch, INF when none */
-	uint32_t turn;         /* see choose_turn_switch(), FAB_NONE when not needed */
-	uint64_t turn_routes;  /* LFT entries that use it */
+	uint8_t *via_turn;    /* switch reaches the destination only through the turn switch */
+	uint32_t *dist_turn;  /* descending hops to the turn switch, INF when none */
+	uint32_t turn;	      /* see choose_turn_switch(), FAB_NONE when not needed */
+	uint64_t turn_routes; /* LFT entries that use it */
 };
 
 static void updn_free(struct updn *u)
@@ -141,7 +141,7 @@ static uint32_t lid_delivery(const struct fabric *f, uint32_t lid, uint8_t *exit
 static int index_lids(struct updn *u, struct fab_error *err)
 {
 	const struct fabric *f = u->f;
-	uint32_t lid, s, total = 0;
+	uint32_t lid, s;
 	uint32_t *fill;
 
 	for (lid = 1; lid <= f->max_lid; lid++) {
@@ -151,8 +151,9 @@ static int index_lids(struct updn *u, struct fab_error *err)
 			continue;
 		s = lid_delivery(f, lid, &u->lid_exit[lid]);
 		if (s == FAB_NONE) {
-			fab_error_set(err, "%s port %u (LID %u) has a LID but no active link to a switch",
-				      fabric_node_id(f, f->ports[p].node), f->ports[p].num, lid);
+			fab_error_set(
+				err, "%s port %u (LID %u) has a LID but no active link to a switch",
+				fabric_node_id(f, f->ports[p].node), f->ports[p].num, lid);
 			return -1;
 		}
 		u->lid_off[s + 1]++;
@@ -172,7 +173,6 @@ static int index_lids(struct updn *u, struct fab_error *err)
 			continue;
 		s = lid_delivery(f, lid, &exit_port);
 		u->lid_list[fill[s]++] = lid;
-		total++;
 	}
 	free(fill);
 	return 0;
@@ -186,7 +186,8 @@ static int has_end_nodes(const struct fabric *f, uint32_t s)
 	for (k = 1; k <= n->nports; k++) {
 		uint32_t p = n->first_port + k;
 
-		if (fabric_channel_up(f, p) && !fabric_is_switch(f, f->ports[f->ports[p].remote].node))
+		if (fabric_channel_up(f, p) &&
+		    !fabric_is_switch(f, f->ports[f->ports[p].remote].node))
 			return 1;
 	}
 	return 0;
@@ -344,8 +345,8 @@ static int add_turn_routes(struct updn *u, uint32_t d)
 	for (s = 0; s < u->nsw; s++) {
 		if (u->dist_legal[s] != INF)
 			continue;
-		if (u->turn == FAB_NONE || u->dist_turn[s] == INF || u->dist_legal[u->turn] == INF ||
-		    d == u->turn)
+		if (u->turn == FAB_NONE || u->dist_turn[s] == INF ||
+		    u->dist_legal[u->turn] == INF || d == u->turn)
 			return -1;
 		u->via_turn[s] = 1;
 	}
@@ -519,7 +520,8 @@ static int check_connected(const struct fabric *f, struct fab_error *err)
 	uint32_t stray;
 
 	if (fabric_switch_components(f, &stray) > 1) {
-		fab_error_set(err, "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
+		fab_error_set(err,
+			      "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
 			      (unsigned long long)f->nodes[f->switches[stray]].guid,
 			      fabric_node_desc(f, f->switches[stray]));
 		return -1;

@@ -62,14 +62,18 @@ static char *join(const char *dir, const char *name)
 
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
-	static const struct option longopts[] = {
-		{ "dump-dir", required_argument, NULL, 'd' }, { "subnet", required_argument, NULL, 's' },
-		{ "fdbs", required_argument, NULL, 'f' },     { "path-sl", required_argument, NULL, 'c' },
-		{ "sl2vl", required_argument, NULL, 'v' },    { "lmc", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },           { "live", no_argument, NULL, 'L' },
-		{ "ca", required_argument, NULL, 'C' },       { "port", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 }
-	};
+	static const struct option longopts[] = { { "dump-dir", required_argument, NULL, 'd' },
+						  { "subnet", required_argument, NULL, 's' },
+						  { "fdbs", required_argument, NULL, 'f' },
+						  { "path-sl", required_argument, NULL, 'c' },
+						  { "sl2vl", required_argument, NULL, 'v' },
+						  { "lmc", required_argument, NULL, 'l' },
+						  { "json", no_argument, NULL, 'j' },
+						  { "live", no_argument, NULL, 'L' },
+						  { "ca", required_argument, NULL, 'C' },
+						  { "port", required_argument, NULL, 'P' },
+						  { "help", no_argument, NULL, 'h' },
+						  { NULL, 0, NULL, 0 } };
 	int c;
 	char *end;
 
@@ -77,14 +81,30 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'd': a->dump_dir = optarg; break;
-		case 's': a->subnet = optarg; break;
-		case 'f': a->fdbs = optarg; break;
-		case 'c': a->path_sl = optarg; break;
-		case 'v': a->sl2vl = optarg; break;
-		case 'j': a->json = 1; break;
-		case 'L': a->live = 1; break;
-		case 'C': a->ca = optarg; break;
+		case 'd':
+			a->dump_dir = optarg;
+			break;
+		case 's':
+			a->subnet = optarg;
+			break;
+		case 'f':
+			a->fdbs = optarg;
+			break;
+		case 'c':
+			a->path_sl = optarg;
+			break;
+		case 'v':
+			a->sl2vl = optarg;
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		case 'L':
+			a->live = 1;
+			break;
+		case 'C':
+			a->ca = optarg;
+			break;
 		case 'P':
 			a->port = (int)strtol(optarg, &end, 10);
 			if (*end || a->port < 0 || a->port > 254) {
@@ -99,8 +119,12 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'h': fputs(check_usage, stdout); return -1;
-		default: fputs(check_usage, stderr); return EXIT_USAGE;
+		case 'h':
+			fputs(check_usage, stdout);
+			return -1;
+		default:
+			fputs(check_usage, stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {

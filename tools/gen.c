@@ -18,35 +18,35 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GEN_OK			0
-#define GEN_FAIL		1	/* I/O or memory trouble */
-#define GEN_USAGE		2	/* the parameters cannot work */
+#define GEN_OK 0
+#define GEN_FAIL 1  /* I/O or memory trouble */
+#define GEN_USAGE 2 /* the parameters cannot work */
 
 /* NodeInfo.NumPorts is 8 bits and port 255 is reserved. */
-#define GEN_MAX_PORTS		254
+#define GEN_MAX_PORTS 254
 /* Far beyond any real fabric; keeps every product below in 64 bits. */
-#define GEN_MAX_PARAM		1000000UL
-#define GEN_MAX_SWITCHES	(1UL << 20)
-#define GEN_MAX_HOSTS		(1UL << 24)
-#define GEN_MAX_PORT_SLOTS	(1UL << 25)
+#define GEN_MAX_PARAM 1000000UL
+#define GEN_MAX_SWITCHES (1UL << 20)
+#define GEN_MAX_HOSTS (1UL << 24)
+#define GEN_MAX_PORT_SLOTS (1UL << 25)
 /* NodeDescription is 64 bytes and ibsim keeps 63 characters of it. */
-#define DESC_MAX		63
-#define SW_DESC_LEN		48
-#define HOSTBUF			256
+#define DESC_MAX 63
+#define SW_DESC_LEN 48
+#define HOSTBUF 256
 /* ibsim reads lines of at most 255 characters; keep comments well short. */
-#define CMDLINE_MAX		200
+#define CMDLINE_MAX 200
 /* A random 2-regular graph is one cycle with probability ~sqrt(pi / 2N). */
-#define RANDOM_ATTEMPTS		1000
+#define RANDOM_ATTEMPTS 1000
 
-#define NO_NODE			UINT32_MAX
-#define NO_PORT			UINT16_MAX
+#define NO_NODE UINT32_MAX
+#define NO_PORT UINT16_MAX
 
 /* Independent PRNG streams so that, e.g., adding faults keeps the graph. */
-#define STREAM_RM_SWITCHES	1
-#define STREAM_RM_LINKS		2
-#define STREAM_RANDOM		0x1000
+#define STREAM_RM_SWITCHES 1
+#define STREAM_RM_LINKS 2
+#define STREAM_RANDOM 0x1000
 
-#define DEFAULT_HOSTNAME	"node%04d"
+#define DEFAULT_HOSTNAME "node%04d"
 
 enum topo {
 	TOPO_NONE,
@@ -57,17 +57,14 @@ enum topo {
 	TOPO_DRAGONFLY,
 };
 
-#define TB(t)			(1U << (t))
+#define TB(t) (1U << (t))
 
 static const struct {
 	const char *name;
 	enum topo topo;
 } topo_names[] = {
-	{ "fattree2", TOPO_FATTREE2 },
-	{ "ktree", TOPO_KTREE },
-	{ "torus", TOPO_TORUS },
-	{ "random", TOPO_RANDOM },
-	{ "dragonfly", TOPO_DRAGONFLY },
+	{ "fattree2", TOPO_FATTREE2 }, { "ktree", TOPO_KTREE },		{ "torus", TOPO_TORUS },
+	{ "random", TOPO_RANDOM },     { "dragonfly", TOPO_DRAGONFLY },
 };
 
 enum opt_id {
@@ -107,7 +104,7 @@ struct opt_spec {
 	const char *name;
 	enum opt_id id;
 	enum opt_kind kind;
-	unsigned int topos;	/* topologies taking it; 0 means all */
+	unsigned int topos; /* topologies taking it; 0 means all */
 };
 
 static const struct opt_spec opt_specs[] = {
@@ -138,15 +135,15 @@ static const struct opt_spec opt_specs[] = {
 	{ "--g", OPT_G, ARG_NUM, TB(TOPO_DRAGONFLY) },
 };
 
-#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct opts {
 	const char *topo_name;
 	enum topo topo;
 	bool help;
 	bool set[OPT_COUNT];
-	const char *name[OPT_COUNT];	/* spelling the user chose */
-	const char *val[OPT_COUNT];	/* raw value, for messages */
+	const char *name[OPT_COUNT]; /* spelling the user chose */
+	const char *val[OPT_COUNT];  /* raw value, for messages */
 	unsigned long num[OPT_COUNT];
 	uint64_t seed;
 	unsigned long dims[3];
@@ -165,12 +162,12 @@ struct hostfmt {
 	bool zero;
 	bool alt;
 	int width;
-	int prec;		/* -1: none given */
+	int prec; /* -1: none given */
 	char conv;
 };
 
 struct peer {
-	uint32_t node;		/* switch index, nsw + host index, or NO_NODE */
+	uint32_t node; /* switch index, nsw + host index, or NO_NODE */
 	uint16_t port;
 };
 
@@ -182,14 +179,14 @@ struct peer {
 struct fabric {
 	uint32_t nsw;
 	uint32_t nhost;
-	unsigned long radix;	/* 0: size each switch to what it needs */
+	unsigned long radix; /* 0: size each switch to what it needs */
 	uint32_t *base;
 	struct peer *peer;
 	char (*desc)[SW_DESC_LEN];
 	uint8_t *dead;
 	uint32_t *host_sw;
 	uint16_t *host_port;
-	bool conflict;		/* a builder wired a port twice: a bug */
+	bool conflict; /* a builder wired a port twice: a bug */
 };
 
 struct rng {
@@ -200,11 +197,11 @@ struct cut {
 	uint32_t *disc;
 	uint32_t *low;
 	uint32_t *stack;
-	uint16_t *next;		/* next port index to explore */
-	uint16_t *entry;	/* port index we were reached through */
-	uint16_t *up;		/* parent's port index towards us */
-	uint8_t *art;		/* articulation point */
-	uint8_t *bridge;	/* per port slot */
+	uint16_t *next;	 /* next port index to explore */
+	uint16_t *entry; /* port index we were reached through */
+	uint16_t *up;	 /* parent's port index towards us */
+	uint8_t *art;	 /* articulation point */
+	uint8_t *bridge; /* per port slot */
 };
 
 struct rm_event {
@@ -225,12 +222,12 @@ struct rm_log {
 struct rgraph {
 	uint32_t n;
 	uint32_t d;
-	uint32_t *nbr;		/* n * d neighbour slots */
+	uint32_t *nbr; /* n * d neighbour slots */
 	uint32_t *deg;
 	uint32_t *ea;
 	uint32_t *eb;
 	uint32_t ne;
-	uint32_t *open;		/* switches with free ports, phase 1 only */
+	uint32_t *open; /* switches with free ports, phase 1 only */
 	uint32_t *opos;
 	uint32_t nopen;
 	uint32_t *scratch;
@@ -396,9 +393,9 @@ static int gen_error(int status, const char *fmt, ...)
 	return status;
 }
 
-#define gen_usage(...)		gen_error(GEN_USAGE, __VA_ARGS__)
-#define gen_fail(...)		gen_error(GEN_FAIL, __VA_ARGS__)
-#define gen_nomem()		gen_fail("out of memory")
+#define gen_usage(...) gen_error(GEN_USAGE, __VA_ARGS__)
+#define gen_fail(...) gen_error(GEN_FAIL, __VA_ARGS__)
+#define gen_nomem() gen_fail("out of memory")
 
 /* splitmix64 to seed, xoshiro256** to draw: small, fast and well mixed. */
 static uint64_t splitmix64(uint64_t *x)
@@ -534,8 +531,8 @@ static int parse_rm_links(struct opts *o, const char *name, const char *val)
 		errno = 0;
 		pct = strtod(val, &end);
 		if (errno || end != val + len - 1 || !(pct >= 0.0 && pct <= 100.0))
-			return gen_usage("%s %s: percentage must be between 0%% and 100%%",
-					 name, val);
+			return gen_usage("%s %s: percentage must be between 0%% and 100%%", name,
+					 val);
 		o->rm_pct = true;
 		o->rm_links_pct = pct;
 		return GEN_OK;
@@ -639,8 +636,9 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		}
 		if (only_args || arg[0] != '-' || !arg[1]) {
 			if (o->topo_name)
-				return gen_usage("unexpected argument '%s' (topology is already %s)",
-						 arg, o->topo_name);
+				return gen_usage(
+					"unexpected argument '%s' (topology is already %s)", arg,
+					o->topo_name);
 			o->topo_name = arg;
 			continue;
 		}
@@ -737,7 +735,8 @@ static int hostfmt_parse(struct hostfmt *hf, const char *pat)
 			}
 		}
 		if (!*s || !strchr("diuxXo", *s))
-			return hostfmt_error(pat, "only one integer conversion (d, i, u, x, X, o) is supported");
+			return hostfmt_error(
+				pat, "only one integer conversion (d, i, u, x, X, o) is supported");
 		if (hf->alt && (*s == 'd' || *s == 'i' || *s == 'u'))
 			return hostfmt_error(pat, "the # flag needs an x, X or o conversion");
 		hf->conv = *s;
@@ -748,7 +747,8 @@ static int hostfmt_parse(struct hostfmt *hf, const char *pat)
 	}
 	dst[n] = '\0';
 	if (!seen)
-		return hostfmt_error(pat, "needs one integer conversion, such as %04d, for the host number");
+		return hostfmt_error(
+			pat, "needs one integer conversion, such as %04d, for the host number");
 	return GEN_OK;
 }
 
@@ -840,9 +840,9 @@ static int validate_topology(struct opts *o)
 		enum opt_id id;
 		unsigned long min;
 	} minimum[] = {
-		{ OPT_LEAVES, 1 }, { OPT_SPINES, 1 }, { OPT_LPP, 1 }, { OPT_K, 2 },
-		{ OPT_N, 1 }, { OPT_SWITCHES, 2 }, { OPT_DEGREE, 1 }, { OPT_A, 1 },
-		{ OPT_G, 1 }, { OPT_RADIX, 1 },
+		{ OPT_LEAVES, 1 }, { OPT_SPINES, 1 },	{ OPT_LPP, 1 },	   { OPT_K, 2 },
+		{ OPT_N, 1 },	   { OPT_SWITCHES, 2 }, { OPT_DEGREE, 1 }, { OPT_A, 1 },
+		{ OPT_G, 1 },	   { OPT_RADIX, 1 },
 	};
 	unsigned int i;
 	int rc;
@@ -877,11 +877,12 @@ static int validate_topology(struct opts *o)
 			return gen_usage("%s %s: must be less than the number of switches (N=%lu)",
 					 o->name[OPT_DEGREE], o->val[OPT_DEGREE], n);
 		if ((n * d) % 2)
-			return gen_usage("%s %s: N*D must be even (N=%lu)",
-					 o->name[OPT_DEGREE], o->val[OPT_DEGREE], n);
+			return gen_usage("%s %s: N*D must be even (N=%lu)", o->name[OPT_DEGREE],
+					 o->val[OPT_DEGREE], n);
 		if (d == 1 && n > 2)
-			return gen_usage("%s %s: a connected 1-regular graph has exactly 2 switches (N=%lu)",
-					 o->name[OPT_DEGREE], o->val[OPT_DEGREE], n);
+			return gen_usage(
+				"%s %s: a connected 1-regular graph has exactly 2 switches (N=%lu)",
+				o->name[OPT_DEGREE], o->val[OPT_DEGREE], n);
 	}
 	if (o->topo == TOPO_DRAGONFLY) {
 		unsigned long ah = o->num[OPT_A] * o->num[OPT_H];
@@ -889,9 +890,10 @@ static int validate_topology(struct opts *o)
 		if (!o->set[OPT_G])
 			o->num[OPT_G] = ah + 1;
 		else if (o->num[OPT_G] > ah + 1)
-			return gen_usage("%s %s: at most A*H+1 = %lu groups can be connected (A=%lu, H=%lu)",
-					 o->name[OPT_G], o->val[OPT_G], ah + 1,
-					 o->num[OPT_A], o->num[OPT_H]);
+			return gen_usage(
+				"%s %s: at most A*H+1 = %lu groups can be connected (A=%lu, H=%lu)",
+				o->name[OPT_G], o->val[OPT_G], ah + 1, o->num[OPT_A],
+				o->num[OPT_H]);
 	}
 	return GEN_OK;
 }
@@ -902,20 +904,22 @@ static int validate(struct opts *o, struct hostfmt *hf)
 	int rc;
 
 	if (!o->topo_name)
-		return gen_usage("missing topology: fattree2, ktree, torus, random or dragonfly (see 'sarnue gen --help')");
+		return gen_usage(
+			"missing topology: fattree2, ktree, torus, random or dragonfly (see 'sarnue gen --help')");
 	for (i = 0; i < ARRAY_SIZE(topo_names); i++)
 		if (!strcmp(o->topo_name, topo_names[i].name))
 			o->topo = topo_names[i].topo;
 	if (o->topo == TOPO_NONE)
-		return gen_usage("unknown topology '%s': expected fattree2, ktree, torus, random or dragonfly",
-				 o->topo_name);
+		return gen_usage(
+			"unknown topology '%s': expected fattree2, ktree, torus, random or dragonfly",
+			o->topo_name);
 
 	for (i = 0; i < OPT_COUNT; i++) {
 		unsigned int t = opt_topos(i);
 
 		if (o->set[i] && t && !(t & TB(o->topo)))
-			return gen_usage("%s: not an option of the %s topology",
-					 o->name[i], o->topo_name);
+			return gen_usage("%s: not an option of the %s topology", o->name[i],
+					 o->topo_name);
 	}
 
 	rc = validate_topology(o);
@@ -938,11 +942,11 @@ static void fabric_free(struct fabric *f)
 static int fabric_init(struct fabric *f, uint64_t nsw, uint64_t nhost, unsigned long radix)
 {
 	if (nsw > GEN_MAX_SWITCHES)
-		return gen_usage("fabric too large: %" PRIu64 " switches (at most %lu)",
-				 nsw, GEN_MAX_SWITCHES);
+		return gen_usage("fabric too large: %" PRIu64 " switches (at most %lu)", nsw,
+				 GEN_MAX_SWITCHES);
 	if (nhost > GEN_MAX_HOSTS)
-		return gen_usage("fabric too large: %" PRIu64 " hosts (at most %lu)",
-				 nhost, GEN_MAX_HOSTS);
+		return gen_usage("fabric too large: %" PRIu64 " hosts (at most %lu)", nhost,
+				 GEN_MAX_HOSTS);
 
 	f->nsw = (uint32_t)nsw;
 	f->nhost = (uint32_t)nhost;
@@ -989,8 +993,9 @@ static int fabric_ports(struct fabric *f)
 			if (f->radix)
 				return gen_usage("--radix %lu: switch S-%04u (%s) needs %u ports",
 						 f->radix, s + 1, f->desc[s], need);
-			return gen_usage("switch S-%04u (%s) would need %u ports; InfiniBand switches have at most %d",
-					 s + 1, f->desc[s], need, GEN_MAX_PORTS);
+			return gen_usage(
+				"switch S-%04u (%s) would need %u ports; InfiniBand switches have at most %d",
+				s + 1, f->desc[s], need, GEN_MAX_PORTS);
 		}
 		total += f->radix ? f->radix : (need ? need : 1);
 		if (total > GEN_MAX_PORT_SLOTS)
@@ -1103,8 +1108,9 @@ static int build_ktree(struct fabric *f, const struct opts *o)
 	for (i = 1; i < n; i++) {
 		w *= k;
 		if (w * n > GEN_MAX_SWITCHES)
-			return gen_usage("--k %lu --n %lu: fabric too large (more than %lu switches)",
-					 o->num[OPT_K], o->num[OPT_N], GEN_MAX_SWITCHES);
+			return gen_usage(
+				"--k %lu --n %lu: fabric too large (more than %lu switches)",
+				o->num[OPT_K], o->num[OPT_N], GEN_MAX_SWITCHES);
 	}
 	rc = fabric_init(f, n * w, w * h, o->num[OPT_RADIX]);
 	if (rc)
@@ -1409,8 +1415,8 @@ static bool rg_fix_pair(struct rgraph *g, struct rng *r, uint32_t u, uint32_t v)
 			x = g->ea[e];
 			y = g->eb[e];
 		}
-		if (x == u || x == v || y == u || y == v ||
-		    rg_adjacent(g, u, x) || rg_adjacent(g, v, y))
+		if (x == u || x == v || y == u || y == v || rg_adjacent(g, u, x) ||
+		    rg_adjacent(g, v, y))
 			continue;
 		rg_swap_edge(g, e, u, v);
 		return true;
@@ -1505,8 +1511,9 @@ static int build_random(struct fabric *f, const struct opts *o)
 		ok = rg_attempt(&g, &r);
 	}
 	if (!ok) {
-		rc = gen_usage("%s %s: no connected random graph found in %d attempts (N=%u); try another --seed or a larger degree",
-			       o->name[OPT_DEGREE], o->val[OPT_DEGREE], RANDOM_ATTEMPTS, n);
+		rc = gen_usage(
+			"%s %s: no connected random graph found in %d attempts (N=%u); try another --seed or a larger degree",
+			o->name[OPT_DEGREE], o->val[OPT_DEGREE], RANDOM_ATTEMPTS, n);
 		goto out;
 	}
 
@@ -1522,8 +1529,8 @@ out:
 	return rc;
 }
 
-static uint64_t df_next_free(struct fabric *f, uint64_t grp, uint64_t *cur,
-			     uint64_t a, uint64_t h, uint64_t first)
+static uint64_t df_next_free(struct fabric *f, uint64_t grp, uint64_t *cur, uint64_t a, uint64_t h,
+			     uint64_t first)
 {
 	for (; *cur < a * h; (*cur)++) {
 		uint32_t s = (uint32_t)(grp * a + *cur / h);
@@ -1619,8 +1626,8 @@ static int build_dragonfly(struct fabric *f, const struct opts *o)
 	for (grp = 0; grp < g; grp++)
 		for (r = 0; r < a; r++)
 			for (q = r + 1; q < a; q++)
-				link_sw(f, (uint32_t)(grp * a + r), p + q,
-					(uint32_t)(grp * a + q), p + r + 1);
+				link_sw(f, (uint32_t)(grp * a + r), p + q, (uint32_t)(grp * a + q),
+					p + r + 1);
 	if (g >= 2 && h)
 		return df_global(f, g, a, h, p + a);
 	return GEN_OK;
@@ -1680,8 +1687,8 @@ static int cut_alloc(struct cut *c, const struct fabric *f)
 	c->up = malloc(n * sizeof(*c->up));
 	c->art = malloc(n);
 	c->bridge = malloc(f->base[f->nsw] + 1);
-	if (!c->disc || !c->low || !c->stack || !c->next || !c->entry || !c->up ||
-	    !c->art || !c->bridge)
+	if (!c->disc || !c->low || !c->stack || !c->next || !c->entry || !c->up || !c->art ||
+	    !c->bridge)
 		return gen_nomem();
 	return GEN_OK;
 }
@@ -1790,7 +1797,10 @@ static int remove_link(struct fabric *f, uint32_t s, uint32_t p, struct rm_log *
 {
 	struct peer *pe = &f->peer[f->base[s] + p];
 	struct rm_event ev = {
-		.a = s, .pa = (uint16_t)(p + 1), .b = pe->node, .pb = pe->port,
+		.a = s,
+		.pa = (uint16_t)(p + 1),
+		.b = pe->node,
+		.pb = pe->port,
 	};
 
 	f->peer[f->base[pe->node] + pe->port - 1].node = NO_NODE;
@@ -1823,14 +1833,14 @@ static int parse_switch_id(const struct fabric *f, const char *id, uint32_t *s)
 	if (strncmp(id, "S-", 2) || parse_u64(id + 2, &v))
 		return gen_usage("--remove-switch-id %s: expected a switch id such as S-0005", id);
 	if (v < 1 || v > f->nsw)
-		return gen_usage("--remove-switch-id %s: no such switch (switches are S-0001 to S-%04u)",
-				 id, f->nsw);
+		return gen_usage(
+			"--remove-switch-id %s: no such switch (switches are S-0001 to S-%04u)", id,
+			f->nsw);
 	*s = (uint32_t)(v - 1);
 	return GEN_OK;
 }
 
-static int remove_named(struct fabric *f, struct cut *c, const struct opts *o,
-			struct rm_log *log)
+static int remove_named(struct fabric *f, struct cut *c, const struct opts *o, struct rm_log *log)
 {
 	uint32_t i, s = 0;
 	int rc;
@@ -1847,8 +1857,9 @@ static int remove_named(struct fabric *f, struct cut *c, const struct opts *o,
 			return gen_usage("--remove-switch-id %s: it is the last switch", id);
 		cut_analyze(f, c);
 		if (c->art[s])
-			return gen_usage("--remove-switch-id %s: removing it (%s) would split the switch graph",
-					 id, f->desc[s]);
+			return gen_usage(
+				"--remove-switch-id %s: removing it (%s) would split the switch graph",
+				id, f->desc[s]);
 		rc = remove_switch(f, s, log);
 		if (rc)
 			return rc;
@@ -1886,8 +1897,10 @@ static int remove_random_switches(struct fabric *f, struct cut *c, const struct 
 			if (!f->dead[cand[i]] && !c->art[cand[i]])
 				break;
 		if (i == n) {
-			rc = gen_usage("%s %s: only %" PRIu64 " switches can be removed without splitting the switch graph",
-				       o->name[OPT_RM_SWITCHES], o->val[OPT_RM_SWITCHES], done);
+			rc = gen_usage(
+				"%s %s: only %" PRIu64
+				" switches can be removed without splitting the switch graph",
+				o->name[OPT_RM_SWITCHES], o->val[OPT_RM_SWITCHES], done);
 			break;
 		}
 		rc = remove_switch(f, cand[i], log);
@@ -1900,7 +1913,7 @@ static int remove_random_switches(struct fabric *f, struct cut *c, const struct 
 
 struct link_ref {
 	uint32_t s;
-	uint32_t p;		/* port index, 0-based */
+	uint32_t p; /* port index, 0-based */
 };
 
 static int remove_random_links(struct fabric *f, struct cut *c, const struct opts *o,
@@ -1914,16 +1927,18 @@ static int remove_random_links(struct fabric *f, struct cut *c, const struct opt
 
 	if (!o->set[OPT_RM_LINKS])
 		return GEN_OK;
-	want = o->rm_pct ? (uint64_t)(o->rm_links_pct * (double)total / 100.0 + 0.5)
-			 : o->rm_links;
+	want = o->rm_pct ? (uint64_t)(o->rm_links_pct * (double)total / 100.0 + 0.5) : o->rm_links;
 	if (!want)
 		return GEN_OK;
 	/* links beyond a spanning forest are exactly the removable ones */
 	comps = cut_analyze(f, c);
 	spare = total - (live_switches(f) - comps);
 	if (want > spare)
-		return gen_usage("%s %s: only %" PRIu64 " of the %" PRIu64 " switch links can be removed without splitting the switch graph (asked for %" PRIu64 ")",
-				 o->name[OPT_RM_LINKS], o->val[OPT_RM_LINKS], spare, total, want);
+		return gen_usage(
+			"%s %s: only %" PRIu64 " of the %" PRIu64
+			" switch links can be removed without splitting the switch graph (asked for %" PRIu64
+			")",
+			o->name[OPT_RM_LINKS], o->val[OPT_RM_LINKS], spare, total, want);
 
 	cand = malloc((total ? total : 1) * sizeof(*cand));
 	if (!cand)
@@ -2008,8 +2023,9 @@ static int check_hostnames(const struct hostfmt *hf, const char *pat, uint32_t n
 	/* every conversion grows with the value, so the last host is longest */
 	len = hostfmt_format(hf, nhosts, name, sizeof(name));
 	if (len + strlen(" HCA-1") > DESC_MAX)
-		return gen_usage("--hostname-pattern %s: \"%s HCA-1\" is longer than the %d characters of a node description",
-				 pat, name, DESC_MAX);
+		return gen_usage(
+			"--hostname-pattern %s: \"%s HCA-1\" is longer than the %d characters of a node description",
+			pat, name, DESC_MAX);
 	return GEN_OK;
 }
 
@@ -2051,22 +2067,22 @@ static void write_net(FILE *fp, const struct fabric *f, const struct hostfmt *hf
 
 	fputs("#\n# Topology file: generated by sarnue gen\n", fp);
 	write_cmdline(fp, argc, argv);
-	fprintf(fp, "# %u switches, %u hosts, %" PRIu64 " switch links\n#\n",
-		live_switches(f), nhosts, live_links(f));
+	fprintf(fp, "# %u switches, %u hosts, %" PRIu64 " switch links\n#\n", live_switches(f),
+		nhosts, live_links(f));
 
 	for (s = 0; s < f->nsw; s++) {
 		if (f->dead[s])
 			continue;
-		fprintf(fp, "\nSwitch\t%u \"S-%04u\"\t# \"%s\"\n",
-			sw_nports(f, s), s + 1, f->desc[s]);
+		fprintf(fp, "\nSwitch\t%u \"S-%04u\"\t# \"%s\"\n", sw_nports(f, s), s + 1,
+			f->desc[s]);
 		for (p = 0; p < sw_nports(f, s); p++) {
 			const struct peer *pe = &f->peer[f->base[s] + p];
 
 			if (pe->node == NO_NODE)
 				continue;
 			if (pe->node < f->nsw)
-				fprintf(fp, "[%u]\t\"S-%04u\"[%u]\n",
-					p + 1, pe->node + 1, pe->port);
+				fprintf(fp, "[%u]\t\"S-%04u\"[%u]\n", p + 1, pe->node + 1,
+					pe->port);
 			else
 				fprintf(fp, "[%u]\t\"H-%04u\"[1]\n", p + 1, hid[pe->node - f->nsw]);
 		}
@@ -2075,8 +2091,8 @@ static void write_net(FILE *fp, const struct fabric *f, const struct hostfmt *hf
 		if (!hid[h])
 			continue;
 		hostfmt_format(hf, hid[h], name, sizeof(name));
-		fprintf(fp, "\nHca\t1 \"H-%04u\"\t# \"%s HCA-1\"\n[1]\t\"S-%04u\"[%u]\n",
-			hid[h], name, f->host_sw[h] + 1, f->host_port[h]);
+		fprintf(fp, "\nHca\t1 \"H-%04u\"\t# \"%s HCA-1\"\n[1]\t\"S-%04u\"[%u]\n", hid[h],
+			name, f->host_sw[h] + 1, f->host_port[h]);
 	}
 }
 
@@ -2155,14 +2171,14 @@ static void report(const struct fabric *f, const struct rm_log *log, uint32_t nh
 		const struct rm_event *ev = &log->ev[i];
 
 		if (ev->is_switch)
-			fprintf(stderr, "gen: removed switch S-%04u \"%s\" (%u hosts)\n",
-				ev->a + 1, f->desc[ev->a], ev->hosts);
+			fprintf(stderr, "gen: removed switch S-%04u \"%s\" (%u hosts)\n", ev->a + 1,
+				f->desc[ev->a], ev->hosts);
 		else
-			fprintf(stderr, "gen: removed link S-%04u[%u] <-> S-%04u[%u]\n",
-				ev->a + 1, ev->pa, ev->b + 1, ev->pb);
+			fprintf(stderr, "gen: removed link S-%04u[%u] <-> S-%04u[%u]\n", ev->a + 1,
+				ev->pa, ev->b + 1, ev->pb);
 	}
-	fprintf(stderr, "gen: %u switches, %u hosts, %" PRIu64 " switch links\n",
-		live_switches(f), nhosts, live_links(f));
+	fprintf(stderr, "gen: %u switches, %u hosts, %" PRIu64 " switch links\n", live_switches(f),
+		nhosts, live_links(f));
 }
 
 static void print_help(FILE *fp)

@@ -17,8 +17,8 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
-#define LFT_BLOCK 64 /* LIDs per LinearForwardingTable block */
-#define SL2VL_DROP 15 /* VL15 in an SL2VL map: packets on that SL are dropped */
+#define LFT_BLOCK 64	    /* LIDs per LinearForwardingTable block */
+#define SL2VL_DROP 15	    /* VL15 in an SL2VL map: packets on that SL are dropped */
 #define SWITCH_NAME_LEN 384 /* describe_switch(): GUID, description, DR path */
 
 struct guid_index {
@@ -30,7 +30,7 @@ struct live {
 	struct fabric *f;
 	struct routing *r;
 	struct fab_error *err;
-	char where[64];		    /* "CA mlx5_0 port 1": the local port, for messages */
+	char where[64]; /* "CA mlx5_0 port 1": the local port, for messages */
 	ibnd_fabric_t *disc;
 	struct ibmad_port *mad;
 	ibnd_node_t **ib_node;	    /* [f->nnodes]: discovered node behind each model node */
@@ -80,8 +80,7 @@ static void describe_switch(const struct live *l, uint32_t node, char *buf, size
  * Picks the local port before anything else, so discovery and the table queries use the same
  * one (their directed routes start there) and the messages can name it.
  */
-static int resolve_local_port(struct live *l, const char *ca, int port, char *ca_name,
-			      int *portnum)
+static int resolve_local_port(struct live *l, const char *ca, int port, char *ca_name, int *portnum)
 {
 	umad_port_t up;
 	int rc;
@@ -124,7 +123,8 @@ static int discover(struct live *l, char *ca_name, int portnum)
 	if (!l->disc) {
 		fab_error_set(l->err,
 			      "live: fabric discovery from %s failed (port down, no access to "
-			      "/dev/infiniband/umad*, or SMPs unanswered)", l->where);
+			      "/dev/infiniband/umad*, or SMPs unanswered)",
+			      l->where);
 		return -1;
 	}
 	l->mad = mad_rpc_open_port(ca_name, portnum, classes, 2);
@@ -178,7 +178,10 @@ static int add_node(struct live *l, ibnd_node_t *n)
 	desc[IB_SMP_DATA_SIZE] = '\0';
 	/* Same ids as the subnet.lst loader and ibnetdiscover, so reports read alike. */
 	snprintf(id, sizeof(id), "%c-%016" PRIx64,
-		 type == FAB_SWITCH ? 'S' : type == FAB_CA ? 'H' : 'R', n->guid);
+		 type == FAB_SWITCH ? 'S'
+		 : type == FAB_CA   ? 'H'
+				    : 'R',
+		 n->guid);
 	idx = fabric_add_node(l->f, type, n->guid, (unsigned)n->numports, id, desc);
 	if (idx == FAB_NONE) {
 		fab_error_set(l->err, "live: out of memory");
@@ -192,7 +195,8 @@ static int add_node(struct live *l, ibnd_node_t *n)
 	if (type == FAB_SWITCH && !n->ports[0]) {
 		fab_error_set(l->err,
 			      "live: switch 0x%016" PRIx64 " \"%s\": no PortInfo for port 0 "
-			      "(its LID is unknown)", n->guid, desc);
+			      "(its LID is unknown)",
+			      n->guid, desc);
 		return -1;
 	}
 	return 0;
@@ -244,8 +248,10 @@ static int add_links(struct live *l)
 			peer = node_of(l, rp->node);
 			if (peer == FAB_NONE ||
 			    fabric_link(f, n, (unsigned)k, peer, (unsigned)rp->portnum, &lerr)) {
-				fab_error_set(l->err, "live: %s", peer == FAB_NONE ?
-					      "discovered link to an unknown node" : lerr.msg);
+				fab_error_set(l->err, "live: %s",
+					      peer == FAB_NONE
+						      ? "discovered link to an unknown node"
+						      : lerr.msg);
 				return -1;
 			}
 		}
@@ -279,8 +285,10 @@ static int build_fabric(struct live *l)
 		return -1;
 	/* Otherwise the verifier would walk no path and call the subnet fine. */
 	if (!l->f->max_lid) {
-		fab_error_set(l->err, "live: no port discovered from %s has a LID: is a subnet "
-			      "manager running?", l->where);
+		fab_error_set(l->err,
+			      "live: no port discovered from %s has a LID: is a subnet "
+			      "manager running?",
+			      l->where);
 		return -1;
 	}
 	return 0;
@@ -374,9 +382,9 @@ static int read_sl2vl(struct live *l, uint32_t sw, unsigned *max_vl)
 
 	for (in = 0; in <= nports; in++) {
 		for (out = 1; out <= nports; out++) {
-			uint8_t *map = r->sl2vl +
-				(((size_t)sw * r->sl2vl_stride + in) * r->sl2vl_stride + out) *
-				ROUTING_MAX_SL;
+			uint8_t *map =
+				r->sl2vl + (((size_t)sw * r->sl2vl_stride + in) * r->sl2vl_stride +
+					    out) * ROUTING_MAX_SL;
 
 			if (!pair_used(f, node, in, out))
 				continue;
@@ -428,9 +436,10 @@ static int read_tables(struct live *l)
 	if (uniform) {
 		/* Not an error (the check still runs), but the VL analysis guesses there. */
 		describe_switch(l, l->f->switches[first_uniform], sw, sizeof(sw));
-		fprintf(stderr, "sarnue: warning: %u switch%s (first: %s) answer%s no SL2VL query; "
-			"taking all SLs to use VL0 there\n", uniform, uniform > 1 ? "es" : "", sw,
-			uniform > 1 ? "" : "s");
+		fprintf(stderr,
+			"sarnue: warning: %u switch%s (first: %s) answer%s no SL2VL query; "
+			"taking all SLs to use VL0 there\n",
+			uniform, uniform > 1 ? "es" : "", sw, uniform > 1 ? "" : "s");
 	}
 	/*
 	 * Live tables carry no path SLs (those are in the SA), so every path is taken to use
@@ -440,8 +449,7 @@ static int read_tables(struct live *l)
 	return 0;
 }
 
-int live_load(struct fabric *f, struct routing *r, const char *ca, int port,
-	      struct fab_error *err)
+int live_load(struct fabric *f, struct routing *r, const char *ca, int port, struct fab_error *err)
 {
 	struct live l = { .f = f, .r = r, .err = err };
 	char ca_name[UMAD_CA_NAME_LEN];

@@ -12,7 +12,6 @@
  * Discovers the subnet from the local port (ca NULL and port 0: the first active one), builds
  * f (finalized, LIDs and LMC as programmed) and reads every switch's LFT and SL2VL tables into r.
  */
-int live_load(struct fabric *f, struct routing *r, const char *ca, int port,
-	      struct fab_error *err);
+int live_load(struct fabric *f, struct routing *r, const char *ca, int port, struct fab_error *err);
 
 #endif

@@ -72,12 +72,13 @@ static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, 
 
 static int parse_args(int argc, char **argv, struct route_args *a)
 {
-	static const struct option longopts[] = {
-		{ "engine", required_argument, NULL, 'e' }, { "out-dir", required_argument, NULL, 'o' },
-		{ "lmc", required_argument, NULL, 'l' },    { "vls", required_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },         { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+	static const struct option longopts[] = { { "engine", required_argument, NULL, 'e' },
+						  { "out-dir", required_argument, NULL, 'o' },
+						  { "lmc", required_argument, NULL, 'l' },
+						  { "vls", required_argument, NULL, 'v' },
+						  { "json", no_argument, NULL, 'j' },
+						  { "help", no_argument, NULL, 'h' },
+						  { NULL, 0, NULL, 0 } };
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -87,10 +88,18 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "e:o:O:hj", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': a->engine = optarg; break;
-		case 'o': a->out_dir = optarg; break;
-		case 'j': a->json = 1; break;
-		case 'O': options_set(&a->opts, optarg, "-O", 0, option_error, a); break;
+		case 'e':
+			a->engine = optarg;
+			break;
+		case 'o':
+			a->out_dir = optarg;
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		case 'O':
+			options_set(&a->opts, optarg, "-O", 0, option_error, a);
+			break;
 		case 'l':
 			if (parse_uint("--lmc", optarg, 0, 7, &a->net.lmc))
 				return EXIT_USAGE;
@@ -99,8 +108,12 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 			if (parse_uint("--vls", optarg, 1, 15, &a->net.op_vls))
 				return EXIT_USAGE;
 			break;
-		case 'h': printf(route_usage, options_help); return -1;
-		default: fprintf(stderr, route_usage, options_help); return EXIT_USAGE;
+		case 'h':
+			printf(route_usage, options_help);
+			return -1;
+		default:
+			fprintf(stderr, route_usage, options_help);
+			return EXIT_USAGE;
 		}
 	}
 	if (a->bad_option)
@@ -191,14 +204,14 @@ static long peak_rss_kib(void)
 }
 
 static void print_summary(const struct route_args *a, const struct fabric *f,
-			   const struct engine_result *res)
+			  const struct engine_result *res)
 {
 	if (a->json) {
 		printf("{\"engine\": \"%s\", \"switches\": %u, \"lids\": %u, \"route_seconds\": %.6f, "
 		       "\"verify_seconds\": %.6f, \"peak_rss_kib\": %ld, \"summary\": \"%s\", "
 		       "\"verify\": ",
-		       a->engine, f->nswitches, f->max_lid, res->route_seconds,
-		       res->verify_seconds, peak_rss_kib(), res->summary);
+		       a->engine, f->nswitches, f->max_lid, res->route_seconds, res->verify_seconds,
+		       peak_rss_kib(), res->summary);
 		if (res->verified)
 			verify_print_json(&res->verify, a->engine, stdout);
 		else

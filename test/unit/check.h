@@ -9,13 +9,12 @@
 
 static int check_failures;
 
-#define CHECK(expr)                                                                   \
-	do {                                                                          \
-		if (!(expr)) {                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-				#expr);                                               \
-			check_failures++;                                             \
-		}                                                                     \
+#define CHECK(expr)                                                                              \
+	do {                                                                                     \
+		if (!(expr)) {                                                                   \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #expr); \
+			check_failures++;                                                        \
+		}                                                                                \
 	} while (0)
 
 #define CHECK_RESULT() (check_failures ? 1 : 0)

@@ -28,7 +28,8 @@ static void test_valid(void)
 	struct errors e = { 0, "" };
 
 	options_defaults(&o);
-	CHECK(options_parse_line(&o, "nue_vls=4  job_map=/etc/opensm/jobs verify=no "
+	CHECK(options_parse_line(&o,
+				 "nue_vls=4  job_map=/etc/opensm/jobs verify=no "
 				 "updn_roots=0x10,0x20 dump=always",
 				 "event_plugin_options", 0, collect, &e) == 0);
 	CHECK(e.n == 0);

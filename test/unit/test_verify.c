@@ -19,11 +19,13 @@ static void route_clockwise(const struct fabric *f, struct routing *r, unsigned 
 
 		for (lid = 1; lid <= f->max_lid; lid++) {
 			uint32_t p = f->lid_port[lid];
-			uint32_t owner_sw = fabric_is_switch(f, f->ports[p].node) ?
-				f->nodes[f->ports[p].node].sw :
-				f->nodes[f->ports[f->ports[p].remote].node].sw;
+			uint32_t owner_sw =
+				fabric_is_switch(f, f->ports[p].node)
+					? f->nodes[f->ports[p].node].sw
+					: f->nodes[f->ports[f->ports[p].remote].node].sw;
 
-			/* testfab ports: 1 host; switch 0: 2 next, 3 previous; others the reverse */
+			/* testfab ports: 1 host; switch 0: 2 next, 3 previous; others the reverse
+			 */
 			if (owner_sw != s)
 				lft[lid] = s == 0 ? 2 : 3;
 			else
@@ -109,7 +111,8 @@ static void test_unreachable_and_forwarding_loop(void)
 	route_clockwise(&f, &r, 4);
 	/* Switch 1 forgets one host LID; switches 2 and 3 bounce another between them. */
 	for (lid = 1; lid <= f.max_lid; lid++)
-		if (f.lid_port[lid] != FAB_NONE && !fabric_is_switch(&f, f.ports[f.lid_port[lid]].node))
+		if (f.lid_port[lid] != FAB_NONE &&
+		    !fabric_is_switch(&f, f.ports[f.lid_port[lid]].node))
 			break;
 	routing_lft(&r, 1)[lid] = FAB_NO_PORT;
 	routing_lft(&r, 2)[lid + 1] = 3; /* to switch 3 */

@@ -34,7 +34,8 @@ static inline int testfab_build(struct fabric *f, unsigned nsw, unsigned hosts,
 			uint32_t h;
 
 			snprintf(name, sizeof(name), "h%u.%u", i, j);
-			h = fabric_add_node(f, FAB_CA, 0x100000 + 16 * (i * hosts + j), 1, name, name);
+			h = fabric_add_node(f, FAB_CA, 0x100000 + 16 * (i * hosts + j), 1, name,
+					    name);
 			if (h == FAB_NONE || fabric_link(f, i, ++used[i], h, 1, &err))
 				return -1;
 		}
