@@ -38,6 +38,19 @@ int routing_write_fdbs(const struct routing *r, const struct fabric *f, FILE *ou
 int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE *out);
 int routing_write_sl2vl(const struct routing *r, const struct fabric *f, FILE *out);
 
+enum dump_set {
+	DUMP_TOPOLOGY = 1, /* opensm-subnet.lst, and an empty opensm.mcfdbs for ibdmchk */
+	DUMP_LFTS = 2,	   /* opensm.fdbs */
+	DUMP_SLS = 4,	   /* sarnue-path-sl.dump, sarnue-sl2vl.dump */
+};
+
+/*
+ * Writes the chosen dump files into dir, each atomically.  Returns 0, or -1 with errno set and
+ * the path that failed in failed_path.
+ */
+int routing_write_dumps(const char *dir, const struct fabric *f, const struct routing *r,
+			unsigned set, char *failed_path, size_t failed_len);
+
 /* Writes a file through a temporary name and rename(), so readers never see half a file. */
 int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out), const void *ctx);
 

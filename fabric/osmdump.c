@@ -312,3 +312,68 @@ int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out
 	}
 	return ret;
 }
+
+struct dump_ctx {
+	const struct fabric *f;
+	const struct routing *r;
+};
+
+static int write_lst(const void *ctx, FILE *out)
+{
+	return fabric_write_subnet_lst(((const struct dump_ctx *)ctx)->f, out);
+}
+
+/* ibdmchk insists on a multicast dump; sarnue's engines route no multicast groups. */
+static int write_no_mcast(const void *ctx, FILE *out)
+{
+	(void)ctx;
+	return fputs("", out) < 0 ? -1 : 0;
+}
+
+static int write_fdbs(const void *ctx, FILE *out)
+{
+	const struct dump_ctx *d = ctx;
+
+	return routing_write_fdbs(d->r, d->f, out);
+}
+
+static int write_path_sl(const void *ctx, FILE *out)
+{
+	const struct dump_ctx *d = ctx;
+
+	return routing_write_path_sl(d->r, d->f, out);
+}
+
+static int write_sl2vl(const void *ctx, FILE *out)
+{
+	const struct dump_ctx *d = ctx;
+
+	return routing_write_sl2vl(d->r, d->f, out);
+}
+
+int routing_write_dumps(const char *dir, const struct fabric *f, const struct routing *r,
+			unsigned set, char *failed_path, size_t failed_len)
+{
+	static const struct {
+		const char *name;
+		unsigned set;
+		int (*fn)(const void *, FILE *);
+	} files[] = {
+		{ "opensm-subnet.lst", DUMP_TOPOLOGY, write_lst },
+		{ "opensm.mcfdbs", DUMP_TOPOLOGY, write_no_mcast },
+		{ "opensm.fdbs", DUMP_LFTS, write_fdbs },
+		{ "sarnue-path-sl.dump", DUMP_SLS, write_path_sl },
+		{ "sarnue-sl2vl.dump", DUMP_SLS, write_sl2vl },
+	};
+	struct dump_ctx ctx = { f, r };
+	unsigned i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (!(files[i].set & set))
+			continue;
+		snprintf(failed_path, failed_len, "%s/%s", dir, files[i].name);
+		if (write_file_atomic(failed_path, files[i].fn, &ctx))
+			return -1;
+	}
+	return 0;
+}

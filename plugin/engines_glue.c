@@ -94,25 +94,6 @@ static int build_lid_matrices(void *context)
 	return 0;
 }
 
-struct dump_ctx {
-	const struct fabric *f;
-	const struct routing *r;
-};
-
-static int write_path_sl(const void *ctx, FILE *out)
-{
-	const struct dump_ctx *d = ctx;
-
-	return routing_write_path_sl(d->r, d->f, out);
-}
-
-static int write_sl2vl(const void *ctx, FILE *out)
-{
-	const struct dump_ctx *d = ctx;
-
-	return routing_write_sl2vl(d->r, d->f, out);
-}
-
 static int want_dumps(const struct sarnue_plugin *p)
 {
 	if (p->opts.dump == OPT_DUMP_ALWAYS)
@@ -123,17 +104,12 @@ static int want_dumps(const struct sarnue_plugin *p)
 static void write_dumps(struct sarnue_engine *e)
 {
 	struct sarnue_plugin *p = e->plugin;
-	struct dump_ctx ctx = { &e->fabric, &e->routing };
 	const char *dir = p->osm->subn.opt.dump_files_dir;
 	char path[4096];
 
 	if (!want_dumps(p) || !dir)
 		return;
-	snprintf(path, sizeof(path), "%s/sarnue-path-sl.dump", dir);
-	if (write_file_atomic(path, write_path_sl, &ctx))
-		plog(p, OSM_LOG_ERROR, "ERR cannot write %s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/sarnue-sl2vl.dump", dir);
-	if (write_file_atomic(path, write_sl2vl, &ctx))
+	if (routing_write_dumps(dir, &e->fabric, &e->routing, DUMP_SLS, path, sizeof(path)))
 		plog(p, OSM_LOG_ERROR, "ERR cannot write %s: %s", path, strerror(errno));
 }
 

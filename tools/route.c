@@ -130,68 +130,18 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 	return 0;
 }
 
-struct dump_ctx {
-	const struct fabric *f;
-	const struct routing *r;
-};
-
-static int write_lst(const void *ctx, FILE *out)
-{
-	return fabric_write_subnet_lst(((const struct dump_ctx *)ctx)->f, out);
-}
-
-static int write_fdbs(const void *ctx, FILE *out)
-{
-	const struct dump_ctx *d = ctx;
-
-	return routing_write_fdbs(d->r, d->f, out);
-}
-
-static int write_path_sl(const void *ctx, FILE *out)
-{
-	const struct dump_ctx *d = ctx;
-
-	return routing_write_path_sl(d->r, d->f, out);
-}
-
-static int write_sl2vl(const void *ctx, FILE *out)
-{
-	const struct dump_ctx *d = ctx;
-
-	return routing_write_sl2vl(d->r, d->f, out);
-}
-
-/* ibdmchk insists on a multicast dump; offline routing has no multicast groups. */
-static int write_no_mcast(const void *ctx, FILE *out)
-{
-	(void)ctx;
-	return fputs("", out) < 0 ? -1 : 0;
-}
-
 static int write_dumps(const char *dir, const struct fabric *f, const struct routing *r)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(const void *, FILE *);
-	} files[] = { { "opensm-subnet.lst", write_lst },
-		      { "opensm.fdbs", write_fdbs },
-		      { "opensm.mcfdbs", write_no_mcast },
-		      { "sarnue-path-sl.dump", write_path_sl },
-		      { "sarnue-sl2vl.dump", write_sl2vl } };
-	struct dump_ctx ctx = { f, r };
 	char path[4096];
-	unsigned i;
 
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		cli_error("route", "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
-		if (write_file_atomic(path, files[i].fn, &ctx)) {
-			cli_error("route", "%s: %s", path, strerror(errno));
-			return -1;
-		}
+	if (routing_write_dumps(dir, f, r, DUMP_TOPOLOGY | DUMP_LFTS | DUMP_SLS, path,
+				sizeof(path))) {
+		cli_error("route", "%s: %s", path, strerror(errno));
+		return -1;
 	}
 	return 0;
 }

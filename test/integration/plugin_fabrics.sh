@@ -28,6 +28,14 @@ gen ktree ktree --k 4 --n 3 &&
 	t_route_and_judge "$SIM_TMP/ktree.net" "4-ary 3-tree"
 gen faulty random --switches 16 --degree 4 --hosts-per-switch 2 --remove-links 3 --seed 3 &&
 	t_route_and_judge "$SIM_TMP/faulty.net" "random graph with 3 links removed"
+# With QoS on, OpenSM programs SL2VL through the engine's update_sl2vl: the live check reads
+# those tables back from the switches, and they must keep every SL on VL 0.
+SIM_QOS=TRUE
+export SIM_QOS
+if gen qos random --switches 12 --degree 3 --hosts-per-switch 2 --seed 4; then
+	t_route_and_judge "$SIM_TMP/qos.net" "random graph with qos TRUE"
+fi
+SIM_QOS=FALSE
 SIM_LMC=1 SIM_IBDMCHK_LMC=0
 export SIM_LMC SIM_IBDMCHK_LMC
 gen lmc fattree2 --leaves 4 --spines 2 --hosts-per-leaf 2 &&

@@ -100,5 +100,16 @@ t_route_and_judge() {
 	else
 		t_fail "$name: LFTs read back from the switches"
 	fi
+	# With qos TRUE OpenSM programs SL2VL through the engine's update_sl2vl; sar-updn keeps
+	# every SL on VL 0, unlike ibsim's default map (SL n -> VL n).
+	if [[ ${SIM_QOS:-FALSE} == TRUE ]]; then
+		if sim_read_sl2vl "$SIM_TMP/sl2vl.live"; then
+			t_expect "$name: every switch maps every SL to VL 0" \
+				awk 'NF != 11 { exit 1 } { for (i = 4; i <= 11; i++) if ($i != "0x00") exit 1 }
+				     END { exit NR == 0 }' "$SIM_TMP/sl2vl.live"
+		else
+			t_fail "$name: SL2VL read back from the switches"
+		fi
+	fi
 	sim_stop_ibsim
 }
