@@ -57,6 +57,13 @@ static inline uint8_t *routing_hops(const struct routing *r, uint32_t sw)
 }
 
 uint8_t routing_path_sl(const struct routing *r, uint16_t slid, uint16_t dlid);
+
+/* False when every source uses the same SL towards a given destination. */
+static inline int routing_sl_per_source(const struct routing *r)
+{
+	(void)r;
+	return 0;
+}
 uint8_t routing_sl2vl(const struct routing *r, uint32_t sw, unsigned in_port, unsigned out_port,
 		      unsigned sl);
 

@@ -149,7 +149,12 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 		/* What follows a switch depends on the VL the packet leaves it on. */
 		uint32_t key = sw * VERIFY_MAX_VLS + vl_out, q, peer;
 
-		if (out != FAB_NO_PORT && out != 0 && out <= n->nports && in_ch != FAB_NONE)
+		/*
+		 * A channel leaving an end port has no predecessor, so it cannot lie on a cycle:
+		 * only dependencies between switch-to-switch channels are kept.
+		 */
+		if (out != FAB_NO_PORT && out != 0 && out <= n->nports && in_ch != FAB_NONE &&
+		    fabric_is_switch(f, f->ports[in_ch].node))
 			add_dep(w, vl_in, in_ch, vl_out, n->first_port + out);
 		if (w->stamp[key] == w->pass) {
 			if (w->state[key] == W_ACTIVE) {
@@ -264,6 +269,9 @@ static uint16_t sls_towards(const struct walker *w, unsigned dlid)
 	uint16_t mask = 0;
 	uint32_t i;
 
+	if (!routing_sl_per_source(w->r))
+		return (uint16_t)(1u << routing_path_sl(w->r, 0, (uint16_t)dlid));
+
 	for (i = 0; i < f->nendports; i++) {
 		const struct fab_port *p = &f->ports[f->endports[i]];
 		unsigned k;
@@ -279,6 +287,7 @@ static void check_destination(struct walker *w, unsigned dlid)
 {
 	const struct fabric *f = w->f;
 	uint16_t mask = sls_towards(w, dlid);
+	int per_source = routing_sl_per_source(w->r);
 	unsigned sl;
 	uint32_t i;
 
@@ -297,7 +306,8 @@ static void check_destination(struct walker *w, unsigned dlid)
 			for (k = 0; k < (1u << p->lmc); k++) {
 				unsigned slid = p->base_lid + k;
 
-				if (routing_path_sl(w->r, (uint16_t)slid, (uint16_t)dlid) == sl)
+				if (!per_source ||
+				    routing_path_sl(w->r, (uint16_t)slid, (uint16_t)dlid) == sl)
 					check_pair(w, src, slid, dlid, sl);
 			}
 		}
