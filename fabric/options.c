@@ -13,6 +13,9 @@ const char options_help[] =
 	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
 	"  job_map=PATH              job map file: one 'hostname jobid' per line\n"
+	"  job_host_match=first-word|description\n"
+	"                            how job map hostnames match HCA node descriptions\n"
+	"                            (default first-word: 'node0001 HCA-1' is node0001)\n"
 	"  verify=yes|no             verify tables before they reach OpenSM (default yes)\n"
 	"  dump=auto|always|never    write sarnue-path-sl.dump and sarnue-sl2vl.dump\n"
 	"                            (auto: when OpenSM's routing log flag 0x40 is on)\n"
@@ -109,6 +112,15 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_bool(v, &o->verify);
 	if (!strcmp(key, "job_map"))
 		return set_path(o->job_map, v);
+	if (!strcmp(key, "job_host_match")) {
+		if (!strcmp(v, "first-word"))
+			o->job_host_match = JOB_MATCH_FIRST_WORD;
+		else if (!strcmp(v, "description"))
+			o->job_host_match = JOB_MATCH_DESCRIPTION;
+		else
+			return -1;
+		return 0;
+	}
 	if (!strcmp(key, "dump")) {
 		if (!strcmp(v, "auto"))
 			o->dump = OPT_DUMP_AUTO;

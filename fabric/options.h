@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "fabric.h"
+#include "jobmap.h"
 
 #define OPT_PATH_MAX 1024
 
@@ -26,6 +27,7 @@ struct sarnue_options {
 	int verify;	    /* run the verifier before tables reach OpenSM */
 	enum opt_dump dump; /* write path-SL and SL2VL dumps */
 	char job_map[OPT_PATH_MAX];
+	enum job_host_match job_host_match;
 	char config[OPT_PATH_MAX];
 };
 

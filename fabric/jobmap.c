@@ -1,0 +1,517 @@
+/*
+ * jobmap.c - parsing the job map file and binding its hostnames to the fabric's CA nodes (see
+ * jobmap.h for the format and who uses it).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobmap.h"
+
+/* Open-addressing table of string offsets, used for job ids and for hostnames. */
+struct str_table {
+	uint32_t *slot; /* value + 1, 0 = empty */
+	uint32_t cap;
+};
+
+static uint32_t str_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static int str_table_init(struct str_table *t, uint32_t expected)
+{
+	t->cap = 16;
+	while (t->cap < 2 * expected + 16)
+		t->cap *= 2;
+	t->slot = calloc(t->cap, sizeof(*t->slot));
+	return t->slot ? 0 : -1;
+}
+
+/*
+ * Finds the slot for key: either the one holding a value whose name (through name_of) equals key,
+ * or the empty one where it belongs.
+ */
+static uint32_t *str_table_find(const struct str_table *t, const char *key, size_t len,
+				const char *(*name_of)(const void *ctx, uint32_t value),
+				size_t (*len_of)(const void *ctx, uint32_t value), const void *ctx)
+{
+	uint32_t i = str_hash(key, len) & (t->cap - 1);
+
+	for (;; i = (i + 1) & (t->cap - 1)) {
+		uint32_t v = t->slot[i];
+
+		if (!v)
+			return &t->slot[i];
+		if (len_of(ctx, v - 1) == len && !memcmp(name_of(ctx, v - 1), key, len))
+			return &t->slot[i];
+	}
+}
+
+void job_map_init(struct job_map *jm)
+{
+	memset(jm, 0, sizeof(*jm));
+}
+
+static void job_map_unbind(struct job_map *jm)
+{
+	free(jm->node_off);
+	free(jm->node_jobs);
+	free(jm->job_ports);
+	jm->node_off = jm->node_jobs = jm->job_ports = NULL;
+	jm->nnodes = 0;
+	jm->unknown_hosts = 0;
+	jm->first_unknown[0] = '\0';
+}
+
+void job_map_free(struct job_map *jm)
+{
+	job_map_unbind(jm);
+	free(jm->strings);
+	free(jm->entries);
+	free(jm->job_name);
+	job_map_init(jm);
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, (size_t)ncap * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static int add_string(struct job_map *jm, const char *s, size_t len, uint32_t *off)
+{
+	size_t need = jm->strings_len + len + 1;
+
+	if (need > jm->strings_cap) {
+		size_t ncap = jm->strings_cap ? jm->strings_cap : 4096;
+		char *p;
+
+		while (ncap < need)
+			ncap *= 2;
+		p = realloc(jm->strings, ncap);
+		if (!p)
+			return -1;
+		jm->strings = p;
+		jm->strings_cap = ncap;
+	}
+	memcpy(jm->strings + jm->strings_len, s, len);
+	jm->strings[jm->strings_len + len] = '\0';
+	*off = (uint32_t)jm->strings_len;
+	jm->strings_len = need;
+	return 0;
+}
+
+static const char *job_name_of(const void *ctx, uint32_t job)
+{
+	const struct job_map *jm = ctx;
+
+	return job_map_job_name(jm, job);
+}
+
+static size_t job_len_of(const void *ctx, uint32_t job)
+{
+	return strlen(job_name_of(ctx, job));
+}
+
+/* Index of the job called name, added when new; the table is rebuilt as jobs grow. */
+static int intern_job(struct job_map *jm, struct str_table *t, const char *name, size_t len,
+		      uint32_t *job)
+{
+	uint32_t *slot, off, i;
+
+	if (2 * (jm->njobs + 1) > t->cap) {
+		struct str_table bigger;
+
+		if (str_table_init(&bigger, jm->njobs + 1))
+			return -1;
+		for (i = 0; i < jm->njobs; i++)
+			*str_table_find(&bigger, job_map_job_name(jm, i),
+					strlen(job_map_job_name(jm, i)), job_name_of, job_len_of,
+					jm) = i + 1;
+		free(t->slot);
+		*t = bigger;
+	}
+	slot = str_table_find(t, name, len, job_name_of, job_len_of, jm);
+	if (*slot) {
+		*job = *slot - 1;
+		return 0;
+	}
+	if (grow((void **)&jm->job_name, &jm->jobs_cap, jm->njobs + 1, sizeof(*jm->job_name)) ||
+	    add_string(jm, name, len, &off))
+		return -1;
+	jm->job_name[jm->njobs] = off;
+	*job = jm->njobs++;
+	*slot = *job + 1;
+	return 0;
+}
+
+/* Splits a line into at most three blank-separated words (the third flags extra text). */
+static unsigned split_words(char *line, char *word[3], size_t len[3])
+{
+	unsigned n = 0;
+	char *p = line;
+
+	for (;;) {
+		p += strspn(p, " \t\r\n\v\f");
+		if (!*p || *p == '#' || n == 3)
+			return n;
+		word[n] = p;
+		p += strcspn(p, " \t\r\n\v\f#");
+		len[n] = (size_t)(p - word[n]);
+		n++;
+	}
+}
+
+static int parse_line(struct job_map *jm, struct str_table *jobs, char *line, const char *name,
+		      uint32_t lineno, struct fab_error *err)
+{
+	char *word[3];
+	size_t len[3];
+	unsigned n = split_words(line, word, len);
+	uint32_t host, job;
+
+	if (n == 0)
+		return 0;
+	if (n != 2) {
+		fab_error_set(err, "%s:%u: expected 'hostname jobid', got %s", name, lineno,
+			      n == 1 ? "one word" : "more than two words");
+		return -1;
+	}
+	if (len[0] > JOB_MAP_MAX_NAME || len[1] > JOB_MAP_MAX_NAME) {
+		fab_error_set(err, "%s:%u: %s longer than %d characters", name, lineno,
+			      len[0] > JOB_MAP_MAX_NAME ? "hostname" : "job id", JOB_MAP_MAX_NAME);
+		return -1;
+	}
+	if (intern_job(jm, jobs, word[1], len[1], &job) || add_string(jm, word[0], len[0], &host) ||
+	    grow((void **)&jm->entries, &jm->entries_cap, jm->nentries + 1, sizeof(*jm->entries))) {
+		fab_error_set(err, "%s:%u: out of memory", name, lineno);
+		return -1;
+	}
+	jm->entries[jm->nentries].host = host;
+	jm->entries[jm->nentries].job = job;
+	jm->entries[jm->nentries].line = lineno;
+	jm->nentries++;
+	return 0;
+}
+
+int job_map_parse_text(struct job_map *jm, const char *text, const char *name,
+		       struct fab_error *err)
+{
+	struct str_table jobs = { 0 };
+	uint32_t lineno = 0;
+	char *copy, *line, *next;
+	int rc = -1;
+
+	job_map_free(jm);
+	copy = strdup(text);
+	if (!copy || str_table_init(&jobs, 64)) {
+		fab_error_set(err, "%s: out of memory", name);
+		goto out;
+	}
+	for (line = copy; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		if (parse_line(jm, &jobs, line, name, lineno, err))
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc)
+		job_map_free(jm);
+	free(jobs.slot);
+	free(copy);
+	return rc;
+}
+
+int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
+{
+	FILE *fp = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	int rc = -1;
+
+	job_map_free(jm);
+	if (!fp) {
+		fab_error_set(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	do {
+		if (len + 4096 + 1 > cap) {
+			char *p;
+
+			cap = cap ? 2 * cap : 65536;
+			p = realloc(text, cap);
+			if (!p) {
+				fab_error_set(err, "%s: out of memory", path);
+				goto out;
+			}
+			text = p;
+		}
+		n = fread(text + len, 1, cap - len - 1, fp);
+		len += n;
+	} while (n > 0);
+	if (ferror(fp)) {
+		fab_error_set(err, "%s: read error", path);
+		goto out;
+	}
+	if (memchr(text, '\0', len)) {
+		fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", path,
+			      (size_t)((char *)memchr(text, '\0', len) - text));
+		goto out;
+	}
+	text[len] = '\0';
+	rc = job_map_parse_text(jm, text, path, err);
+out:
+	free(text);
+	fclose(fp);
+	return rc;
+}
+
+/* Length of the hostname a node description stands for under the match rule. */
+static size_t host_key_len(const char *desc, enum job_host_match match)
+{
+	if (match == JOB_MATCH_DESCRIPTION)
+		return strlen(desc);
+	return strcspn(desc, " \t");
+}
+
+struct host_index {
+	const struct fabric *f;
+	enum job_host_match match;
+	struct str_table table; /* hostname -> first CA node with it */
+	uint32_t *next_node;	/* [nnodes]: next CA node with the same hostname */
+};
+
+static const char *node_name_of(const void *ctx, uint32_t node)
+{
+	const struct host_index *hi = ctx;
+
+	return fabric_node_desc(hi->f, node);
+}
+
+static size_t node_len_of(const void *ctx, uint32_t node)
+{
+	const struct host_index *hi = ctx;
+
+	return host_key_len(fabric_node_desc(hi->f, node), hi->match);
+}
+
+static int host_index_build(struct host_index *hi, const struct fabric *f,
+			    enum job_host_match match)
+{
+	uint32_t n;
+
+	hi->f = f;
+	hi->match = match;
+	hi->next_node = malloc((f->nnodes ? f->nnodes : 1) * sizeof(*hi->next_node));
+	if (!hi->next_node || str_table_init(&hi->table, f->nnodes))
+		return -1;
+	for (n = 0; n < f->nnodes; n++) {
+		const char *desc = fabric_node_desc(f, n);
+		size_t len = host_key_len(desc, match);
+		uint32_t *slot;
+
+		hi->next_node[n] = FAB_NONE;
+		if (f->nodes[n].type == FAB_SWITCH || !len)
+			continue;
+		slot = str_table_find(&hi->table, desc, len, node_name_of, node_len_of, hi);
+		/* Keep nodes of one host in ascending order: append at the chain's end. */
+		if (*slot) {
+			uint32_t m = *slot - 1;
+
+			while (hi->next_node[m] != FAB_NONE)
+				m = hi->next_node[m];
+			hi->next_node[m] = n;
+		} else {
+			*slot = n + 1;
+		}
+	}
+	return 0;
+}
+
+static uint32_t host_index_first(const struct host_index *hi, const char *host)
+{
+	uint32_t *slot =
+		str_table_find(&hi->table, host, strlen(host), node_name_of, node_len_of, hi);
+
+	return *slot ? *slot - 1 : FAB_NONE;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts each node's job list and drops duplicates, compacting the CSR arrays. */
+static void compact_node_jobs(struct job_map *jm)
+{
+	uint32_t n, w = 0, start = 0;
+
+	for (n = 0; n < jm->nnodes; n++) {
+		uint32_t end = jm->node_off[n + 1], i, first = w;
+
+		qsort(jm->node_jobs + start, end - start, sizeof(uint32_t), cmp_u32);
+		for (i = start; i < end; i++)
+			if (w == first || jm->node_jobs[w - 1] != jm->node_jobs[i])
+				jm->node_jobs[w++] = jm->node_jobs[i];
+		jm->node_off[n] = first;
+		start = end;
+	}
+	jm->node_off[jm->nnodes] = w;
+}
+
+static void count_job_ports(struct job_map *jm, const struct fabric *f)
+{
+	uint32_t n, p, i;
+
+	for (n = 0; n < f->nnodes; n++) {
+		const struct fab_node *node = &f->nodes[n];
+		uint32_t lid_ports = 0;
+
+		if (node->type == FAB_SWITCH || jm->node_off[n] == jm->node_off[n + 1])
+			continue;
+		for (p = 1; p <= node->nports; p++)
+			if (f->ports[node->first_port + p].base_lid)
+				lid_ports++;
+		for (i = jm->node_off[n]; i < jm->node_off[n + 1]; i++)
+			jm->job_ports[jm->node_jobs[i]] += lid_ports;
+	}
+}
+
+static const char *entry_host_of(const void *ctx, uint32_t entry)
+{
+	const struct job_map *jm = ctx;
+
+	return jm->strings + jm->entries[entry].host;
+}
+
+static size_t entry_host_len_of(const void *ctx, uint32_t entry)
+{
+	return strlen(entry_host_of(ctx, entry));
+}
+
+/* Counts distinct unknown hostnames, remembering the first for the log line. */
+static void note_unknown(struct job_map *jm, struct str_table *unknown, uint32_t entry)
+{
+	const char *host = entry_host_of(jm, entry);
+	uint32_t *slot =
+		str_table_find(unknown, host, strlen(host), entry_host_of, entry_host_len_of, jm);
+
+	if (*slot)
+		return;
+	*slot = entry + 1;
+	if (!jm->unknown_hosts++)
+		snprintf(jm->first_unknown, sizeof(jm->first_unknown), "%s", host);
+}
+
+/* Second CSR pass: writes each entry's job into the slots of every node of its host. */
+static int place_entries(struct job_map *jm, const struct host_index *hi)
+{
+	uint32_t *cursor = malloc(((size_t)jm->nnodes + 1) * sizeof(*cursor));
+	uint32_t e;
+
+	if (!cursor)
+		return -1;
+	memcpy(cursor, jm->node_off, (size_t)jm->nnodes * sizeof(*cursor));
+	for (e = 0; e < jm->nentries; e++) {
+		uint32_t node = host_index_first(hi, entry_host_of(jm, e));
+
+		for (; node != FAB_NONE; node = hi->next_node[node])
+			jm->node_jobs[cursor[node]++] = jm->entries[e].job;
+	}
+	free(cursor);
+	return 0;
+}
+
+int job_map_bind(struct job_map *jm, const struct fabric *f, enum job_host_match match,
+		 struct fab_error *err)
+{
+	struct host_index hi = { 0 };
+	struct str_table unknown = { 0 };
+	uint32_t e, n, total = 0;
+	int rc = -1;
+
+	job_map_unbind(jm);
+	jm->nnodes = f->nnodes;
+	jm->node_off = calloc((size_t)f->nnodes + 1, sizeof(*jm->node_off));
+	jm->job_ports = calloc(jm->njobs ? jm->njobs : 1, sizeof(*jm->job_ports));
+	if (!jm->node_off || !jm->job_ports || host_index_build(&hi, f, match) ||
+	    str_table_init(&unknown, jm->nentries))
+		goto nomem;
+
+	for (e = 0; e < jm->nentries; e++) {
+		uint32_t node = host_index_first(&hi, entry_host_of(jm, e));
+
+		if (node == FAB_NONE)
+			note_unknown(jm, &unknown, e);
+		for (; node != FAB_NONE; node = hi.next_node[node]) {
+			jm->node_off[node + 1]++;
+			total++;
+		}
+	}
+	for (n = 0; n < f->nnodes; n++)
+		jm->node_off[n + 1] += jm->node_off[n];
+	jm->node_jobs = malloc((total ? total : 1) * sizeof(*jm->node_jobs));
+	if (!jm->node_jobs || place_entries(jm, &hi))
+		goto nomem;
+	compact_node_jobs(jm);
+	count_job_ports(jm, f);
+	rc = 0;
+	goto out;
+nomem:
+	fab_error_set(err, "job map: out of memory binding %u entries", jm->nentries);
+	job_map_unbind(jm);
+out:
+	free(unknown.slot);
+	free(hi.table.slot);
+	free(hi.next_node);
+	return rc;
+}
+
+int job_map_share_job(const struct job_map *jm, uint32_t node_a, uint32_t node_b)
+{
+	uint32_t na, nb, i = 0, j = 0;
+	const uint32_t *a = job_map_node_jobs(jm, node_a, &na);
+	const uint32_t *b = job_map_node_jobs(jm, node_b, &nb);
+
+	while (i < na && j < nb) {
+		if (a[i] == b[j])
+			return 1;
+		if (a[i] < b[j])
+			i++;
+		else
+			j++;
+	}
+	return 0;
+}
+
+uint32_t job_map_bound_nodes(const struct job_map *jm)
+{
+	uint32_t n, count = 0;
+
+	for (n = 0; n < jm->nnodes; n++)
+		count += jm->node_off[n + 1] > jm->node_off[n];
+	return count;
+}
