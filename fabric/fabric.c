@@ -565,3 +565,24 @@ uint32_t fabric_switch_by_guid(const struct fabric *f, uint64_t guid)
 	}
 	return FAB_NONE;
 }
+
+uint32_t fabric_lid_switch(const struct fabric *f, uint32_t lid, uint8_t *exit_port)
+{
+	uint32_t p = lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE, r;
+	const struct fab_port *port;
+
+	if (p == FAB_NONE)
+		return FAB_NONE;
+	port = &f->ports[p];
+	if (fabric_is_switch(f, port->node)) {
+		*exit_port = 0;
+		return f->nodes[port->node].sw;
+	}
+	if (!fabric_channel_up(f, p))
+		return FAB_NONE;
+	r = port->remote;
+	if (!fabric_is_switch(f, f->ports[r].node))
+		return FAB_NONE;
+	*exit_port = f->ports[r].num;
+	return f->nodes[f->ports[r].node].sw;
+}

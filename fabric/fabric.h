@@ -125,6 +125,12 @@ static inline int fabric_is_switch(const struct fabric *f, uint32_t node)
 uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port);
 
 /*
+ * The switch (index among switches) that delivers a LID, and the port the packet leaves it by (0
+ * for the switch's own LID); FAB_NONE when the LID's port has no active link to a switch.
+ */
+uint32_t fabric_lid_switch(const struct fabric *f, uint32_t lid, uint8_t *exit_port);
+
+/*
  * Assigns LIDs to a model that came without them (net files): switches first in GUID order,
  * then CA/router ports, each port getting a block of 2^lmc LIDs aligned as OpenSM does.
  */

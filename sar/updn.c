@@ -113,31 +113,6 @@ static void bfs(const struct updn *u, uint32_t *dist)
 	}
 }
 
-/*
- * The switch a LID is delivered by, and the port it leaves that switch through; FAB_NONE when the
- * LID's port has no active link to a switch.
- */
-static uint32_t lid_delivery(const struct fabric *f, uint32_t lid, uint8_t *exit_port)
-{
-	uint32_t p = f->lid_port[lid], r;
-	const struct fab_port *port;
-
-	if (p == FAB_NONE)
-		return FAB_NONE;
-	port = &f->ports[p];
-	if (fabric_is_switch(f, port->node)) {
-		*exit_port = 0;
-		return f->nodes[port->node].sw;
-	}
-	if (!fabric_channel_up(f, p))
-		return FAB_NONE;
-	r = port->remote;
-	if (!fabric_is_switch(f, f->ports[r].node))
-		return FAB_NONE;
-	*exit_port = f->ports[r].num;
-	return f->nodes[f->ports[r].node].sw;
-}
-
 static int index_lids(struct updn *u, struct fab_error *err)
 {
 	const struct fabric *f = u->f;
@@ -149,7 +124,7 @@ static int index_lids(struct updn *u, struct fab_error *err)
 
 		if (p == FAB_NONE)
 			continue;
-		s = lid_delivery(f, lid, &u->lid_exit[lid]);
+		s = fabric_lid_switch(f, lid, &u->lid_exit[lid]);
 		if (s == FAB_NONE) {
 			fab_error_set(
 				err, "%s port %u (LID %u) has a LID but no active link to a switch",
@@ -171,7 +146,7 @@ static int index_lids(struct updn *u, struct fab_error *err)
 
 		if (f->lid_port[lid] == FAB_NONE)
 			continue;
-		s = lid_delivery(f, lid, &exit_port);
+		s = fabric_lid_switch(f, lid, &exit_port);
 		u->lid_list[fill[s]++] = lid;
 	}
 	free(fill);
