@@ -27,6 +27,7 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_vls = 1;
 	o->verify = 1;
 	o->dump = OPT_DUMP_AUTO;
+	o->sl2vl_programmed = 1;
 }
 
 static int report(opt_error_fn on_error, void *ctx, const char *source, unsigned line,

@@ -4,12 +4,14 @@
  */
 #include "engines.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "nue.h"
 #include "updn.h"
 
-const char *const engine_names[] = { "sar-updn", NULL };
+const char *const engine_names[] = { "sar-updn", "sar-nue", NULL };
 
 int engine_known(const char *name)
 {
@@ -49,6 +51,47 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 					 " 0x%016llx", (unsigned long long)rep.root_guids[i]);
 	if (rep.nroots > 4 && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
+	return 0;
+}
+
+/*
+ * Without SL2VL programming every SL maps to VL 0, so layers above 0 would share VL 0 and
+ * deadlock: route with one layer and say so.
+ */
+static unsigned nue_layers(const struct sarnue_options *o, struct engine_result *res)
+{
+	if (o->nue_vls <= 1 || o->sl2vl_programmed)
+		return o->nue_vls;
+	snprintf(res->warning, sizeof(res->warning),
+		 "nue_vls=%u needs SL2VL tables, which OpenSM programs only with 'qos TRUE'; "
+		 "routing with 1 VL",
+		 o->nue_vls);
+	return 1;
+}
+
+static int run_nue(const struct fabric *f, const struct sarnue_options *o,
+		   const struct job_map *jobs, struct routing *r, struct engine_result *res,
+		   struct fab_error *err)
+{
+	struct nue_opts no = { .vls = nue_layers(o, res), .jobs = jobs };
+	struct nue_report rep;
+	size_t used;
+	unsigned i;
+
+	if (nue_route(f, &no, r, &rep, err))
+		return -1;
+	used = (size_t)snprintf(res->summary, sizeof(res->summary), "%u VL%s (%s), %u destinations",
+				rep.vls, rep.vls == 1 ? "" : "s", rep.partitioner,
+				rep.destinations);
+	for (i = 0; i < rep.vls && rep.vls > 1 && used < sizeof(res->summary); i++)
+		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used, "%s%u",
+					 i ? "/" : " per layer ", rep.dests_per_layer[i]);
+	if (used < sizeof(res->summary))
+		snprintf(res->summary + used, sizeof(res->summary) - used,
+			 ", %u fall-backs to escape paths, %u backtracks, %u shortcuts, "
+			 "%u job destinations, %llu cycle searches",
+			 rep.fallbacks, rep.backtracks, rep.shortcuts, rep.job_destinations,
+			 (unsigned long long)rep.cycle_searches);
 	return 0;
 }
 
@@ -109,6 +152,8 @@ int engine_run(const char *name, const struct fabric *f, const struct sarnue_opt
 		return -1;
 	if (!strcmp(name, "sar-updn")) {
 		rc = run_updn(f, o, r, res, err);
+	} else if (!strcmp(name, "sar-nue")) {
+		rc = run_nue(f, o, NULL, r, res, err);
 	} else {
 		fab_error_set(err, "unknown engine '%s'", name);
 		return -1;

@@ -16,6 +16,7 @@ struct engine_result {
 	struct verify_report verify; /* valid when verified */
 	int verified;
 	char summary[512]; /* engine-specific: roots, ranks, layers, fall-backs */
+	char warning[256]; /* something the operator should fix, or empty */
 };
 
 /* Names OpenSM's routing_engine option selects; NULL-terminated. */

@@ -1,0 +1,79 @@
+/*
+ * cdg.h - the complete channel dependency graph of one virtual layer (thesis definition 6.1),
+ * the structure Nue routes in.
+ *
+ * Vertices are the switch-to-switch channels of the fabric, numbered as the fabric's CSR
+ * adjacency (channel i leaves through port sw_adj_port[i]).  Edges are the turns: channel a->b
+ * followed by b->c, every turn except the U-turn.  Each turn is unused, used (by a committed
+ * route or the escape paths), wet (used by the destination being routed, not yet committed) or
+ * blocked (known to close a cycle).  Channels towards and from end nodes are not vertices: a
+ * dependency into a delivery or out of an injection channel can never be part of a cycle.
+ *
+ * Acyclicity of the used turns is kept by a dynamic topological order (Pearce and Kelly): a new
+ * turn that agrees with the order is accepted in O(1); otherwise only the channels between the
+ * two positions are searched and reordered.  This replaces the thesis' subgraph numbering omega
+ * (section 6.2.6.1): it answers the same question, "does this turn close a cycle", and searches
+ * a region bounded by the order instead of the whole subgraph.
+ */
+#ifndef SARNUE_CDG_H
+#define SARNUE_CDG_H
+
+#include <stdint.h>
+
+#include "fabric.h"
+
+enum cdg_turn_state {
+	CDG_UNUSED = 0,
+	CDG_USED = 1,
+	CDG_WET = 2,
+	CDG_BLOCKED = 3,
+};
+
+struct cdg {
+	uint32_t nsw, nch;
+	const uint32_t *sw_off; /* the fabric's CSR offsets: channels leaving switch s */
+	uint32_t *tail, *head;	/* [nch]: switches at both ends */
+	uint32_t *rev;		/* [nch]: the channel in the other direction of the same link */
+	uint32_t *port_ch;	/* [fabric ports]: channel leaving through the port, or FAB_NONE */
+	uint32_t *turn_off;	/* [nch + 1]: turns of c are turn_off[c] + (c2 - sw_off[head[c]]) */
+	uint8_t *turn;		/* [nturns]: enum cdg_turn_state */
+	uint64_t nturns;
+
+	/* Dynamic topological order of the used turns. */
+	uint32_t *ord;	/* [nch]: position of the channel */
+	uint32_t *seen; /* [nch]: search stamp */
+	uint32_t stamp;
+	uint32_t *stack, *fwd, *bwd; /* [nch] scratch for the bounded searches */
+	uint64_t *pool;		     /* [2 * nch] scratch for reordering */
+	uint64_t searches, reorders; /* statistics */
+};
+
+/* Channels and turns of f's switch graph.  -1 on allocation failure. */
+int cdg_build(struct cdg *g, const struct fabric *f);
+void cdg_free(struct cdg *g);
+
+/* Every turn unused, channels in index order: a fresh layer. */
+void cdg_reset(struct cdg *g);
+
+static inline uint64_t cdg_turn_index(const struct cdg *g, uint32_t in, uint32_t out)
+{
+	return g->turn_off[in] + (out - g->sw_off[g->head[in]]);
+}
+
+/*
+ * Marks the turn in->out with state (CDG_USED or CDG_WET) unless it closes a cycle with the used
+ * and wet turns.  Returns 1 when the turn was added now, 0 when it already was used or wet, and
+ * -1 when it closes a cycle (the turn is then blocked) or is blocked already.
+ */
+int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t state);
+
+/* The channel that leaves through fabric port index port; FAB_NONE for end-node links. */
+static inline uint32_t cdg_channel_of_port(const struct cdg *g, uint32_t port)
+{
+	return g->port_ch[port];
+}
+
+/* Independent check (Kahn's algorithm) that the used and wet turns are acyclic; for tests. */
+int cdg_is_acyclic(const struct cdg *g);
+
+#endif

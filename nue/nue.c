@@ -1,0 +1,948 @@
+/*
+ * nue.c - Nue routing (thesis chapter 6; algorithms 6.2, 6.3, 6.5 and 6.6), see nue.h.
+ *
+ * Per virtual layer: the layer's destinations (nue_partition), a fresh complete channel
+ * dependency graph (cdg.h), escape paths along a spanning tree rooted at the layer's most central
+ * switch, then one modified Dijkstra per destination LID.  The Dijkstra runs over switches from
+ * the destination outwards; a switch y is reached through channel y->x only if the turn from
+ * y->x into x's own channel keeps the used dependencies acyclic, so the routing-induced CDG of
+ * every layer stays acyclic by construction.  Switches left unreached (islands) are connected by
+ * local backtracking: a reached neighbour switches to another of its channels, provided every
+ * dependency below it stays valid.  Only when that fails does the destination fall back to the
+ * escape paths.  Channel weights grow by the number of sources routed over each channel, for
+ * balance across destinations (and, with a job map, across the routes inside each job first, as
+ * thesis algorithm 5.1 does for DFSSSP).
+ *
+ * Switch LIDs are destinations like any other and are routed in the same dependency graphs.
+ */
+#include "nue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdg.h"
+#include "minheap.h"
+
+#define INF_DIST UINT64_MAX
+#define AT_DEST (FAB_NONE - 1) /* out[] of the destination switch: delivery, no dependency */
+
+struct turn_list {
+	uint32_t *turn;
+	uint32_t n, cap;
+};
+
+struct nue {
+	const struct fabric *f;
+	const struct nue_opts *o;
+	struct routing *r;
+	struct nue_report *rep;
+	struct cdg g;
+	uint32_t nsw, nch;
+	unsigned k;
+
+	uint32_t *lid_sw;  /* [max_lid + 1]: delivering switch, FAB_NONE if no LID */
+	uint8_t *lid_exit; /* [max_lid + 1]: port out of that switch, 0 for its own LID */
+	uint8_t *lid_layer;
+	uint8_t *part; /* [nendports] */
+	uint32_t *dest, ndest;
+	uint64_t *keys;	      /* [max_lid + 1] sort keys */
+	uint32_t *dest_count; /* [nsw]: destinations of the current layer per switch */
+
+	uint64_t *w_all, *w_job; /* [nch] channel weights; w_job only for the job phase */
+	uint32_t *src_lids;	 /* [nsw]: LIDs that send from each switch */
+	uint32_t *job_off;	 /* job phase: [njobs + 1] CSR over (switch, LIDs) pairs */
+	uint32_t *job_sw, *job_lids;
+
+	uint32_t root;
+	uint32_t *esc_up; /* [nsw]: tree channel towards the root */
+	uint32_t *esc_sub, *esc_order, *esc_child_off, *esc_child;
+
+	uint64_t *dist;
+	uint32_t *out;
+	uint8_t *done;
+	struct minheap heap;
+	struct turn_list wet, blocked, attempt;
+	uint32_t *depth, *acc, *scratch, *children, *seen;
+	uint32_t stamp;
+	uint64_t *cand;
+	uint32_t cand_cap;
+};
+
+static int list_push(struct turn_list *l, uint64_t turn)
+{
+	if (l->n == l->cap) {
+		uint32_t ncap = l->cap ? 2 * l->cap : 256;
+		uint32_t *p = realloc(l->turn, sizeof(uint32_t) * ncap);
+
+		if (!p)
+			return -1;
+		l->turn = p;
+		l->cap = ncap;
+	}
+	l->turn[l->n++] = (uint32_t)turn;
+	return 0;
+}
+
+static uint32_t next_stamp(struct nue *n)
+{
+	if (++n->stamp == 0) {
+		memset(n->seen, 0, sizeof(uint32_t) * n->nsw);
+		n->stamp = 1;
+	}
+	return n->stamp;
+}
+
+/* ---------------------------------------------------------------- turns of the current run */
+
+/*
+ * Adds the dependency from channel in to channel out (the next hop's channel) for the current
+ * destination.  AT_DEST means delivery: no dependency.  Newly wet turns go to list so a failed
+ * attempt or a fall-back can undo them; turns that this run blocked go to n->blocked.
+ */
+static int take_turn(struct nue *n, uint32_t in, uint32_t out, struct turn_list *list)
+{
+	uint64_t t;
+	int rc;
+
+	if (out == AT_DEST)
+		return 1;
+	t = cdg_turn_index(&n->g, in, out);
+	if (n->g.turn[t] == CDG_BLOCKED)
+		return 0;
+	rc = cdg_try_add(&n->g, in, out, CDG_WET);
+	if (rc > 0)
+		return list_push(list, t) ? 0 : 1;
+	if (rc < 0) {
+		list_push(&n->blocked, t);
+		return 0;
+	}
+	return 1;
+}
+
+/* Drops the wet dependency switch s's current channel holds on its parent's channel. */
+static void release(struct nue *n, uint32_t s)
+{
+	uint32_t c = n->out[s], x;
+	uint64_t t;
+
+	if (c == FAB_NONE || c == AT_DEST)
+		return;
+	x = n->g.head[c];
+	if (n->out[x] == AT_DEST || n->out[x] == FAB_NONE)
+		return;
+	t = cdg_turn_index(&n->g, c, n->out[x]);
+	if (n->g.turn[t] == CDG_WET)
+		n->g.turn[t] = CDG_UNUSED;
+}
+
+static void undo_list(struct nue *n, struct turn_list *l, uint8_t from)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (n->g.turn[l->turn[i]] == from)
+			n->g.turn[l->turn[i]] = CDG_UNUSED;
+	l->n = 0;
+}
+
+/* ------------------------------------------------------------- rerouting a reached switch */
+
+/* Switches whose channel leads into s (deduplicated over parallel links); count returned. */
+static uint32_t collect_children(struct nue *n, uint32_t s)
+{
+	uint32_t stamp = next_stamp(n), cnt = 0, i;
+
+	for (i = n->g.sw_off[s]; i < n->g.sw_off[s + 1]; i++) {
+		uint32_t v = n->g.head[i], c = n->out[v];
+
+		if (n->seen[v] == stamp || c == FAB_NONE || c == AT_DEST || n->g.head[c] != s)
+			continue;
+		n->seen[v] = stamp;
+		n->children[cnt++] = v;
+	}
+	return cnt;
+}
+
+/* True when following the routes from switch x reaches the destination without meeting s. */
+static int path_avoids(const struct nue *n, uint32_t x, uint32_t s)
+{
+	uint32_t hops = 0;
+
+	while (n->out[x] != AT_DEST) {
+		if (x == s || n->out[x] == FAB_NONE || ++hops > n->nsw)
+			return 0;
+		x = n->g.head[n->out[x]];
+	}
+	return x != s;
+}
+
+/*
+ * Moves reached switch s onto channel c (s -> x), keeping every dependency below it valid: the
+ * turns of s's children into c, c into x's channel and, for backtracking, the island's channel
+ * extra_in into c.  All or nothing.
+ */
+static int reroute(struct nue *n, uint32_t s, uint32_t c, uint32_t extra_in)
+{
+	uint32_t x = n->g.head[c], nchild, i, blocked_before = n->blocked.n;
+	int ok;
+
+	if (!path_avoids(n, x, s))
+		return 0;
+	nchild = collect_children(n, s);
+	n->attempt.n = 0;
+	ok = take_turn(n, c, n->out[x], &n->attempt);
+	for (i = 0; ok && i < nchild; i++)
+		ok = take_turn(n, n->out[n->children[i]], c, &n->attempt);
+	if (ok && extra_in != FAB_NONE)
+		ok = take_turn(n, extra_in, c, &n->attempt);
+	if (!ok) {
+		/* Blocks found while the attempt's own turns were in place may be spurious. */
+		undo_list(n, &n->attempt, CDG_WET);
+		for (i = blocked_before; i < n->blocked.n; i++)
+			if (n->g.turn[n->blocked.turn[i]] == CDG_BLOCKED)
+				n->g.turn[n->blocked.turn[i]] = CDG_UNUSED;
+		n->blocked.n = blocked_before;
+		return 0;
+	}
+	for (i = 0; i < nchild; i++) {
+		uint64_t t = cdg_turn_index(&n->g, n->out[n->children[i]], n->out[s]);
+
+		if (n->g.turn[t] == CDG_WET)
+			n->g.turn[t] = CDG_UNUSED;
+	}
+	release(n, s);
+	for (i = 0; i < n->attempt.n; i++)
+		list_push(&n->wet, n->attempt.turn[i]);
+	n->out[s] = c;
+	return 1;
+}
+
+/* --------------------------------------------------------------------- modified Dijkstra */
+
+static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
+{
+	uint32_t i;
+
+	for (i = n->g.sw_off[x]; i < n->g.sw_off[x + 1]; i++) {
+		uint32_t y = n->g.head[i], in = n->g.rev[i];
+		uint64_t nd = n->dist[x] + w[in];
+
+		if (nd >= n->dist[y])
+			continue;
+		if (n->done[y]) {
+			/* Only after backtracking: a former island is a shortcut (alg. 6.6). */
+			if (reroute(n, y, in, FAB_NONE)) {
+				n->dist[y] = nd;
+				n->rep->shortcuts++;
+				minheap_set(&n->heap, y, nd);
+			}
+			continue;
+		}
+		if (!take_turn(n, in, n->out[x], &n->wet))
+			continue;
+		release(n, y);
+		n->out[y] = in;
+		n->dist[y] = nd;
+		minheap_set(&n->heap, y, nd);
+	}
+}
+
+static uint32_t run_dijkstra(struct nue *n, const uint64_t *w)
+{
+	uint32_t x, reached = 0, s;
+
+	while ((x = minheap_pop(&n->heap)) != MINHEAP_ABSENT) {
+		n->done[x] = 1;
+		relax_from(n, x, w);
+	}
+	for (s = 0; s < n->nsw; s++)
+		reached += n->done[s];
+	return reached;
+}
+
+/* Cost first; the channel numbers make the order total, hence the result deterministic. */
+static int cmp_candidate(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* Candidate (cost, island channel, new channel of the reached neighbour) for backtracking. */
+static int add_candidate(struct nue *n, uint32_t *count, uint64_t cost, uint32_t in, uint32_t c)
+{
+	if (*count + 1 > n->cand_cap) {
+		uint32_t ncap = n->cand_cap ? 2 * n->cand_cap : 256;
+		uint64_t *p = realloc(n->cand, sizeof(uint64_t) * 3 * ncap);
+
+		if (!p)
+			return -1;
+		n->cand = p;
+		n->cand_cap = ncap;
+	}
+	n->cand[3 * *count] = cost;
+	n->cand[3 * *count + 1] = in;
+	n->cand[3 * *count + 2] = c;
+	(*count)++;
+	return 0;
+}
+
+static int turn_blocked(const struct nue *n, uint32_t in, uint32_t out)
+{
+	return out != AT_DEST && n->g.turn[cdg_turn_index(&n->g, in, out)] == CDG_BLOCKED;
+}
+
+/* Ways to reach island u: a reached neighbour a takes another channel c towards a2. */
+static int collect_candidates(struct nue *n, uint32_t u, const uint64_t *w, uint32_t *count)
+{
+	uint32_t i, j;
+
+	for (i = n->g.sw_off[u]; i < n->g.sw_off[u + 1]; i++) {
+		uint32_t a = n->g.head[i];
+
+		if (!n->done[a] || n->out[a] == AT_DEST)
+			continue;
+		for (j = n->g.sw_off[a]; j < n->g.sw_off[a + 1]; j++) {
+			uint32_t a2 = n->g.head[j];
+
+			if (j == n->out[a] || !n->done[a2] || a2 == u || turn_blocked(n, i, j) ||
+			    turn_blocked(n, j, n->out[a2]))
+				continue;
+			if (add_candidate(n, count, n->dist[a2] + w[j] + w[i], i, j))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Thesis algorithm 6.5: connect one island switch, cheapest candidate first. */
+static int backtrack(struct nue *n, const uint64_t *w)
+{
+	uint32_t u, count = 0, i;
+
+	for (u = 0; u < n->nsw; u++)
+		if (!n->done[u] && collect_candidates(n, u, w, &count))
+			return 0;
+	qsort(n->cand, count, 3 * sizeof(uint64_t), cmp_candidate);
+	for (i = 0; i < count; i++) {
+		uint32_t in = (uint32_t)n->cand[3 * i + 1], c = (uint32_t)n->cand[3 * i + 2];
+		uint32_t island = n->g.tail[in], a = n->g.tail[c], a2 = n->g.head[c];
+
+		if (n->done[island] || !reroute(n, a, c, in))
+			continue;
+		n->dist[a] = n->dist[a2] + w[c];
+		n->out[island] = in;
+		n->dist[island] = n->dist[a] + w[in];
+		minheap_set(&n->heap, island, n->dist[island]);
+		n->rep->backtracks++;
+		return 1;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------------- escape paths */
+
+/* Spanning tree from the root by Dijkstra over the current link weights (both directions). */
+static void escape_tree(struct nue *n)
+{
+	uint32_t s, i, cnt = 0;
+
+	for (s = 0; s < n->nsw; s++) {
+		n->dist[s] = INF_DIST;
+		n->esc_up[s] = FAB_NONE;
+		n->done[s] = 0;
+	}
+	minheap_clear(&n->heap);
+	n->dist[n->root] = 0;
+	minheap_set(&n->heap, n->root, 0);
+	while ((s = minheap_pop(&n->heap)) != MINHEAP_ABSENT) {
+		n->done[s] = 1;
+		n->esc_order[cnt++] = s;
+		for (i = n->g.sw_off[s]; i < n->g.sw_off[s + 1]; i++) {
+			uint32_t v = n->g.head[i];
+			uint64_t nd = n->dist[s] + n->w_all[i] + n->w_all[n->g.rev[i]];
+
+			if (n->done[v] || nd >= n->dist[v])
+				continue;
+			n->dist[v] = nd;
+			n->esc_up[v] = n->g.rev[i];
+			minheap_set(&n->heap, v, nd);
+		}
+	}
+}
+
+/* Tree children in CSR form, and how many destination switches each subtree holds. */
+static void escape_children(struct nue *n)
+{
+	uint32_t s;
+
+	memset(n->esc_sub, 0, sizeof(uint32_t) * n->nsw);
+	memset(n->esc_child_off, 0, sizeof(uint32_t) * (n->nsw + 1));
+	for (s = 0; s < n->nsw; s++)
+		if (n->esc_up[s] != FAB_NONE)
+			n->esc_child_off[n->g.head[n->esc_up[s]] + 1]++;
+	for (s = 0; s < n->nsw; s++)
+		n->esc_child_off[s + 1] += n->esc_child_off[s];
+	memcpy(n->scratch, n->esc_child_off, sizeof(uint32_t) * n->nsw);
+	for (s = 0; s < n->nsw; s++)
+		if (n->esc_up[s] != FAB_NONE)
+			n->esc_child[n->scratch[n->g.head[n->esc_up[s]]]++] = s;
+	for (s = n->nsw; s-- > 0;) {
+		uint32_t v = n->esc_order[s], p;
+
+		n->esc_sub[v] += n->dest_count[v] ? 1 : 0;
+		if (n->esc_up[v] != FAB_NONE) {
+			p = n->g.head[n->esc_up[v]];
+			n->esc_sub[p] += n->esc_sub[v];
+		}
+	}
+}
+
+/*
+ * Marks the escape paths used: at every tree switch b, the turns from each tree channel into b
+ * towards each other tree neighbour whose side of the tree holds a destination of the layer.
+ */
+static int mark_escape_paths(struct nue *n)
+{
+	uint32_t b, i, j, all = n->esc_sub[n->root];
+
+	for (b = 0; b < n->nsw; b++) {
+		uint32_t nin = 0, *in = n->scratch;
+
+		if (n->esc_up[b] != FAB_NONE)
+			in[nin++] = n->g.rev[n->esc_up[b]];
+		for (i = n->esc_child_off[b]; i < n->esc_child_off[b + 1]; i++)
+			in[nin++] = n->esc_up[n->esc_child[i]];
+		for (i = 0; i < nin; i++) {
+			/* Towards the parent, when a destination lies outside b's subtree. */
+			if (n->esc_up[b] != FAB_NONE && in[i] != n->g.rev[n->esc_up[b]] &&
+			    all > n->esc_sub[b] &&
+			    cdg_try_add(&n->g, in[i], n->esc_up[b], CDG_USED) < 0)
+				return -1;
+			for (j = n->esc_child_off[b]; j < n->esc_child_off[b + 1]; j++) {
+				uint32_t c = n->esc_child[j], down = n->g.rev[n->esc_up[c]];
+
+				if (!n->esc_sub[c] || in[i] == n->esc_up[c])
+					continue;
+				if (cdg_try_add(&n->g, in[i], down, CDG_USED) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Routes every switch to d along the tree: a breadth-first search over tree links from d. */
+static void use_escape_paths(struct nue *n, uint32_t d)
+{
+	uint32_t qh = 0, qt = 0, i, s;
+
+	for (s = 0; s < n->nsw; s++)
+		n->out[s] = FAB_NONE;
+	n->out[d] = AT_DEST;
+	n->scratch[qt++] = d;
+	while (qh < qt) {
+		uint32_t x = n->scratch[qh++];
+
+		if (n->esc_up[x] != FAB_NONE) {
+			uint32_t p = n->g.head[n->esc_up[x]];
+
+			if (n->out[p] == FAB_NONE) {
+				n->out[p] = n->g.rev[n->esc_up[x]];
+				n->scratch[qt++] = p;
+			}
+		}
+		for (i = n->esc_child_off[x]; i < n->esc_child_off[x + 1]; i++) {
+			uint32_t c = n->esc_child[i];
+
+			if (n->out[c] == FAB_NONE) {
+				n->out[c] = n->esc_up[c];
+				n->scratch[qt++] = c;
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ one destination LID */
+
+/* Hops from each switch to d along the routes; -1 if a route loops (an internal error). */
+static int compute_depths(struct nue *n, uint32_t d)
+{
+	uint32_t s;
+
+	for (s = 0; s < n->nsw; s++)
+		n->depth[s] = FAB_NONE;
+	n->depth[d] = 0;
+	for (s = 0; s < n->nsw; s++) {
+		uint32_t x = s, len = 0, base;
+
+		while (n->depth[x] == FAB_NONE) {
+			if (len > n->nsw)
+				return -1;
+			n->scratch[len++] = x;
+			x = n->g.head[n->out[x]];
+		}
+		base = n->depth[x];
+		while (len--)
+			n->depth[n->scratch[len]] = ++base;
+	}
+	return 0;
+}
+
+static int job_phase_dest(const struct nue *n, uint32_t lid)
+{
+	uint32_t cnt;
+
+	if (!n->o->jobs || !n->job_off)
+		return 0;
+	job_map_node_jobs(n->o->jobs, n->f->ports[n->f->lid_port[lid]].node, &cnt);
+	return cnt > 0;
+}
+
+/* Sources per switch whose route to lid adds weight: all, or those sharing a job with it. */
+static void source_counts(struct nue *n, uint32_t lid, int job_phase)
+{
+	uint32_t cnt, i, k;
+	const uint32_t *jobs;
+
+	if (!job_phase) {
+		memcpy(n->acc, n->src_lids, sizeof(uint32_t) * n->nsw);
+		return;
+	}
+	memset(n->acc, 0, sizeof(uint32_t) * n->nsw);
+	jobs = job_map_node_jobs(n->o->jobs, n->f->ports[n->f->lid_port[lid]].node, &cnt);
+	for (i = 0; i < cnt; i++)
+		for (k = n->job_off[jobs[i]]; k < n->job_off[jobs[i] + 1]; k++)
+			n->acc[n->job_sw[k]] += n->job_lids[k];
+}
+
+/* Adds the sources behind every channel of the routes to lid to that channel's weight. */
+static void update_weights(struct nue *n, uint32_t lid, uint32_t d, uint64_t *w, int job_phase)
+{
+	uint32_t s, maxd = 0, i;
+
+	source_counts(n, lid, job_phase);
+	for (s = 0; s < n->nsw; s++)
+		if (n->depth[s] > maxd)
+			maxd = n->depth[s];
+	/* Counting sort by depth, deepest first, so children pass their counts up before parents.
+	 */
+	memset(n->scratch, 0, sizeof(uint32_t) * (maxd + 2));
+	for (s = 0; s < n->nsw; s++)
+		n->scratch[maxd - n->depth[s] + 1]++;
+	for (i = 0; i <= maxd; i++)
+		n->scratch[i + 1] += n->scratch[i];
+	for (s = 0; s < n->nsw; s++)
+		n->children[n->scratch[maxd - n->depth[s]]++] = s;
+	for (i = 0; i < n->nsw; i++) {
+		uint32_t x = n->children[i];
+
+		if (x == d)
+			continue;
+		w[n->out[x]] += n->acc[x];
+		n->acc[n->g.head[n->out[x]]] += n->acc[x];
+	}
+}
+
+static void write_tables(struct nue *n, uint32_t lid, uint32_t d)
+{
+	const struct fabric *f = n->f;
+	int to_ca = n->lid_exit[lid] != 0;
+	uint32_t s;
+
+	for (s = 0; s < n->nsw; s++) {
+		uint32_t hops = n->depth[s] + (uint32_t)to_ca;
+
+		routing_lft(n->r, s)[lid] =
+			s == d ? n->lid_exit[lid] : f->ports[f->sw_adj_port[n->out[s]]].num;
+		routing_hops(n->r, s)[lid] = (uint8_t)(hops > 0xfe ? 0xfe : hops);
+	}
+}
+
+static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	uint32_t d = n->lid_sw[lid], s;
+	int job_phase = job_phase_dest(n, lid);
+	uint64_t *w = job_phase ? n->w_job : n->w_all;
+
+	for (s = 0; s < n->nsw; s++) {
+		n->dist[s] = INF_DIST;
+		n->out[s] = FAB_NONE;
+		n->done[s] = 0;
+	}
+	minheap_clear(&n->heap);
+	n->wet.n = n->blocked.n = 0;
+	n->dist[d] = 0;
+	n->out[d] = AT_DEST;
+	minheap_set(&n->heap, d, 0);
+	while (run_dijkstra(n, w) < n->nsw) {
+		if (backtrack(n, w))
+			continue;
+		/* Lemma 6.4: the escape paths always exist; undo this run's turns and use them. */
+		undo_list(n, &n->wet, CDG_WET);
+		undo_list(n, &n->blocked, CDG_BLOCKED);
+		use_escape_paths(n, d);
+		n->rep->fallbacks++;
+		break;
+	}
+	for (s = 0; s < n->wet.n; s++)
+		if (n->g.turn[n->wet.turn[s]] == CDG_WET)
+			n->g.turn[n->wet.turn[s]] = CDG_USED;
+	if (compute_depths(n, d)) {
+		fab_error_set(err, "internal error: routes to LID %u loop", lid);
+		return -1;
+	}
+	write_tables(n, lid, d);
+	update_weights(n, lid, d, w, job_phase);
+	if (job_phase)
+		n->rep->job_destinations++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------ set-up */
+
+static int nue_alloc(struct nue *n)
+{
+	size_t sw = n->nsw ? n->nsw : 1, ch = n->nch ? n->nch : 1, lids = n->f->max_lid + 1;
+
+	n->lid_sw = malloc(sizeof(uint32_t) * lids);
+	n->lid_exit = calloc(lids, 1);
+	n->lid_layer = calloc(lids, 1);
+	n->part = calloc(n->f->nendports ? n->f->nendports : 1, 1);
+	n->dest = malloc(sizeof(uint32_t) * lids);
+	n->keys = malloc(sizeof(uint64_t) * lids);
+	n->dest_count = malloc(sizeof(uint32_t) * sw);
+	n->w_all = malloc(sizeof(uint64_t) * ch);
+	n->w_job = malloc(sizeof(uint64_t) * ch);
+	n->src_lids = calloc(sw, sizeof(uint32_t));
+	n->esc_up = malloc(sizeof(uint32_t) * sw);
+	n->esc_sub = malloc(sizeof(uint32_t) * sw);
+	n->esc_order = malloc(sizeof(uint32_t) * sw);
+	n->esc_child_off = malloc(sizeof(uint32_t) * (sw + 1));
+	n->esc_child = malloc(sizeof(uint32_t) * sw);
+	n->dist = malloc(sizeof(uint64_t) * sw);
+	n->out = malloc(sizeof(uint32_t) * sw);
+	n->done = malloc(sw);
+	n->depth = malloc(sizeof(uint32_t) * sw);
+	n->acc = malloc(sizeof(uint32_t) * sw);
+	n->scratch = malloc(sizeof(uint32_t) * (sw + 2));
+	n->children = malloc(sizeof(uint32_t) * sw);
+	n->seen = calloc(sw, sizeof(uint32_t));
+	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->part || !n->dest || !n->keys ||
+	    !n->dest_count || !n->w_all || !n->w_job || !n->src_lids || !n->esc_up || !n->esc_sub ||
+	    !n->esc_order || !n->esc_child_off || !n->esc_child || !n->dist || !n->out ||
+	    !n->done || !n->depth || !n->acc || !n->scratch || !n->children || !n->seen)
+		return -1;
+	return minheap_init(&n->heap, n->nsw);
+}
+
+static void nue_free(struct nue *n)
+{
+	free(n->lid_sw);
+	free(n->lid_exit);
+	free(n->lid_layer);
+	free(n->part);
+	free(n->dest);
+	free(n->keys);
+	free(n->dest_count);
+	free(n->w_all);
+	free(n->w_job);
+	free(n->src_lids);
+	free(n->job_off);
+	free(n->job_sw);
+	free(n->job_lids);
+	free(n->esc_up);
+	free(n->esc_sub);
+	free(n->esc_order);
+	free(n->esc_child_off);
+	free(n->esc_child);
+	free(n->dist);
+	free(n->out);
+	free(n->done);
+	free(n->depth);
+	free(n->acc);
+	free(n->scratch);
+	free(n->children);
+	free(n->seen);
+	free(n->wet.turn);
+	free(n->blocked.turn);
+	free(n->attempt.turn);
+	free(n->cand);
+	minheap_free(&n->heap);
+	cdg_free(&n->g);
+}
+
+/* Delivering switch and exit port of every LID, layer of every LID, sources per switch. */
+static int index_destinations(struct nue *n, struct fab_error *err)
+{
+	const struct fabric *f = n->f;
+	uint32_t i, lid;
+
+	memset(n->lid_sw, 0xff, sizeof(uint32_t) * (f->max_lid + 1));
+	for (i = 0; i < f->nendports; i++) {
+		uint32_t p = f->endports[i];
+		const struct fab_port *port = &f->ports[p];
+		uint32_t nlids = 1u << port->lmc;
+
+		for (lid = port->base_lid; lid < port->base_lid + nlids && lid <= f->max_lid;
+		     lid++) {
+			if (f->lid_port[lid] != p)
+				continue;
+			n->lid_sw[lid] = fabric_lid_switch(f, lid, &n->lid_exit[lid]);
+			if (n->lid_sw[lid] == FAB_NONE) {
+				fab_error_set(
+					err,
+					"%s port %u (LID %u) has a LID but no active link to a "
+					"switch",
+					fabric_node_id(f, port->node), port->num, lid);
+				return -1;
+			}
+			n->lid_layer[lid] = n->part[i];
+			n->src_lids[n->lid_sw[lid]]++;
+		}
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Per job, the LIDs it has at each switch: (job << 32 | switch) keys, merged into a CSR. */
+static int index_jobs(struct nue *n)
+{
+	const struct fabric *f = n->f;
+	const struct job_map *jm = n->o->jobs;
+	uint64_t *keys = NULL;
+	uint32_t nkeys = 0, cap = 0, lid, i, m = 0;
+	int rc = -1;
+
+	if (!jm || !jm->njobs || !jm->node_off)
+		return 0;
+	for (lid = 1; lid <= f->max_lid; lid++) {
+		uint32_t cnt;
+		const uint32_t *jobs;
+
+		if (n->lid_sw[lid] == FAB_NONE)
+			continue;
+		jobs = job_map_node_jobs(jm, f->ports[f->lid_port[lid]].node, &cnt);
+		for (i = 0; i < cnt; i++) {
+			if (nkeys == cap) {
+				uint64_t *p;
+
+				cap = cap ? 2 * cap : 1024;
+				p = realloc(keys, sizeof(uint64_t) * cap);
+				if (!p)
+					goto out;
+				keys = p;
+			}
+			keys[nkeys++] = (uint64_t)jobs[i] << 32 | n->lid_sw[lid];
+		}
+	}
+	qsort(keys, nkeys, sizeof(uint64_t), cmp_u64);
+	n->job_off = calloc(jm->njobs + 1, sizeof(uint32_t));
+	n->job_sw = malloc(sizeof(uint32_t) * (nkeys ? nkeys : 1));
+	n->job_lids = malloc(sizeof(uint32_t) * (nkeys ? nkeys : 1));
+	if (!n->job_off || !n->job_sw || !n->job_lids)
+		goto out;
+	for (i = 0; i < nkeys; i++) {
+		uint32_t job = (uint32_t)(keys[i] >> 32);
+
+		if (i && keys[i] == keys[i - 1]) {
+			n->job_lids[m - 1]++;
+			continue;
+		}
+		n->job_sw[m] = (uint32_t)keys[i];
+		n->job_lids[m++] = 1;
+		n->job_off[job + 1]++;
+	}
+	for (i = 0; i < jm->njobs; i++)
+		n->job_off[i + 1] += n->job_off[i];
+	rc = 0;
+out:
+	free(keys);
+	return rc;
+}
+
+/* Largest job a LID's node runs, for the job-phase order (thesis algorithm 5.1, line 5). */
+static uint32_t job_size_of(const struct nue *n, uint32_t lid)
+{
+	uint32_t cnt, i, size = 0;
+	const uint32_t *jobs =
+		job_map_node_jobs(n->o->jobs, n->f->ports[n->f->lid_port[lid]].node, &cnt);
+
+	for (i = 0; i < cnt; i++)
+		if (n->o->jobs->job_ports[jobs[i]] > size)
+			size = n->o->jobs->job_ports[jobs[i]];
+	return size;
+}
+
+/* Routing class of a LID: job nodes by descending job size, then CAs and routers, then switches. */
+static uint64_t dest_class(const struct nue *n, uint32_t lid)
+{
+	if (job_phase_dest(n, lid))
+		return 0x7fffffffull - job_size_of(n, lid);
+	return n->lid_exit[lid] ? 0x80000000ull : 0x80000001ull;
+}
+
+/*
+ * The layer's destinations in routing order: LIDs of job nodes first, largest job first; then
+ * CA and router LIDs; then switch LIDs, as the reference routes terminals before switches.
+ * Within a class, ascending LID.
+ */
+static void order_layer(struct nue *n, unsigned layer)
+{
+	uint32_t lid, i;
+
+	memset(n->dest_count, 0, sizeof(uint32_t) * n->nsw);
+	n->ndest = 0;
+	for (lid = 1; lid <= n->f->max_lid; lid++) {
+		if (n->lid_sw[lid] == FAB_NONE || n->lid_layer[lid] != layer)
+			continue;
+		n->dest_count[n->lid_sw[lid]]++;
+		n->keys[n->ndest++] = dest_class(n, lid) << 16 | lid;
+	}
+	qsort(n->keys, n->ndest, sizeof(uint64_t), cmp_u64);
+	for (i = 0; i < n->ndest; i++)
+		n->dest[i] = (uint32_t)(n->keys[i] & 0xffff);
+}
+
+/* ---------------------------------------------------------------------------- layers */
+
+static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
+{
+	uint32_t i;
+
+	order_layer(n, layer);
+	n->rep->dests_per_layer[layer] = n->ndest;
+	if (!n->ndest)
+		return 0;
+	n->root = nue_central_switch(n->f, n->dest_count);
+	if (n->root == FAB_NONE) {
+		fab_error_set(err, "out of memory choosing the root of layer %u", layer);
+		return -1;
+	}
+	n->rep->root_guid[layer] = n->f->nodes[n->f->switches[n->root]].guid;
+	cdg_reset(&n->g);
+	escape_tree(n);
+	escape_children(n);
+	if (mark_escape_paths(n)) {
+		fab_error_set(err, "internal error: escape paths of layer %u are cyclic", layer);
+		return -1;
+	}
+	for (i = 0; i < n->ndest; i++)
+		if (route_lid(n, n->dest[i], err))
+			return -1;
+	return 0;
+}
+
+static void set_service_levels(struct nue *n)
+{
+	uint32_t lid;
+	unsigned sl;
+
+	for (sl = 0; sl < ROUTING_MAX_SL; sl++)
+		n->r->sl2vl_uniform[sl] = (uint8_t)(sl % n->k);
+	n->r->vls_used = n->k;
+	if (n->k == 1) {
+		n->r->sl_mode = ROUTING_SL_UNIFORM;
+		n->r->sl_uniform = 0;
+		return;
+	}
+	n->r->sl_mode = ROUTING_SL_PER_DLID;
+	for (lid = 1; lid <= n->f->max_lid; lid++)
+		n->r->sl_by_dlid[lid] = n->lid_sw[lid] == FAB_NONE ? 0 : n->lid_layer[lid];
+}
+
+static int check_fabric(const struct fabric *f, unsigned k, struct fab_error *err)
+{
+	uint32_t stray;
+	unsigned vls;
+
+	if (!f->nswitches) {
+		fab_error_set(err, "no switches in the fabric");
+		return -1;
+	}
+	if (k < 1 || k > NUE_MAX_VLS) {
+		fab_error_set(err, "nue_vls=%u is outside 1..%u", k, NUE_MAX_VLS);
+		return -1;
+	}
+	vls = fabric_min_op_vls(f);
+	if (k > vls) {
+		fab_error_set(err,
+			      "nue_vls=%u but some link of the fabric operates only %u data VL%s",
+			      k, vls, vls == 1 ? "" : "s");
+		return -1;
+	}
+	if (fabric_switch_components(f, &stray) > 1) {
+		fab_error_set(err,
+			      "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
+			      (unsigned long long)f->nodes[f->switches[stray]].guid,
+			      fabric_node_desc(f, f->switches[stray]));
+		return -1;
+	}
+	return 0;
+}
+
+static void init_weights(struct nue *n)
+{
+	uint64_t total = 0, w;
+	uint32_t s, c;
+
+	for (s = 0; s < n->nsw; s++)
+		total += n->src_lids[s];
+	/* Thesis 6.2.4: |N|^2, so that weight differences never outgrow the hop count. */
+	w = total ? total * total : 1;
+	for (c = 0; c < n->nch; c++)
+		n->w_all[c] = n->w_job[c] = w;
+}
+
+int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *r,
+	      struct nue_report *rep, struct fab_error *err)
+{
+	struct nue n = { .f = f, .o = o, .r = r, .rep = rep, .k = o->vls };
+	unsigned layer;
+	int rc = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->vls = o->vls;
+	if (check_fabric(f, o->vls, err))
+		return -1;
+	n.nsw = f->nswitches;
+	n.nch = f->sw_adj_off[f->nswitches];
+	if (nue_alloc(&n) || cdg_build(&n.g, f)) {
+		fab_error_set(err, "out of memory for %u switches, %u channels", n.nsw, n.nch);
+		goto out;
+	}
+	rep->partitioner = nue_partition(f, n.k, n.part);
+	if (!rep->partitioner || (n.k > 1 && routing_alloc_sl_by_dlid(r))) {
+		fab_error_set(err, "out of memory partitioning %u destinations", f->nendports);
+		goto out;
+	}
+	if (index_destinations(&n, err))
+		goto out;
+	if (index_jobs(&n)) {
+		fab_error_set(err, "out of memory indexing the job map");
+		goto out;
+	}
+	init_weights(&n);
+	memset(r->lft, FAB_NO_PORT, (size_t)r->nswitches * r->lft_len);
+	for (layer = 0; layer < n.k; layer++)
+		if (route_layer(&n, layer, err))
+			goto out;
+	for (layer = 0; layer < n.k; layer++)
+		rep->destinations += rep->dests_per_layer[layer];
+	rep->cycle_searches = n.g.searches;
+	set_service_levels(&n);
+	rc = 0;
+out:
+	nue_free(&n);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * nue.h - Nue routing (thesis chapter 6): deadlock-free destination-based routing on any
+ * topology within k virtual layers, computed inside the complete channel dependency graph of each
+ * layer.  The engine behind `sar-nue`; it works on the fabric model only.
+ */
+#ifndef SARNUE_NUE_H
+#define SARNUE_NUE_H
+
+#include "fabric.h"
+#include "jobmap.h"
+#include "routing.h"
+
+#define NUE_MAX_VLS 15
+
+struct nue_opts {
+	unsigned vls;		    /* k, 1..15 */
+	const struct job_map *jobs; /* bound to the fabric, or NULL */
+};
+
+struct nue_report {
+	unsigned vls;
+	const char *partitioner; /* "metis", "breadth-first blocks", "single layer" */
+	uint32_t destinations;
+	uint32_t dests_per_layer[NUE_MAX_VLS];
+	uint64_t root_guid[NUE_MAX_VLS];
+	uint32_t fallbacks;  /* destinations routed on the escape paths */
+	uint32_t backtracks; /* successful local backtracking steps */
+	uint32_t shortcuts;  /* routes improved through former island switches */
+	uint32_t job_destinations;
+	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
+};
+
+/*
+ * Fills r (prepared by routing_init for f) with Nue's tables: LFTs and hops for every LID, the
+ * layer of each destination LID as its SL, and SL i -> VL i.  Returns 0, or -1 with err saying
+ * why (no switches, a disconnected switch, a LID without a link, more layers than VLs).
+ */
+int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *r,
+	      struct nue_report *rep, struct fab_error *err);
+
+/*
+ * Destination layers: part[i] in 0..k-1 for each of the n end ports in f->endports.  METIS k-way
+ * partitioning of the port graph when available, else contiguous blocks of a breadth-first order.
+ * Returns the name of the method used, NULL on allocation failure.
+ */
+const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part);
+
+/*
+ * Root of a layer's escape paths: the switch of highest betweenness centrality inside the convex
+ * subgraph of the destination switches (thesis algorithm 6.1 and Brandes' algorithm).
+ * dest_count[s] is the number of the layer's destinations at switch s.
+ */
+uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count);
+
+#endif
