@@ -87,37 +87,6 @@ static void test_random_graphs(void)
 	}
 }
 
-/* 2-level fat tree: 4 spines (0..3), 6 leaves (4..9) with hosts on the leaves only. */
-static int build_fat_tree(struct fabric *f, unsigned lmc)
-{
-	unsigned links[24][2], n = 0, s, l;
-	struct fab_error err;
-	uint32_t i;
-
-	for (l = 0; l < 6; l++)
-		for (s = 0; s < 4; s++) {
-			links[n][0] = 4 + l;
-			links[n][1] = s;
-			n++;
-		}
-	if (testfab_build(f, 10, 0, (const unsigned(*)[2])links, n, lmc))
-		return -1;
-	/* Hosts on leaves: add them to the free ports 5.. of switches 4..9. */
-	for (l = 0; l < 6; l++)
-		for (i = 0; i < 3; i++) {
-			char name[16];
-			uint32_t h;
-
-			snprintf(name, sizeof(name), "h%u.%u", l, i);
-			h = fabric_add_node(f, FAB_CA, 0x900000 + 16 * (l * 3 + i), 1, name, name);
-			if (h == FAB_NONE || fabric_link(f, 4 + l, 5 + i, h, 1, &err))
-				return -1;
-			f->ports[f->nodes[h].first_port + 1].state = FAB_PORT_ACTIVE;
-			fabric_port(f, 4 + l, 5 + i)->state = FAB_PORT_ACTIVE;
-		}
-	return fabric_assign_lids(f, lmc, &err);
-}
-
 static void test_fat_tree_roots(void)
 {
 	struct updn_report rep;
@@ -126,7 +95,7 @@ static void test_fat_tree_roots(void)
 	struct fabric f;
 	uint32_t s;
 
-	CHECK(build_fat_tree(&f, 0) == 0);
+	CHECK(testfab_fat_tree(&f, 0) == 0);
 	CHECK(routing_init(&r, &f, "t") == 0);
 	CHECK(updn_route(&f, NULL, &r, &rep, &err) == 0);
 	/* The automatic choice is the whole spine level. */
@@ -147,7 +116,7 @@ static void test_lmc_spreads(void)
 	struct fabric f;
 	uint32_t leaf, e, spread = 0, pairs = 0;
 
-	CHECK(build_fat_tree(&f, 2) == 0);
+	CHECK(testfab_fat_tree(&f, 2) == 0);
 	route_and_verify(&f, NULL, "fat tree LMC 2");
 	CHECK(routing_init(&r, &f, "t") == 0);
 	CHECK(updn_route(&f, NULL, &r, &rep, &err) == 0);

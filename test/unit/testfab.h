@@ -93,4 +93,44 @@ static inline unsigned testfab_torus(unsigned (*links)[2], unsigned x, unsigned 
 	return n;
 }
 
+/* 2-level fat tree: 4 spines (0..3), 6 leaves (4..9) with hosts on the leaves only. */
+static inline int testfab_fat_tree(struct fabric *f, unsigned lmc)
+{
+	unsigned links[24][2], n = 0, s, l;
+	struct fab_error err;
+	uint32_t i;
+
+	for (l = 0; l < 6; l++)
+		for (s = 0; s < 4; s++) {
+			links[n][0] = 4 + l;
+			links[n][1] = s;
+			n++;
+		}
+	if (testfab_build(f, 10, 0, (const unsigned(*)[2])links, n, lmc))
+		return -1;
+	/* Hosts on leaves: add them to the free ports 5.. of switches 4..9. */
+	for (l = 0; l < 6; l++)
+		for (i = 0; i < 3; i++) {
+			char name[16];
+			uint32_t h;
+
+			snprintf(name, sizeof(name), "h%u.%u", l, i);
+			h = fabric_add_node(f, FAB_CA, 0x900000 + 16 * (l * 3 + i), 1, name, name);
+			if (h == FAB_NONE || fabric_link(f, 4 + l, 5 + i, h, 1, &err))
+				return -1;
+			f->ports[f->nodes[h].first_port + 1].state = FAB_PORT_ACTIVE;
+			fabric_port(f, 4 + l, 5 + i)->state = FAB_PORT_ACTIVE;
+		}
+	return fabric_assign_lids(f, lmc, &err);
+}
+
+/* Every port of the fabric gets vls operational data VLs. */
+static inline void testfab_set_vls(struct fabric *f, unsigned vls)
+{
+	uint32_t p;
+
+	for (p = 0; p < f->nports; p++)
+		f->ports[p].op_vls = (uint8_t)vls;
+}
+
 #endif

@@ -1,0 +1,287 @@
+/*
+ * test_nue.c - unit tests of the Nue engine and its dependency graph: the dynamic topological
+ * order against a brute-force cycle check; complete, loop-free and deadlock-free routing
+ * (checked by the verifier) on the 5-ring with one VL, a 4x4x3 torus without a switch for 1-4
+ * VLs, random graphs, a fat tree with LMC 2; service levels equal to layers; job-first order;
+ * determinism; clear errors for bad VL counts and disconnected switches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdg.h"
+#include "check.h"
+#include "engines.h"
+#include "nue.h"
+#include "testfab.h"
+#include "verify.h"
+
+static int route(struct fabric *f, unsigned k, const struct job_map *jm, struct routing *r,
+		 struct nue_report *rep, struct fab_error *err)
+{
+	struct nue_opts o = { .vls = k, .jobs = jm };
+
+	if (routing_init(r, f, "sar-nue"))
+		return -1;
+	return nue_route(f, &o, r, rep, err);
+}
+
+static void route_and_verify(struct fabric *f, unsigned k, const char *what)
+{
+	struct nue_report rep;
+	struct verify_report v;
+	struct fab_error err = { "" };
+	struct routing r;
+	uint32_t lid, lids = 0;
+
+	for (lid = 1; lid <= f->max_lid; lid++)
+		lids += f->lid_port[lid] != FAB_NONE;
+	if (route(f, k, NULL, &r, &rep, &err)) {
+		fprintf(stderr, "%s, k=%u: nue failed: %s\n", what, k, err.msg);
+		check_failures++;
+		routing_free(&r);
+		return;
+	}
+	CHECK(verify_routing(f, &r, &v) == 0);
+	if (!verify_ok(&v)) {
+		fprintf(stderr, "%s, k=%u: not verified:\n", what, k);
+		verify_print_text(&v, stderr);
+		check_failures++;
+	}
+	/* Every LID, switch LIDs included, is a destination of exactly one layer. */
+	CHECK(rep.destinations == lids);
+	CHECK(verify_count_bits(v.vls_used) <= k);
+	CHECK(r.vls_used == k);
+	for (lid = 1; k > 1 && lid <= f->max_lid; lid++)
+		CHECK(routing_path_sl(&r, 1, (uint16_t)lid) < k);
+	routing_free(&r);
+}
+
+/* Pearce-Kelly order against Kahn: accepted turns keep the graph acyclic, refused ones close a
+ * cycle. */
+static void test_cdg_order(void)
+{
+	static unsigned links[64][2];
+	struct fabric f;
+	struct cdg g;
+	unsigned n = testfab_ring(links, 12), i, trial;
+
+	for (i = 0; i < 12; i++) {
+		links[n][0] = i;
+		links[n][1] = (i + 5) % 12;
+		n++;
+	}
+	CHECK(testfab_build(&f, 12, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(cdg_build(&g, &f) == 0);
+	CHECK(g.nch == 2 * n);
+	srand(7);
+	for (trial = 0; trial < 3000; trial++) {
+		uint32_t in = (uint32_t)rand() % g.nch, h = g.head[in];
+		uint32_t deg = g.sw_off[h + 1] - g.sw_off[h];
+		uint32_t out = g.sw_off[h] + (uint32_t)rand() % deg;
+		uint64_t t = cdg_turn_index(&g, in, out);
+		int rc;
+
+		if (out == g.rev[in])
+			continue;
+		rc = cdg_try_add(&g, in, out, CDG_USED);
+		CHECK(cdg_is_acyclic(&g) == 1);
+		if (rc < 0) {
+			/* Refused: forcing it in must create a cycle. */
+			g.turn[t] = CDG_USED;
+			CHECK(cdg_is_acyclic(&g) == 0);
+			g.turn[t] = CDG_BLOCKED;
+		}
+	}
+	/* The order really is topological for every used turn. */
+	for (i = 0; i < g.nch; i++) {
+		uint32_t o;
+
+		for (o = g.sw_off[g.head[i]]; o < g.sw_off[g.head[i] + 1]; o++)
+			if (g.turn[cdg_turn_index(&g, i, o)] == CDG_USED)
+				CHECK(g.ord[i] < g.ord[o]);
+	}
+	CHECK(g.searches > 0);
+	cdg_free(&g);
+	fabric_free(&f);
+}
+
+/* Lemma 6.1: every shortest-path routing of the 5-ring deadlocks on one VL; Nue does not. */
+static void test_ring5(void)
+{
+	unsigned links[5][2];
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 5, 2, (const unsigned(*)[2])links, testfab_ring(links, 5), 0) == 0);
+	route_and_verify(&f, 1, "ring of 5");
+	testfab_set_vls(&f, 2);
+	route_and_verify(&f, 2, "ring of 5");
+	fabric_free(&f);
+}
+
+static void test_faulty_torus(void)
+{
+	static unsigned links[3 * 48][2];
+	struct fabric f;
+	unsigned n = testfab_torus(links, 4, 4, 3, 5), k;
+
+	CHECK(testfab_build(&f, 47, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 4);
+	for (k = 1; k <= 4; k++)
+		route_and_verify(&f, k, "4x4x3 torus without a switch");
+	fabric_free(&f);
+}
+
+static void test_random_graphs(void)
+{
+	static unsigned links[40 + 60][2];
+	unsigned seed, i, k;
+
+	for (seed = 1; seed <= 6; seed++) {
+		struct fabric f;
+		unsigned n;
+
+		srand(seed);
+		n = testfab_ring(links, 40);
+		for (i = 0; i < 60; i++) {
+			unsigned a = (unsigned)rand() % 40, b = (unsigned)rand() % 40;
+
+			if (a == b)
+				continue;
+			links[n][0] = a;
+			links[n][1] = b;
+			n++;
+		}
+		CHECK(testfab_build(&f, 40, 3, (const unsigned(*)[2])links, n, 0) == 0);
+		testfab_set_vls(&f, 8);
+		for (k = 1; k <= 8; k *= 2)
+			route_and_verify(&f, k, "random graph");
+		fabric_free(&f);
+	}
+}
+
+/* LMC 2 on a fat tree: the four LIDs of a remote host leave a leaf over different uplinks. */
+static void test_lmc(void)
+{
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+	uint32_t e, spread = 0, pairs = 0, leaf;
+
+	CHECK(testfab_fat_tree(&f, 2) == 0);
+	route_and_verify(&f, 1, "fat tree LMC 2");
+	CHECK(route(&f, 1, NULL, &r, &rep, &err) == 0);
+	leaf = f.nodes[4].sw;
+	for (e = 0; e < f.nendports; e++) {
+		const struct fab_port *p = &f.ports[f.endports[e]];
+		const uint8_t *lft = routing_lft(&r, leaf);
+		unsigned a, b, distinct = 1;
+
+		if (fabric_is_switch(&f, p->node) || fabric_attached_switch(&f, f.endports[e]) == 4)
+			continue;
+		pairs++;
+		for (a = 1; a < 4; a++) {
+			for (b = 0; b < a && lft[p->base_lid + a] != lft[p->base_lid + b]; b++)
+				;
+			distinct += b == a;
+		}
+		spread += distinct >= 3;
+	}
+	CHECK(pairs > 0 && spread == pairs);
+	/* Fat tree, minimal routes: host to host across leaves is 4 links. */
+	CHECK(rep.fallbacks == 0);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* Nodes of the larger job are routed first; the same inputs give the same tables. */
+static void test_jobs_and_determinism(void)
+{
+	unsigned links[8][2];
+	struct nue_report rep, rep2;
+	struct fab_error err;
+	struct job_map jm;
+	struct routing r, r2;
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 8, 2, (const unsigned(*)[2])links, testfab_ring(links, 8), 0) == 0);
+	job_map_init(&jm);
+	CHECK(job_map_parse_text(&jm, "h0.0 a\nh3.1 a\nh5.0 a\nh1.0 b\nh6.1 b\nnowhere b\n", "jm",
+				 &err) == 0);
+	CHECK(job_map_bind(&jm, &f, JOB_MATCH_FIRST_WORD, &err) == 0);
+	CHECK(route(&f, 1, &jm, &r, &rep, &err) == 0);
+	CHECK(rep.job_destinations == 5);
+	CHECK(route(&f, 1, &jm, &r2, &rep2, &err) == 0);
+	CHECK(!memcmp(r.lft, r2.lft, (size_t)r.nswitches * r.lft_len));
+	CHECK(!memcmp(r.hops, r2.hops, (size_t)r.nswitches * r.lft_len));
+	routing_free(&r);
+	routing_free(&r2);
+	job_map_free(&jm);
+	fabric_free(&f);
+}
+
+static void test_errors(void)
+{
+	unsigned links[3][2] = { { 0, 1 }, { 1, 2 }, { 2, 0 } };
+	struct sarnue_options o;
+	struct engine_result res;
+	struct nue_report rep;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 3, 1, (const unsigned(*)[2])links, 3, 0) == 0);
+	testfab_set_vls(&f, 4);
+	CHECK(route(&f, 8, NULL, &r, &rep, &err) != 0);
+	CHECK(strstr(err.msg, "nue_vls=8") && strstr(err.msg, "only 4 data VLs"));
+	routing_free(&r);
+	CHECK(route(&f, 0, NULL, &r, &rep, &err) != 0);
+	CHECK(strstr(err.msg, "nue_vls=0") != NULL);
+	routing_free(&r);
+
+	/* Without SL2VL programming (QoS off) more than one layer is refused with a warning. */
+	options_defaults(&o);
+	o.nue_vls = 4;
+	o.sl2vl_programmed = 0;
+	CHECK(routing_init(&r, &f, "sar-nue") == 0);
+	CHECK(engine_run("sar-nue", &f, &o, &r, &res, &err) == 0);
+	CHECK(strstr(res.warning, "qos TRUE") != NULL);
+	CHECK(r.vls_used == 1 && verify_count_bits(res.verify.vls_used) == 1);
+	routing_free(&r);
+	fabric_free(&f);
+
+	CHECK(testfab_build(&f, 4, 1, (const unsigned(*)[2])links, 3, 0) == 0);
+	CHECK(route(&f, 1, NULL, &r, &rep, &err) != 0);
+	CHECK(strstr(err.msg, "0x0000000000001003") && strstr(err.msg, "disconnected"));
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* The central switch of a star with a long tail is the hub. */
+static void test_central_switch(void)
+{
+	unsigned links[6][2] = { { 0, 1 }, { 0, 2 }, { 0, 3 }, { 0, 4 }, { 4, 5 }, { 5, 6 } };
+	uint32_t dest_count[7] = { 1, 1, 1, 1, 1, 1, 1 };
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 7, 1, (const unsigned(*)[2])links, 6, 0) == 0);
+	CHECK(nue_central_switch(&f, dest_count) == f.nodes[0].sw);
+	/* With destinations only at the tail, the hub is off their convex subgraph. */
+	memset(dest_count, 0, sizeof(dest_count));
+	dest_count[f.nodes[4].sw] = dest_count[f.nodes[6].sw] = 1;
+	CHECK(nue_central_switch(&f, dest_count) == f.nodes[5].sw);
+	fabric_free(&f);
+}
+
+int main(void)
+{
+	test_cdg_order();
+	test_ring5();
+	test_faulty_torus();
+	test_random_graphs();
+	test_lmc();
+	test_jobs_and_determinism();
+	test_errors();
+	test_central_switch();
+	return CHECK_RESULT();
+}
