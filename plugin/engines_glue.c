@@ -74,6 +74,7 @@ static int build_lid_matrices(void *context)
 	struct fab_error err = { "" };
 
 	engine_reset(e);
+	p->opts.sl2vl_programmed = subn->opt.qos ? 1 : 0;
 	if (subnet_to_fabric(subn, &e->fabric, &err) ||
 	    routing_init(&e->routing, &e->fabric, e->name) || map_switches(e, subn, &err) ||
 	    engine_run(e->name, &e->fabric, &p->opts, &e->routing, &res, &err)) {
@@ -82,6 +83,8 @@ static int build_lid_matrices(void *context)
 		engine_reset(e);
 		return -1;
 	}
+	if (res.warning[0])
+		plog(p, OSM_LOG_ERROR, "ERR %s: %s", e->name, res.warning);
 	store_hops(e);
 	e->ready = 1;
 	e->routings++;
@@ -195,9 +198,21 @@ static int setup_updn(struct osm_routing_engine *re, osm_opensm_t *osm)
 	return setup_engine(re, osm, "sar-updn");
 }
 
+static int setup_nue(struct osm_routing_engine *re, osm_opensm_t *osm)
+{
+	return setup_engine(re, osm, "sar-nue");
+}
+
 int engines_register(struct sarnue_plugin *p)
 {
-	static const external_routing_engine_module_t updn = { "sar-updn", setup_updn, NULL };
+	static const external_routing_engine_module_t modules[] = {
+		{ "sar-updn", setup_updn, NULL },
+		{ "sar-nue", setup_nue, NULL },
+	};
+	unsigned i;
 
-	return osm_register_external_routing_engine(p->osm, &updn, p) == CL_SUCCESS ? 0 : -1;
+	for (i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
+		if (osm_register_external_routing_engine(p->osm, &modules[i], p) != CL_SUCCESS)
+			return -1;
+	return 0;
 }

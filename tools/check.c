@@ -17,7 +17,7 @@
 static const char check_usage[] =
 	"usage: sarnue check [OPTIONS] --dump-dir DIR\n"
 	"       sarnue check [OPTIONS] --subnet FILE --fdbs FILE [--path-sl FILE] [--sl2vl FILE]\n"
-	"       sarnue check [OPTIONS] --live [--ca NAME] [--port N]\n"
+	"       sarnue check [OPTIONS] --live [--ca NAME] [--port N] [--path-sl FILE]\n"
 	"\n"
 	"Verifies unicast routing tables: every source port must reach every destination LID,\n"
 	"no path may loop, and the channel dependency graph of every VL must be acyclic (no\n"
@@ -30,7 +30,8 @@ static const char check_usage[] =
 	"                   them every path is taken to use SL 0 on VL 0, as ibdmchk does)\n"
 	"  --subnet FILE    topology in opensm-subnet.lst format\n"
 	"  --fdbs FILE      LFTs in opensm.fdbs or opensm-lfts.dump format\n"
-	"  --path-sl FILE   path SLs ('0xGUID DLID SL' lines)\n"
+	"  --path-sl FILE   path SLs ('0xGUID DLID SL' lines); also with --live, since\n"
+	"                   switches hold no path SLs (the SM hands them out in path records)\n"
 	"  --sl2vl FILE     SL2VL tables ('0xGUID IN OUT' and 8 hex bytes)\n"
 	"  --live           discover the fabric and read LFTs and SL2VL tables from the switches\n"
 	"                   through libibumad (real HCA, or ibsim under umad2sim)\n"
@@ -196,7 +197,9 @@ int check_main(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
-	if (a.live ? live_load(&f, &r, a.ca, a.port, &err) : load_from_files(&a, &f, &r, &err)) {
+	if (a.live ? live_load(&f, &r, a.ca, a.port, &err) ||
+			     (a.path_sl && routing_load_path_sl(&r, &f, a.path_sl, &err))
+		   : load_from_files(&a, &f, &r, &err)) {
 		cli_error("check", "%s", err.msg);
 		rc = EXIT_INPUT;
 		goto out;

@@ -27,7 +27,7 @@ static const char route_usage[] =
 	"ports in file order.\n"
 	"\n"
 	"options:\n"
-	"  -e, --engine NAME   sar-updn (default)\n"
+	"  -e, --engine NAME   sar-updn (default) or sar-nue\n"
 	"  -o, --out-dir DIR   where to write the dump files (default: do not write)\n"
 	"  --lmc N             LMC of end ports, 0..7 (default 0)\n"
 	"  --vls N             operational VLs of every port, 1..15 (default 8)\n"
@@ -214,6 +214,8 @@ int route_main(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
+	if (res.warning[0])
+		cli_error("route", "warning: %s", res.warning);
 	print_summary(&a, &f, &res);
 	rc = 0;
 out:

@@ -1,0 +1,91 @@
+#!/bin/bash
+# sar-nue inside OpenSM under ibsim: the 5-switch ring on one VL (where every shortest-path
+# routing deadlocks), the 4x4x3 torus without a switch on 1-4 VLs, 3D tori with 1% of the links
+# removed on 8 VLs, random, dragonfly and fat-tree fabrics with and without faults, and LMC 1.
+# Each routing is checked by sarnue check (dumps and live tables) and by ibdmchk, with the
+# SL2VL tables read back from the switches.  Then the faults: more layers than QoS allows, more
+# layers than the ports have VLs.
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+t_skip_unless ibsim opensm ibdmchk ibroute smpquery
+. "$SARNUE_SRCDIR/test/lib/sim.sh"
+sim_setup || exit 1
+
+gen() {
+	local name=$1
+	shift
+	"$SARNUE_BIN" gen "$@" -o "$SIM_TMP/$name.net" 2>"$SIM_TMP/$name.gen.err" ||
+		{ t_fail "sarnue gen $*"; cat "$SIM_TMP/$name.gen.err"; return 1; }
+}
+
+# nue NAME K NETFILE: route with k layers (qos TRUE when k > 1) and judge.
+nue() {
+	local name=$1 k=$2 net=$3
+	export SIM_PLUGIN_OPTIONS="nue_vls=$k dump=always" T_LAYERS=$k
+	if ((k > 1)); then export SIM_QOS=TRUE; else export SIM_QOS=FALSE; fi
+	t_route_and_judge "$net" "$name, $k VL" sar-nue
+	t_grep "$name, $k VL: plugin logged the layers" "sarnue: sar-nue: routed.* $k VLs? \\(" "$SIM_OPENSM_LOG"
+}
+
+nue "ring of 5" 1 "$SARNUE_SRCDIR/test/lib/nets/ring5.net"
+
+gen torus443 torus --dims 4x4x3 --hosts-per-switch 4 --remove-switch-id S-0006 &&
+	for k in 1 2 3 4; do nue "torus 4x4x3 minus one switch" $k "$SIM_TMP/torus443.net"; done
+
+for dims in 2x2x2 3x3x3 4x4x4 6x6x6; do
+	gen "t$dims" torus --dims $dims --hosts-per-switch 1 --remove-links 1% --seed 11 &&
+		nue "torus $dims, 1% links removed" 8 "$SIM_TMP/t$dims.net"
+done
+
+gen random random --switches 24 --degree 5 --hosts-per-switch 2 --seed 7 &&
+	nue "random 24 switches degree 5" 1 "$SIM_TMP/random.net"
+gen rfaulty random --switches 20 --degree 4 --hosts-per-switch 2 --remove-links 4 --seed 3 &&
+	nue "random 20 switches degree 4, 4 links removed" 4 "$SIM_TMP/rfaulty.net"
+gen dragonfly dragonfly --a 4 --p 2 --h 2 &&
+	nue "dragonfly a4 p2 h2" 2 "$SIM_TMP/dragonfly.net"
+gen fattree2 fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4 &&
+	nue "2-level fat tree" 1 "$SIM_TMP/fattree2.net"
+gen ftfaulty fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4 --remove-links 3 --seed 5 &&
+	nue "2-level fat tree, 3 links removed" 2 "$SIM_TMP/ftfaulty.net"
+gen ktree ktree --k 4 --n 3 --remove-switches 1 --seed 2 &&
+	nue "4-ary 3-tree minus a switch" 1 "$SIM_TMP/ktree.net"
+
+SIM_LMC=1 SIM_IBDMCHK_LMC=0
+export SIM_LMC SIM_IBDMCHK_LMC
+gen lmc fattree2 --leaves 4 --spines 2 --hosts-per-leaf 2 &&
+	nue "fat tree with LMC 1" 2 "$SIM_TMP/lmc.net"
+SIM_LMC=0
+unset SIM_IBDMCHK_LMC
+
+# Faults: QoS off with 4 layers routes on one VL and says why; 9 layers exceed ibsim's 8 VLs,
+# so the engine refuses and OpenSM routes with the next engine.
+run_once() {
+	SIM_CONF=""
+	sim_write_opensm_conf && sim_run_opensm_once
+}
+if sim_start_ibsim "$SIM_TMP/torus443.net"; then
+	export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-nue,minhop SIM_QOS=FALSE
+	export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export SIM_PLUGIN_OPTIONS="nue_vls=4"
+	if run_once; then
+		t_grep "QoS off: the VL downgrade is logged" \
+			"sarnue: ERR sar-nue: nue_vls=4 needs SL2VL tables.*qos TRUE.*1 VL" "$SIM_OPENSM_LOG"
+		t_expect "QoS off: sar-nue still routes" test "$(sim_routing_engine_used)" = sar-nue
+		t_grep "QoS off: routed on 1 VL" "sarnue: sar-nue: routed.* 1 VL \\(" "$SIM_OPENSM_LOG"
+	else
+		t_fail "OpenSM runs with nue_vls=4 and QoS off"
+	fi
+	export SIM_PLUGIN_OPTIONS="nue_vls=9" SIM_QOS=TRUE
+	if run_once; then
+		t_grep "too many layers: the error names the VLs" \
+			"sarnue: ERR sar-nue: nue_vls=9 but some link of the fabric operates only 8 data VLs.*falls back" \
+			"$SIM_OPENSM_LOG"
+		t_expect "too many layers: OpenSM fell back to minhop" test "$(sim_routing_engine_used)" = minhop
+	else
+		t_fail "OpenSM runs with nue_vls=9"
+	fi
+	sim_stop_ibsim
+else
+	t_fail "ibsim started for the fault cases"
+fi
+t_done
