@@ -461,7 +461,7 @@ static const char *const help_text[] = {
 	"        link, so a pair with arcs both ways (alternating strings such as",
 	"        0101 and 1010) is joined by two parallel links and every switch",
 	"        has exactly 2D switch ports (there are no self-loops).  The",
-	"        diameter is at most N.  Kautz(d,k) in Domke's thesis, with",
+	"        diameter is at most N+1.  Kautz(d,k) in Domke's thesis, with",
 	"        strings of length k, is --d d --n k-1.  Ports: hosts, D out-arc",
 	"        ports by successor, then D in-arc ports by predecessor.",
 	"",
