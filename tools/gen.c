@@ -1673,6 +1673,7 @@ struct rlft_req {
 	uint64_t top_radix;
 	struct ratio leaf;
 	struct ratio top_up; /* down:up of the level under the top, islands only */
+	bool islands;	     /* the top level are directors over whole islands */
 	uint64_t groups;     /* islands, or 1 */
 	uint64_t hosts;	     /* per group */
 	uint64_t lpp;	     /* --links-per-pair, 0: as many as fit */
@@ -1683,7 +1684,7 @@ static const struct ratio *rlft_ratio(const struct rlft_req *rq, unsigned int l)
 {
 	if (l == 1)
 		return &rq->leaf;
-	if (rq->groups > 1 && l + 1 == rq->levels)
+	if (rq->islands && l + 1 == rq->levels)
 		return &rq->top_up;
 	return &ratio_full;
 }
@@ -1701,7 +1702,7 @@ static int rlft_top_down(struct tree_shape *t, const struct rlft_req *rq, const 
 	unsigned int h = rq->levels, l;
 	uint64_t rem = ceil_div(rq->hosts, t->m[1]);
 
-	if (rq->groups > 1) {
+	if (rq->islands) {
 		if (rem > cap_l[h - 1])
 			return gen_usage("%s %" PRIu64 ": an island of %u levels of %" PRIu64
 					 "-port switches with taper %lu:%lu holds at most %" PRIu64
@@ -1789,7 +1790,7 @@ static int rlft_plan(struct tree_shape *t, const struct rlft_req *rq)
 
 	memset(t, 0, sizeof(*t));
 	t->h = rq->levels;
-	t->top_all = rq->groups > 1;
+	t->top_all = rq->islands;
 	t->groups = rq->groups;
 	t->group_hosts = rq->hosts;
 	cap_l[1] = 1;
@@ -1846,6 +1847,7 @@ static int build_islands(struct fabric *f, const struct opts *o)
 		.top_radix = o->num[OPT_CORE_RADIX],
 		.leaf = o->taper,
 		.top_up = o->core_taper,
+		.islands = true,
 		.groups = o->num[OPT_ISLANDS],
 		.hosts = o->num[OPT_HPI],
 		.lpp = o->set[OPT_LPP] ? o->num[OPT_LPP] : 0,

@@ -165,6 +165,10 @@ family isl-3x16 26 48 96 "eq 4" -- islands --islands 3 --hosts-per-island 16 --r
 # up ports, 108 spines on 216-port directors in bundles of 2 with 8 up ports: 4 directors.
 family isl-taurus 226 2040 2916 "eq 4" -- islands --islands 6 --hosts-per-island 340 \
 	--radix 36 --core-taper 3:1 --core-radix 216
+# One island still has its director layer: spines split 2:1 (5 down, 3 up), 4 spines need 2
+# up ports each, one 8-port director takes bundles of 2.  16 + 8 links.
+family isl-1 9 16 24 "eq 2" -- islands --islands 1 --hosts-per-island 16 --radix 8 \
+	--core-taper 2:1
 # 3-level islands: 6 leaves, 8 spines, 8 island cores each; 4 directors; 48+64+64 links.
 family isl-3level 48 40 176 "eq 6" -- islands --islands 2 --hosts-per-island 20 --radix 8 \
 	--levels 3 --core-radix 16
