@@ -1,6 +1,8 @@
 /*
- * sarnue gen: generates synthetic InfiniBand fabrics (fat trees, k-ary
- * n-trees, tori and meshes, random regular graphs, dragonflies), optionally
+ * sarnue gen: generates synthetic InfiniBand fabrics (fat trees: XGFTs,
+ * k-ary n-trees, tapered real-life trees and multi-island machines; tori,
+ * meshes and HyperX; random regular graphs, dragonflies, Slim Flies and
+ * Kautz graphs), optionally
  * with seeded faults, and writes them as ibsim net files, which ibnetdiscover
  * readers accept as well.  Used for tests, benchmarks and operators'
  * what-if studies, so the output must be a pure function of the command line.
@@ -38,6 +40,11 @@
 /* A random 2-regular graph is one cycle with probability ~sqrt(pi / 2N). */
 #define RANDOM_ATTEMPTS 1000
 
+/* GF(q) for Slim Fly: q = p^n below 2^20 switches has n < 20. */
+#define GF_MAX_DEGREE 20
+/* Switch levels of a tree: 2^20 switches allow no more than 20 anyway. */
+#define TREE_MAX_LEVELS 20
+
 #define NO_NODE UINT32_MAX
 #define NO_PORT UINT16_MAX
 
@@ -55,17 +62,33 @@ enum topo {
 	TOPO_TORUS,
 	TOPO_RANDOM,
 	TOPO_DRAGONFLY,
+	TOPO_XGFT,
+	TOPO_FATTREE,
+	TOPO_ISLANDS,
+	TOPO_HYPERX,
+	TOPO_SLIMFLY,
+	TOPO_KAUTZ,
 };
 
 #define TB(t) (1U << (t))
+#define LPP_TOPOS                                                                \
+	(TB(TOPO_FATTREE2) | TB(TOPO_TORUS) | TB(TOPO_XGFT) | TB(TOPO_FATTREE) | \
+	 TB(TOPO_ISLANDS) | TB(TOPO_HYPERX) | TB(TOPO_SLIMFLY) | TB(TOPO_KAUTZ))
+#define HPS_TOPOS \
+	(TB(TOPO_TORUS) | TB(TOPO_RANDOM) | TB(TOPO_HYPERX) | TB(TOPO_SLIMFLY) | TB(TOPO_KAUTZ))
 
 static const struct {
 	const char *name;
 	enum topo topo;
 } topo_names[] = {
 	{ "fattree2", TOPO_FATTREE2 }, { "ktree", TOPO_KTREE },		{ "torus", TOPO_TORUS },
-	{ "random", TOPO_RANDOM },     { "dragonfly", TOPO_DRAGONFLY },
+	{ "random", TOPO_RANDOM },     { "dragonfly", TOPO_DRAGONFLY }, { "xgft", TOPO_XGFT },
+	{ "fattree", TOPO_FATTREE },   { "islands", TOPO_ISLANDS },	{ "hyperx", TOPO_HYPERX },
+	{ "slimfly", TOPO_SLIMFLY },   { "kautz", TOPO_KAUTZ },
 };
+
+#define TOPO_LIST \
+	"fattree2, ktree, torus, random, dragonfly, xgft, fattree, islands, hyperx, slimfly or kautz"
 
 enum opt_id {
 	OPT_HELP,
@@ -91,6 +114,17 @@ enum opt_id {
 	OPT_P,
 	OPT_H,
 	OPT_G,
+	OPT_M,
+	OPT_W,
+	OPT_LEVELS,
+	OPT_HOSTS,
+	OPT_TAPER,
+	OPT_ISLANDS,
+	OPT_HPI,
+	OPT_CORE_TAPER,
+	OPT_CORE_RADIX,
+	OPT_Q,
+	OPT_D,
 	OPT_COUNT
 };
 
@@ -121,21 +155,38 @@ static const struct opt_spec opt_specs[] = {
 	{ "--leaves", OPT_LEAVES, ARG_NUM, TB(TOPO_FATTREE2) },
 	{ "--spines", OPT_SPINES, ARG_NUM, TB(TOPO_FATTREE2) },
 	{ "--hosts-per-leaf", OPT_HPL, ARG_NUM, TB(TOPO_FATTREE2) | TB(TOPO_KTREE) },
-	{ "--links-per-pair", OPT_LPP, ARG_NUM, TB(TOPO_FATTREE2) | TB(TOPO_TORUS) },
+	{ "--links-per-pair", OPT_LPP, ARG_NUM, LPP_TOPOS },
 	{ "--k", OPT_K, ARG_NUM, TB(TOPO_KTREE) },
-	{ "--n", OPT_N, ARG_NUM, TB(TOPO_KTREE) },
-	{ "--dims", OPT_DIMS, ARG_STR, TB(TOPO_TORUS) },
+	{ "--n", OPT_N, ARG_NUM, TB(TOPO_KTREE) | TB(TOPO_KAUTZ) },
+	{ "--dims", OPT_DIMS, ARG_STR, TB(TOPO_TORUS) | TB(TOPO_HYPERX) },
 	{ "--mesh", OPT_MESH, ARG_NONE, TB(TOPO_TORUS) },
-	{ "--hosts-per-switch", OPT_HPS, ARG_NUM, TB(TOPO_TORUS) | TB(TOPO_RANDOM) },
+	{ "--hosts-per-switch", OPT_HPS, ARG_NUM, HPS_TOPOS },
 	{ "--switches", OPT_SWITCHES, ARG_NUM, TB(TOPO_RANDOM) },
 	{ "--degree", OPT_DEGREE, ARG_NUM, TB(TOPO_RANDOM) },
 	{ "--a", OPT_A, ARG_NUM, TB(TOPO_DRAGONFLY) },
 	{ "--p", OPT_P, ARG_NUM, TB(TOPO_DRAGONFLY) },
-	{ "--h", OPT_H, ARG_NUM, TB(TOPO_DRAGONFLY) },
+	{ "--h", OPT_H, ARG_NUM, TB(TOPO_DRAGONFLY) | TB(TOPO_XGFT) },
 	{ "--g", OPT_G, ARG_NUM, TB(TOPO_DRAGONFLY) },
+	{ "--m", OPT_M, ARG_STR, TB(TOPO_XGFT) },
+	{ "--w", OPT_W, ARG_STR, TB(TOPO_XGFT) },
+	{ "--levels", OPT_LEVELS, ARG_NUM, TB(TOPO_FATTREE) | TB(TOPO_ISLANDS) },
+	{ "--hosts", OPT_HOSTS, ARG_NUM, TB(TOPO_FATTREE) },
+	{ "--taper", OPT_TAPER, ARG_STR, TB(TOPO_FATTREE) | TB(TOPO_ISLANDS) },
+	{ "--islands", OPT_ISLANDS, ARG_NUM, TB(TOPO_ISLANDS) },
+	{ "--hosts-per-island", OPT_HPI, ARG_NUM, TB(TOPO_ISLANDS) },
+	{ "--core-taper", OPT_CORE_TAPER, ARG_STR, TB(TOPO_ISLANDS) },
+	{ "--core-radix", OPT_CORE_RADIX, ARG_NUM, TB(TOPO_ISLANDS) },
+	{ "--q", OPT_Q, ARG_NUM, TB(TOPO_SLIMFLY) },
+	{ "--d", OPT_D, ARG_NUM, TB(TOPO_KAUTZ) },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* down:up ports of a switch, as in "2:1" */
+struct ratio {
+	unsigned long down;
+	unsigned long up;
+};
 
 struct opts {
 	const char *topo_name;
@@ -153,6 +204,12 @@ struct opts {
 	unsigned long rm_links;
 	const char **rm_ids;
 	unsigned int n_rm_ids;
+	unsigned long m[TREE_MAX_LEVELS + 1]; /* xgft --m, 1-based */
+	unsigned long w[TREE_MAX_LEVELS + 1];
+	unsigned int nm;
+	unsigned int nw;
+	struct ratio taper;
+	struct ratio core_taper;
 };
 
 struct hostfmt {
@@ -245,6 +302,16 @@ static const char *const help_text[] = {
 	"                     [--links-per-pair R]",
 	"    sarnue gen random --switches N --degree D [--hosts-per-switch T] [--seed S]",
 	"    sarnue gen dragonfly --a A --p P --h H [--g G]",
+	"    sarnue gen xgft --h H --m M1,...,MH --w 1,W2,...,WH [--links-per-pair R]",
+	"    sarnue gen fattree --radix R --hosts N [--levels 2|3|4] [--taper D:U]",
+	"                       [--links-per-pair P]",
+	"    sarnue gen islands --islands I --hosts-per-island N --radix R",
+	"                       [--levels 2|3] [--taper D:U] [--core-taper D:U]",
+	"                       [--core-radix RC] [--links-per-pair P]",
+	"    sarnue gen hyperx --dims S1[xS2[xS3]] [--links-per-pair K]",
+	"                      [--hosts-per-switch T]",
+	"    sarnue gen slimfly --q Q [--hosts-per-switch P] [--links-per-pair R]",
+	"    sarnue gen kautz --d D --n N [--hosts-per-switch T] [--links-per-pair R]",
 	"",
 	"    Common options, accepted by every topology:",
 	"    [-o FILE] [--hostname-pattern PAT] [--radix R] [--seed S]",
@@ -280,7 +347,8 @@ static const char *const help_text[] = {
 	"        level-(l+1) switch whose index differs only in base-K digit l,",
 	"        which is set to c).  Leaves (level 0) carry H hosts, default K,",
 	"        for K^N hosts.  Created level by level from the leaves; ports are",
-	"        hosts or down ports first, then up ports.",
+	"        hosts or down ports first, then up ports.  This is the XGFT",
+	"        (N; H,K..K; 1,K..K) below, and built by the same code.",
 	"",
 	"    torus",
 	"        1-, 2- or 3-dimensional torus (wraparound) or, with --mesh, mesh.",
@@ -312,6 +380,91 @@ static const char *const help_text[] = {
 	"        groups.  G may not exceed A*H+1.  Router ports: hosts, then the",
 	"        A-1 local links in router order, then the H global links.",
 	"",
+	"    xgft",
+	"        Extended generalized fat tree XGFT(H; M1..MH; W1..WH) (Ohring et",
+	"        al.): level 0 are the hosts, levels 1..H switches.  A level-l node",
+	"        is a digit vector (a_H..a_1) with a_j < M_j for j > l and a_j < W_j",
+	"        for j <= l; a level-(l-1) node and a level-l node are linked iff",
+	"        their digits agree except at position l.  So a level-l switch has",
+	"        M_l children and W_(l+1) parents, and there are M1*...*MH hosts.",
+	"        W1 must be 1 (hosts have one port).  --links-per-pair R joins each",
+	"        pair of switches by R links (a PGFT with p = 1,R..R).  A k-ary",
+	"        n-tree is XGFT(n; k..k; 1,k..k); ktree is built this way.",
+	"        Switches are created level by level from the leaves, digit 1",
+	"        varying fastest; ports: hosts or down ports first (child by",
+	"        child, R each), then up ports (parent by parent, R each).",
+	"",
+	"    fattree",
+	"        Real-life fat tree of N hosts from switches of R ports (--radix),",
+	"        all levels built from the same switch, as installations are:",
+	"        - A leaf splits its ports by the taper D:U (--taper, default 1:1):",
+	"          U' = ceil(R*U/(D+U)) up ports, R-U' host ports.  So 36 ports at",
+	"          2:1 give 24 host and 12 up ports.  Only the leaves are tapered.",
+	"        - The levels between leaves and top are non-blocking: a switch",
+	"          uses at most K = R - ceil(R/2) down ports and at least as many",
+	"          up ports as down ports in use.  Top switches use all R ports",
+	"          for down links.",
+	"        - L = ceil(N/(R-U')) leaves are needed.  Top-down, each switch",
+	"          level gets as few subtrees as hold them (below the top, a",
+	"          level-l switch's subtree holds at most K^(l-1) leaves; the top",
+	"          takes at most R subtrees); the leaves are spread evenly, so",
+	"          there may be a few more than L, and the hosts are spread",
+	"          evenly over the leaves.",
+	"        - Bottom-up, every switch joins each of its parents by the same",
+	"          number p of parallel links: p and the number of parents are",
+	"          chosen for the fewest parents (then the fewest up ports used);",
+	"          --links-per-pair fixes p.",
+	"        This is a PGFT; e.g. 36 ports, 324 hosts: 18 leaves joined to 9",
+	"        spines by 2 links each; 11664 hosts: the classic 3-level tree of",
+	"        648 leaves, 648 spines and 324 cores.  --levels defaults to the",
+	"        fewest (2 to 4) that hold N hosts.  Switch names: leaf, spine,",
+	"        core, super-core.",
+	"",
+	"    islands",
+	"        I islands (--islands), each a fat tree of N hosts and --levels",
+	"        levels (default 2) built as fattree above, joined by a layer of",
+	"        director switches with RC ports (--core-radix, default R), as",
+	"        in the Taurus machine.  The top switches of an island split",
+	"        their ports by --core-taper D:U (default 1:1) between the island",
+	"        and the directors; every director is joined to every island top",
+	"        switch by the same number of links, again chosen for the fewest",
+	"        directors.  All island top switches must fit the RC ports of a",
+	"        director.  Switch names: island i leaf/spine/core j, director j.",
+	"",
+	"    hyperx",
+	"        S1 x S2 [x S3] grid of switches (--dims, every S at least 2);",
+	"        every switch is linked to every switch that differs in exactly",
+	"        one coordinate, by K links (--links-per-pair, default 1).  T",
+	"        hosts per switch (--hosts-per-switch, default 1).  The diameter",
+	"        is the number of dimensions.  Switches are created with the",
+	"        first coordinate varying fastest; ports: hosts, then per",
+	"        dimension one block of (S-1)*K ports, peers in coordinate order.",
+	"",
+	"    slimfly",
+	"        Slim Fly: the McKay-Miller-Siran graph for a prime power",
+	"        Q = 4w + delta, delta in {-1, 0, 1} (so any prime power Q >= 3:",
+	"        3, 4, 5, 7, 8, 9, 11, 13, 16, ...), over the field GF(Q).  2*Q^2",
+	"        switches (0,x,y) and (1,m,c) of network radix (3Q-delta)/2 and",
+	"        diameter 2: (0,x,y)~(0,x,y') iff y-y' is in X, (1,m,c)~(1,m,c')",
+	"        iff c-c' is in X', (0,x,y)~(1,m,c) iff y = m*x+c, with X and X'",
+	"        the even and odd powers of a primitive element as given by",
+	"        Besta and Hoefler.  Default hosts per switch: ceil(radix/2), the",
+	"        full-global-bandwidth choice of that paper.  Switch (s,a,b) is",
+	"        number s*Q^2 + a*Q + b; ports: hosts, X (or X') in order, then",
+	"        one block per m (or x).",
+	"",
+	"    kautz",
+	"        Kautz graph K(D, N) (D >= 1, N >= 1): switches are the strings",
+	"        a_0..a_N over D+1 symbols with no two equal neighbours,",
+	"        (D+1)*D^N of them; the arc a_0..a_N -> a_1..a_N b becomes a link.",
+	"        InfiniBand links are bidirectional: every arc is kept as its own",
+	"        link, so a pair with arcs both ways (alternating strings such as",
+	"        0101 and 1010) is joined by two parallel links and every switch",
+	"        has exactly 2D switch ports (there are no self-loops).  The",
+	"        diameter is at most N+1.  Kautz(d,k) in Domke's thesis, with",
+	"        strings of length k, is --d d --n k-1.  Ports: hosts, D out-arc",
+	"        ports by successor, then D in-arc ports by predecessor.",
+	"",
 	"OPTIONS",
 	"    -o FILE, --output FILE",
 	"        Write to FILE (default: standard output; \"-\" also means standard",
@@ -327,10 +480,16 @@ static const char *const help_text[] = {
 	"    --radix R",
 	"        Give every switch R ports (1..254).  Default: exactly as many as",
 	"        the topology needs (at least 1).  It is an error if a switch",
-	"        needs more than R.",
+	"        needs more than R.  For fattree and islands it is required: the",
+	"        radix the tree is planned for (directors: --core-radix).",
 	"",
 	"    --seed S",
 	"        Seed for the random topology and for fault injection (default 1).",
+	"",
+	"    --links-per-pair R",
+	"        Parallel links per connected switch pair (fattree2, torus, xgft,",
+	"        hyperx, slimfly, kautz: default 1; fattree and islands: default",
+	"        as many as save switches).",
 	"",
 	"FAULTS",
 	"    Faults are applied in this order: named switches, random switches,",
@@ -376,6 +535,13 @@ static const char *const help_text[] = {
 	"        --remove-switch-id S-0005 -o torus.net",
 	"    sarnue gen random --switches 32 --degree 6 --hosts-per-switch 4 \\",
 	"        --seed 7 --remove-links 5% -o rr.net",
+	"    sarnue gen xgft --h 2 --m 4,4 --w 1,4 -o xgft.net",
+	"    sarnue gen fattree --levels 3 --radix 36 --hosts 2000 --taper 2:1 -o ft.net",
+	"    sarnue gen islands --islands 6 --hosts-per-island 340 --radix 36 \\",
+	"        --core-taper 3:1 --core-radix 216 -o taurus.net",
+	"    sarnue gen hyperx --dims 8x8x4 --hosts-per-switch 4 -o hx.net",
+	"    sarnue gen slimfly --q 7 --remove-links 1% -o sf.net",
+	"    sarnue gen kautz --d 5 --n 2 --links-per-pair 2 -o kautz.net",
 	"    ibsim -s torus.net",
 };
 
@@ -518,6 +684,93 @@ static int parse_dims(struct opts *o, const char *name, const char *val)
 	return GEN_OK;
 }
 
+/* A comma-separated list of whole numbers, such as --m 4,4,2. */
+static int parse_list(const char *name, const char *val, unsigned long *out, unsigned int max,
+		      unsigned int *count)
+{
+	const char *s = val;
+	unsigned int n = 0;
+	char *end;
+
+	for (;;) {
+		unsigned long v;
+
+		if (n == max)
+			return gen_usage("%s %s: at most %u values", name, val, max);
+		if (*s < '0' || *s > '9')
+			return gen_usage("%s %s: expected numbers like 4,4,2", name, val);
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || v > GEN_MAX_PARAM)
+			return gen_usage("%s %s: value too large", name, val);
+		if (!v)
+			return gen_usage("%s %s: every value must be at least 1", name, val);
+		out[++n] = v;
+		if (!*end)
+			break;
+		if (*end != ',')
+			return gen_usage("%s %s: expected numbers like 4,4,2", name, val);
+		s = end + 1;
+	}
+	*count = n;
+	return GEN_OK;
+}
+
+static int parse_ratio(const char *name, const char *val, struct ratio *r)
+{
+	char *end;
+
+	if (*val < '0' || *val > '9')
+		return gen_usage("%s %s: expected DOWN:UP such as 2:1", name, val);
+	errno = 0;
+	r->down = strtoul(val, &end, 10);
+	if (errno || *end != ':' || end[1] < '0' || end[1] > '9')
+		return gen_usage("%s %s: expected DOWN:UP such as 2:1", name, val);
+	r->up = strtoul(end + 1, &end, 10);
+	if (errno || *end)
+		return gen_usage("%s %s: expected DOWN:UP such as 2:1", name, val);
+	if (!r->down || !r->up || r->down > GEN_MAX_PORTS || r->up > GEN_MAX_PORTS)
+		return gen_usage("%s %s: both sides must be between 1 and %d", name, val,
+				 GEN_MAX_PORTS);
+	return GEN_OK;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/* Up ports of a switch that splits its radix by r: rounded up, never more blocking. */
+static uint64_t ratio_up(uint64_t ports, const struct ratio *r)
+{
+	return ceil_div(ports * r->up, r->down + r->up);
+}
+
+/* Up ports that carry d of down traffic at ratio r; rounded up likewise. */
+static uint64_t ratio_up_for(uint64_t down, const struct ratio *r)
+{
+	return ceil_div(down * r->up, r->down);
+}
+
+static const struct ratio ratio_full = { 1, 1 };
+
+/* q = p^n with p prime; false if q is not a prime power. */
+static bool prime_power(uint64_t q, uint32_t *p, uint32_t *n)
+{
+	uint64_t d;
+
+	if (q < 2)
+		return false;
+	for (d = 2; d * d <= q && q % d; d++)
+		;
+	if (q % d)
+		d = q;
+	*p = (uint32_t)d;
+	for (*n = 0; q % d == 0; q /= d)
+		(*n)++;
+	return q == 1;
+}
+
 static int parse_rm_links(struct opts *o, const char *name, const char *val)
 {
 	size_t len = strlen(val);
@@ -561,6 +814,14 @@ static int apply_option(struct opts *o, const struct opt_spec *sp, const char *v
 		break;
 	case OPT_DIMS:
 		return parse_dims(o, sp->name, val);
+	case OPT_M:
+		return parse_list(sp->name, val, o->m, TREE_MAX_LEVELS, &o->nm);
+	case OPT_W:
+		return parse_list(sp->name, val, o->w, TREE_MAX_LEVELS, &o->nw);
+	case OPT_TAPER:
+		return parse_ratio(sp->name, val, &o->taper);
+	case OPT_CORE_TAPER:
+		return parse_ratio(sp->name, val, &o->core_taper);
 	case OPT_RM_LINKS:
 		return parse_rm_links(o, sp->name, val);
 	case OPT_RM_SWITCH_ID:
@@ -817,6 +1078,79 @@ static size_t hostfmt_format(const struct hostfmt *hf, uint32_t v, char *buf, si
 	return at;
 }
 
+static int validate_xgft(struct opts *o)
+{
+	unsigned long h = o->num[OPT_H];
+
+	if (h < 1 || h > TREE_MAX_LEVELS)
+		return gen_usage("%s %s: the height must be between 1 and %d", o->name[OPT_H],
+				 o->val[OPT_H], TREE_MAX_LEVELS);
+	if (o->nm != h)
+		return gen_usage("%s %s: expected %lu values m1,...,mh (--h %lu)", o->name[OPT_M],
+				 o->val[OPT_M], h, h);
+	if (o->nw != h)
+		return gen_usage("%s %s: expected %lu values w1,...,wh (--h %lu)", o->name[OPT_W],
+				 o->val[OPT_W], h, h);
+	if (o->w[1] != 1)
+		return gen_usage(
+			"%s %s: w1 must be 1: the level-0 nodes are hosts with one port each",
+			o->name[OPT_W], o->val[OPT_W]);
+	return GEN_OK;
+}
+
+/* The fewest levels (2..4) of radix-R switches that hold the hosts. */
+static unsigned long fattree_levels(const struct opts *o)
+{
+	uint64_t r = o->num[OPT_RADIX], up = ratio_up(r, &o->taper);
+	uint64_t hold = r > up ? (r - up) * r : 0;
+	unsigned long l;
+
+	for (l = 2; l < 4 && hold < o->num[OPT_HOSTS]; l++)
+		hold *= r - ratio_up(r, &ratio_full);
+	return l;
+}
+
+static int validate_fattree(struct opts *o)
+{
+	bool islands = o->topo == TOPO_ISLANDS;
+	unsigned long lo = 2, hi = islands ? 3 : 4;
+
+	if (!o->set[OPT_TAPER])
+		o->taper = ratio_full;
+	if (!o->set[OPT_CORE_TAPER])
+		o->core_taper = ratio_full;
+	if (!o->set[OPT_CORE_RADIX])
+		o->num[OPT_CORE_RADIX] = o->num[OPT_RADIX];
+	if (!o->set[OPT_LEVELS])
+		o->num[OPT_LEVELS] = islands ? 2 : fattree_levels(o);
+	if (o->num[OPT_LEVELS] < lo || o->num[OPT_LEVELS] > hi)
+		return gen_usage("%s %s: must be between %lu and %lu", o->name[OPT_LEVELS],
+				 o->val[OPT_LEVELS], lo, hi);
+	if (o->num[OPT_CORE_RADIX] > GEN_MAX_PORTS)
+		return gen_usage("%s %s: InfiniBand switches have at most %d ports",
+				 o->name[OPT_CORE_RADIX], o->val[OPT_CORE_RADIX], GEN_MAX_PORTS);
+	return GEN_OK;
+}
+
+static int validate_slimfly(const struct opts *o)
+{
+	uint64_t q = o->num[OPT_Q];
+	uint32_t p, n;
+
+	if (!prime_power(q, &p, &n))
+		return gen_usage("%s %s: not a prime power; the MMS construction needs a field "
+				 "GF(q), q = 3, 4, 5, 7, 8, 9, 11, 13, 16, ...",
+				 o->name[OPT_Q], o->val[OPT_Q]);
+	if (q % 4 == 2)
+		return gen_usage("%s %s: q = 4w + delta with w >= 1 and delta in {-1, 0, 1} "
+				 "excludes q = 2; the smallest Slim Fly has q = 3",
+				 o->name[OPT_Q], o->val[OPT_Q]);
+	if (2 * q * q > GEN_MAX_SWITCHES)
+		return gen_usage("%s %s: fabric too large (2q^2 switches, at most %lu)",
+				 o->name[OPT_Q], o->val[OPT_Q], GEN_MAX_SWITCHES);
+	return GEN_OK;
+}
+
 static int validate_topology(struct opts *o)
 {
 	static const struct {
@@ -835,14 +1169,27 @@ static int validate_topology(struct opts *o)
 		{ TOPO_DRAGONFLY, OPT_A, "--a" },
 		{ TOPO_DRAGONFLY, OPT_P, "--p" },
 		{ TOPO_DRAGONFLY, OPT_H, "--h" },
+		{ TOPO_XGFT, OPT_H, "--h" },
+		{ TOPO_XGFT, OPT_M, "--m" },
+		{ TOPO_XGFT, OPT_W, "--w" },
+		{ TOPO_FATTREE, OPT_RADIX, "--radix" },
+		{ TOPO_FATTREE, OPT_HOSTS, "--hosts" },
+		{ TOPO_ISLANDS, OPT_ISLANDS, "--islands" },
+		{ TOPO_ISLANDS, OPT_HPI, "--hosts-per-island" },
+		{ TOPO_ISLANDS, OPT_RADIX, "--radix" },
+		{ TOPO_HYPERX, OPT_DIMS, "--dims" },
+		{ TOPO_SLIMFLY, OPT_Q, "--q" },
+		{ TOPO_KAUTZ, OPT_D, "--d" },
+		{ TOPO_KAUTZ, OPT_N, "--n" },
 	};
 	static const struct {
 		enum opt_id id;
 		unsigned long min;
 	} minimum[] = {
-		{ OPT_LEAVES, 1 }, { OPT_SPINES, 1 },	{ OPT_LPP, 1 },	   { OPT_K, 2 },
-		{ OPT_N, 1 },	   { OPT_SWITCHES, 2 }, { OPT_DEGREE, 1 }, { OPT_A, 1 },
-		{ OPT_G, 1 },	   { OPT_RADIX, 1 },
+		{ OPT_LEAVES, 1 }, { OPT_SPINES, 1 },	  { OPT_LPP, 1 },    { OPT_K, 2 },
+		{ OPT_N, 1 },	   { OPT_SWITCHES, 2 },	  { OPT_DEGREE, 1 }, { OPT_A, 1 },
+		{ OPT_G, 1 },	   { OPT_RADIX, 1 },	  { OPT_HOSTS, 1 },  { OPT_ISLANDS, 1 },
+		{ OPT_HPI, 1 },	   { OPT_CORE_RADIX, 1 }, { OPT_D, 1 },
 	};
 	unsigned int i;
 	int rc;
@@ -884,6 +1231,17 @@ static int validate_topology(struct opts *o)
 				"%s %s: a connected 1-regular graph has exactly 2 switches (N=%lu)",
 				o->name[OPT_DEGREE], o->val[OPT_DEGREE], n);
 	}
+	if (o->topo == TOPO_XGFT)
+		return validate_xgft(o);
+	if (o->topo == TOPO_SLIMFLY)
+		return validate_slimfly(o);
+	if (o->topo == TOPO_HYPERX)
+		for (i = 0; i < o->ndims; i++)
+			if (o->dims[i] < 2)
+				return gen_usage("%s %s: every HyperX dimension must be at least 2",
+						 o->name[OPT_DIMS], o->val[OPT_DIMS]);
+	if (o->topo == TOPO_FATTREE || o->topo == TOPO_ISLANDS)
+		return validate_fattree(o);
 	if (o->topo == TOPO_DRAGONFLY) {
 		unsigned long ah = o->num[OPT_A] * o->num[OPT_H];
 
@@ -904,15 +1262,12 @@ static int validate(struct opts *o, struct hostfmt *hf)
 	int rc;
 
 	if (!o->topo_name)
-		return gen_usage(
-			"missing topology: fattree2, ktree, torus, random or dragonfly (see 'sarnue gen --help')");
+		return gen_usage("missing topology: " TOPO_LIST " (see 'sarnue gen --help')");
 	for (i = 0; i < ARRAY_SIZE(topo_names); i++)
 		if (!strcmp(o->topo_name, topo_names[i].name))
 			o->topo = topo_names[i].topo;
 	if (o->topo == TOPO_NONE)
-		return gen_usage(
-			"unknown topology '%s': expected fattree2, ktree, torus, random or dragonfly",
-			o->topo_name);
+		return gen_usage("unknown topology '%s': expected " TOPO_LIST, o->topo_name);
 
 	for (i = 0; i < OPT_COUNT; i++) {
 		unsigned int t = opt_topos(i);
@@ -1057,14 +1412,13 @@ static void attach_host(struct fabric *f, uint32_t h, uint32_t s, uint64_t port)
 	f->host_port[h] = (uint16_t)port;
 }
 
+static void attach_spread(struct fabric *f, uint32_t first, uint32_t n, uint32_t host,
+			  uint64_t nhosts);
+
 /* Hosts take ports 1..per of switches first..first+n-1, in switch order. */
 static void attach_hosts(struct fabric *f, uint32_t first, uint32_t n, uint32_t per)
 {
-	uint32_t s, i, h = 0;
-
-	for (s = first; s < first + n; s++)
-		for (i = 0; i < per; i++)
-			attach_host(f, h++, s, i + 1);
+	attach_spread(f, first, n, 0, (uint64_t)n * per);
 }
 
 static int build_fattree2(struct fabric *f, const struct opts *o)
@@ -1097,57 +1451,418 @@ static int build_fattree2(struct fabric *f, const struct opts *o)
 	return GEN_OK;
 }
 
-static int build_ktree(struct fabric *f, const struct opts *o)
+/*
+ * A parallel-ports generalized fat tree PGFT(h; m; w; p) after Zahavi,
+ * which covers XGFTs (all p = 1), k-ary n-trees and the real-life trees
+ * below.  Level 0 are the hosts, levels 1..h switches.  A level-l node is
+ * a digit vector a_h..a_1 with a_j < m_j above the level (j > l) and
+ * a_j < w_j at or below it; a level-(l-1) and a level-l node are joined
+ * by p_l links iff their digits agree everywhere except at position l.
+ * Digit 1 varies fastest in the numbering, so the children of a switch
+ * and the hosts of a leaf are consecutive.  With top_all the top level is
+ * a crossbar instead: w_h switches, each joined to every level-(h-1)
+ * switch, as directors join the islands of one machine.
+ */
+struct tree_shape {
+	unsigned int h;
+	uint64_t m[TREE_MAX_LEVELS + 2];
+	uint64_t w[TREE_MAX_LEVELS + 2]; /* w[h + 1] stays 0: no up ports on top */
+	uint64_t p[TREE_MAX_LEVELS + 2];
+	uint64_t ports[TREE_MAX_LEVELS + 1]; /* radix of a level, 0: what it needs */
+	uint64_t groups;		     /* top-level subtrees with their own hosts */
+	uint64_t group_hosts;		     /* spread over a group's leaves; 0: m_1 each */
+	bool top_all;			     /* top switches join every level h-1 switch */
+	const char *const *names;	     /* per level; NULL: "<name> level <l>" */
+	const char *name;
+	unsigned int level0; /* number shown for level 1 */
+};
+
+static uint64_t tree_width(const struct tree_shape *t, unsigned int l)
 {
-	uint64_t k = o->num[OPT_K], n = o->num[OPT_N], h = o->num[OPT_HPL];
-	uint64_t w = 1, stride;
-	uint32_t lvl, i, c;
+	uint64_t n = 1;
+	unsigned int j;
+
+	if (t->top_all && l == t->h)
+		return t->w[l];
+	for (j = 1; j <= t->h; j++)
+		n *= j > l ? t->m[j] : t->w[j];
+	return n;
+}
+
+/* Switch count per level and in total, refusing shapes beyond the limits. */
+static int tree_size(const struct tree_shape *t, uint64_t *first, const char *what)
+{
+	uint64_t total = 0, n = 1;
+	unsigned int l, j;
+
+	for (l = 1; l <= t->h; l++) {
+		for (j = 1, n = 1; j <= t->h; j++) {
+			n *= j > l ? t->m[j] : t->w[j];
+			if (n > GEN_MAX_SWITCHES)
+				break;
+		}
+		if (t->top_all && l == t->h)
+			n = t->w[l];
+		first[l] = total;
+		total += n;
+		if (n > GEN_MAX_SWITCHES || total > GEN_MAX_SWITCHES)
+			return gen_usage("%s: fabric too large (more than %lu switches)", what,
+					 GEN_MAX_SWITCHES);
+	}
+	first[t->h + 1] = total;
+	return GEN_OK;
+}
+
+static void tree_desc(struct fabric *f, const struct tree_shape *t, unsigned int l, uint32_t s,
+		      uint64_t i)
+{
+	uint64_t per = tree_width(t, l) / t->m[t->h];
+
+	if (!t->names)
+		sw_desc(f, s, "%s level %u switch %" PRIu64, t->name, l - 1 + t->level0, i);
+	else if (t->groups > 1 && l < t->h)
+		sw_desc(f, s, "%s %" PRIu64 " %s %" PRIu64, t->name, i / per, t->names[l], i % per);
+	else
+		sw_desc(f, s, "%s %" PRIu64, t->names[l], i);
+}
+
+/* Hosts take ports 1.. of switches first..first+n-1, spread evenly. */
+static void attach_spread(struct fabric *f, uint32_t first, uint32_t n, uint32_t host,
+			  uint64_t nhosts)
+{
+	uint32_t s, i;
+
+	for (s = 0; s < n; s++) {
+		uint64_t per = nhosts / n + (s < nhosts % n);
+
+		for (i = 0; i < per; i++)
+			attach_host(f, host++, first + s, i + 1);
+	}
+}
+
+/* Joins every level-(l-1) switch to its w_l parents, p_l links each. */
+static void tree_link_level(struct fabric *f, const struct tree_shape *t, const uint64_t *first,
+			    unsigned int l)
+{
+	uint64_t lo_n = 1, ml = t->m[l], wl = t->w[l], pl = t->p[l];
+	uint64_t up0 = t->m[l - 1] * t->p[l - 1]; /* down ports of the lower switch */
+	uint64_t x, n = first[l] - first[l - 1], b, k;
+	unsigned int j;
+
+	if (t->top_all && l == t->h)
+		ml = n; /* one digit: the lower switch's number */
+	else
+		for (j = 1; j < l; j++)
+			lo_n *= t->w[j];
+	for (x = 0; x < n; x++) {
+		uint64_t lo = x % lo_n, a = (x / lo_n) % ml, hi = x / lo_n / ml;
+
+		for (b = 0; b < wl; b++) {
+			uint64_t y = lo + lo_n * (b + wl * hi);
+
+			for (k = 0; k < pl; k++)
+				link_sw(f, (uint32_t)(first[l - 1] + x), up0 + b * pl + k + 1,
+					(uint32_t)(first[l] + y), a * pl + k + 1);
+		}
+	}
+}
+
+static int tree_build(struct fabric *f, const struct tree_shape *t, unsigned long radix,
+		      const char *what)
+{
+	uint64_t first[TREE_MAX_LEVELS + 2], leaves, per_group, hosts, g;
+	unsigned int l;
+	uint64_t i;
 	int rc;
 
-	/* w = k^(n-1) switches per level, bounded before it can overflow */
-	for (i = 1; i < n; i++) {
-		w *= k;
-		if (w * n > GEN_MAX_SWITCHES)
-			return gen_usage(
-				"--k %lu --n %lu: fabric too large (more than %lu switches)",
-				o->num[OPT_K], o->num[OPT_N], GEN_MAX_SWITCHES);
-	}
-	rc = fabric_init(f, n * w, w * h, o->num[OPT_RADIX]);
+	rc = tree_size(t, first, what);
 	if (rc)
 		return rc;
-	for (lvl = 0; lvl < n; lvl++) {
-		for (i = 0; i < w; i++) {
-			uint32_t s = lvl * w + i;
-			uint64_t need = lvl ? k : h;
+	leaves = first[2] - first[1];
+	hosts = t->group_hosts ? t->groups * t->group_hosts : leaves * t->m[1];
+	rc = fabric_init(f, first[t->h + 1], hosts, radix);
+	if (rc)
+		return rc;
+	for (l = 1; l <= t->h; l++) {
+		uint64_t need = t->m[l] * t->p[l] + t->w[l + 1] * t->p[l + 1];
 
-			if (lvl + 1 < n)
-				need += k;
-			sw_desc(f, s, "ktree level %u switch %u", lvl, i);
-			fabric_need(f, s, need);
+		if (t->ports[l])
+			need = t->ports[l];
+		for (i = first[l]; i < first[l + 1]; i++) {
+			tree_desc(f, t, l, (uint32_t)i, i - first[l]);
+			fabric_need(f, (uint32_t)i, need);
 		}
 	}
 	rc = fabric_ports(f);
 	if (rc)
 		return rc;
 
-	attach_hosts(f, 0, (uint32_t)w, (uint32_t)h);
+	per_group = leaves / t->groups;
+	for (g = 0; g < t->groups; g++)
+		attach_spread(f, (uint32_t)(g * per_group), (uint32_t)per_group,
+			      (uint32_t)(g * hosts / t->groups), hosts / t->groups);
+	for (l = 2; l <= t->h; l++)
+		tree_link_level(f, t, first, l);
+	return GEN_OK;
+}
 
-	stride = 1;
-	for (lvl = 0; lvl + 1 < n; lvl++, stride *= k) {
-		uint64_t first_up = lvl ? k : h;
+/* XGFT(h; m; w) with level 0 as the hosts: hosts = prod m_j. */
+static void tree_plain(struct tree_shape *t, unsigned int h, uint64_t r, const char *name)
+{
+	unsigned int l;
 
-		for (i = 0; i < w; i++) {
-			uint64_t digit = (i / stride) % k;
+	memset(t, 0, sizeof(*t));
+	t->h = h;
+	t->name = name;
+	t->level0 = 1;
+	t->groups = 1;
+	t->p[1] = 1;
+	for (l = 2; l <= h; l++)
+		t->p[l] = r;
+}
 
-			for (c = 0; c < k; c++) {
-				uint64_t up = i - digit * stride + c * stride;
+/* A k-ary n-tree with H hosts per leaf is XGFT(n; H,k..k; 1,k..k). */
+static int build_ktree(struct fabric *f, const struct opts *o)
+{
+	uint64_t k = o->num[OPT_K], n = o->num[OPT_N];
+	struct tree_shape t;
+	char what[64];
+	unsigned int l;
 
-				link_sw(f, lvl * w + i, first_up + c + 1,
-					(lvl + 1) * w + (uint32_t)up, digit + 1);
-			}
-		}
+	snprintf(what, sizeof(what), "--k %lu --n %lu", o->num[OPT_K], o->num[OPT_N]);
+	if (n > TREE_MAX_LEVELS)
+		return gen_usage("%s: fabric too large (more than %lu switches)", what,
+				 GEN_MAX_SWITCHES);
+	tree_plain(&t, (unsigned int)n, 1, "ktree");
+	t.level0 = 0;
+	t.m[1] = o->num[OPT_HPL];
+	t.w[1] = 1;
+	for (l = 2; l <= n; l++) {
+		t.m[l] = k;
+		t.w[l] = k;
+	}
+	return tree_build(f, &t, o->num[OPT_RADIX], what);
+}
+
+static int build_xgft(struct fabric *f, const struct opts *o)
+{
+	struct tree_shape t;
+	unsigned int l, h = (unsigned int)o->num[OPT_H];
+
+	tree_plain(&t, h, o->num[OPT_LPP], "xgft");
+	for (l = 1; l <= h; l++) {
+		t.m[l] = o->m[l];
+		t.w[l] = o->w[l];
+	}
+	return tree_build(f, &t, o->num[OPT_RADIX], "xgft");
+}
+
+/*
+ * Real-life fat trees: every switch has the same radix R, a leaf splits
+ * its ports by the taper (down:up), the levels above the leaves are
+ * non-blocking (as many up as used down ports) and the top level has only
+ * down ports.  The shape is planned top-down (as few subtrees per level
+ * as hold the leaves, the leaves spread evenly) and then bottom-up (each
+ * switch joins each parent by as many parallel links as fit, so there are
+ * as few parents as possible).  Islands are the same with one more level
+ * on top, one subtree per island, whose switches are the directors.
+ */
+struct rlft_req {
+	unsigned int levels; /* switch levels in total, directors included */
+	uint64_t radix;
+	uint64_t top_radix;
+	struct ratio leaf;
+	struct ratio top_up; /* down:up of the level under the top, islands only */
+	bool islands;	     /* the top level are directors over whole islands */
+	uint64_t groups;     /* islands, or 1 */
+	uint64_t hosts;	     /* per group */
+	uint64_t lpp;	     /* --links-per-pair, 0: as many as fit */
+	const char *hosts_opt;
+};
+
+static const struct ratio *rlft_ratio(const struct rlft_req *rq, unsigned int l)
+{
+	if (l == 1)
+		return &rq->leaf;
+	if (rq->islands && l + 1 == rq->levels)
+		return &rq->top_up;
+	return &ratio_full;
+}
+
+/* Down ports a level-l switch may use. */
+static uint64_t rlft_cap(const struct rlft_req *rq, unsigned int l)
+{
+	if (l == rq->levels)
+		return rq->top_radix;
+	return rq->radix - ratio_up(rq->radix, rlft_ratio(rq, l));
+}
+
+static int rlft_top_down(struct tree_shape *t, const struct rlft_req *rq, const uint64_t *cap_l)
+{
+	unsigned int h = rq->levels, l;
+	uint64_t rem = ceil_div(rq->hosts, t->m[1]);
+
+	if (rq->islands) {
+		if (rem > cap_l[h - 1])
+			return gen_usage("%s %" PRIu64 ": an island of %u levels of %" PRIu64
+					 "-port switches with taper %lu:%lu holds at most %" PRIu64
+					 " hosts",
+					 rq->hosts_opt, rq->hosts, h - 1, rq->radix, rq->leaf.down,
+					 rq->leaf.up, cap_l[h - 1] * t->m[1]);
+		if (rq->groups > rq->top_radix)
+			return gen_usage("--islands %" PRIu64 ": more islands than the %" PRIu64
+					 " ports of a director switch (see --core-radix)",
+					 rq->groups, rq->top_radix);
+		t->m[h] = rq->groups;
+	} else {
+		t->m[h] = ceil_div(rem, cap_l[h - 1]);
+		if (t->m[h] > rq->top_radix)
+			return gen_usage("%s %" PRIu64 ": a fat tree of %u levels of %" PRIu64
+					 "-port switches with taper %lu:%lu holds at most %" PRIu64
+					 " hosts (use more --levels or a larger --radix)",
+					 rq->hosts_opt, rq->hosts, h, rq->radix, rq->leaf.down,
+					 rq->leaf.up, rq->top_radix * cap_l[h - 1] * t->m[1]);
+		rem = ceil_div(rem, t->m[h]);
+	}
+	for (l = h - 1; l >= 2; l--) {
+		t->m[l] = ceil_div(rem, cap_l[l - 1]);
+		rem = ceil_div(rem, t->m[l]);
 	}
 	return GEN_OK;
+}
+
+/*
+ * Up ports u (need <= u <= avail) and links per parent p of a level-(l-1)
+ * switch: the fewest parents u / p whose down ports hold m_l * p links,
+ * then the fewest up ports.  Returns 0 if nothing fits.
+ */
+static uint64_t rlft_parents(const struct rlft_req *rq, uint64_t m, uint64_t cap, uint64_t need,
+			     uint64_t avail, uint64_t *pp)
+{
+	uint64_t u, p, best = 0;
+
+	for (u = need; u <= avail; u++) {
+		for (p = rq->lpp ? rq->lpp : 1; p <= u && m * p <= cap; p++) {
+			if (!(u % p) && (!best || u / p < best)) {
+				best = u / p;
+				*pp = p;
+			}
+			if (rq->lpp)
+				break;
+		}
+	}
+	return best;
+}
+
+static int rlft_bottom_up(struct tree_shape *t, const struct rlft_req *rq, const uint64_t *cap)
+{
+	uint64_t need = ratio_up(rq->radix, &rq->leaf), avail = need, p = 1;
+	unsigned int l;
+
+	for (l = 2; l <= rq->levels; l++) {
+		uint64_t m = t->top_all && l == t->h ? tree_width(t, l - 1) : t->m[l];
+
+		t->w[l] = rlft_parents(rq, m, cap[l], need, avail, &p);
+		if (!t->w[l] && !rq->lpp)
+			return gen_usage("--islands %" PRIu64 ": the %" PRIu64
+					 " top switches of the islands do not fit the %" PRIu64
+					 " ports of a director switch (see --core-radix)",
+					 rq->groups, m, cap[l]);
+		if (!t->w[l])
+			return gen_usage("--links-per-pair %" PRIu64
+					 ": a level-%u switch has %" PRIu64 " to %" PRIu64
+					 " up ports and its parents %" PRIu64
+					 " down ports for %" PRIu64 " children; no multiple fits",
+					 rq->lpp, l - 1, need, avail, cap[l], m);
+		t->p[l] = p;
+		t->ports[l] = l == rq->levels ? rq->top_radix : rq->radix;
+		need = ratio_up_for(m * p, rlft_ratio(rq, l));
+		avail = rq->radix - cap[l];
+	}
+	return GEN_OK;
+}
+
+static int rlft_plan(struct tree_shape *t, const struct rlft_req *rq)
+{
+	uint64_t cap[TREE_MAX_LEVELS + 1], cap_l[TREE_MAX_LEVELS + 1];
+	unsigned int l;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->h = rq->levels;
+	t->top_all = rq->islands;
+	t->groups = rq->groups;
+	t->group_hosts = rq->hosts;
+	cap_l[1] = 1;
+	for (l = 1; l <= rq->levels; l++) {
+		cap[l] = rlft_cap(rq, l);
+		if (!cap[l])
+			return gen_usage("%s %lu:%lu: leaves no down port on a switch of %" PRIu64
+					 " ports (--radix)",
+					 l == 1 ? "--taper" : "--core-taper",
+					 rlft_ratio(rq, l)->down, rlft_ratio(rq, l)->up, rq->radix);
+		if (l >= 2)
+			cap_l[l] = cap_l[l - 1] * cap[l];
+	}
+	t->m[1] = cap[1];
+	t->w[1] = 1;
+	t->p[1] = 1;
+	t->ports[1] = rq->radix;
+	rc = rlft_top_down(t, rq, cap_l);
+	if (!rc)
+		rc = rlft_bottom_up(t, rq, cap);
+	return rc;
+}
+
+static int build_fattree(struct fabric *f, const struct opts *o)
+{
+	static const char *const names[] = { "", "leaf", "spine", "core", "super-core" };
+	struct rlft_req rq = {
+		.levels = (unsigned int)o->num[OPT_LEVELS],
+		.radix = o->num[OPT_RADIX],
+		.top_radix = o->num[OPT_RADIX],
+		.leaf = o->taper,
+		.groups = 1,
+		.hosts = o->num[OPT_HOSTS],
+		.lpp = o->set[OPT_LPP] ? o->num[OPT_LPP] : 0,
+		.hosts_opt = "--hosts",
+	};
+	struct tree_shape t;
+	int rc;
+
+	rc = rlft_plan(&t, &rq);
+	if (rc)
+		return rc;
+	t.names = names;
+	t.name = "fattree";
+	return tree_build(f, &t, 0, "fattree");
+}
+
+static int build_islands(struct fabric *f, const struct opts *o)
+{
+	const char *names[] = { "", "leaf", "spine", "core", "director" };
+	struct rlft_req rq = {
+		.levels = (unsigned int)o->num[OPT_LEVELS] + 1,
+		.radix = o->num[OPT_RADIX],
+		.top_radix = o->num[OPT_CORE_RADIX],
+		.leaf = o->taper,
+		.top_up = o->core_taper,
+		.islands = true,
+		.groups = o->num[OPT_ISLANDS],
+		.hosts = o->num[OPT_HPI],
+		.lpp = o->set[OPT_LPP] ? o->num[OPT_LPP] : 0,
+		.hosts_opt = "--hosts-per-island",
+	};
+	struct tree_shape t;
+	int rc;
+
+	rc = rlft_plan(&t, &rq);
+	if (rc)
+		return rc;
+	names[rq.levels] = "director";
+	t.names = names;
+	t.name = "island";
+	return tree_build(f, &t, 0, "islands");
 }
 
 static int build_torus(struct fabric *f, const struct opts *o)
@@ -1529,6 +2244,389 @@ out:
 	return rc;
 }
 
+/*
+ * All-to-all among the n switches first, first + stride, ...: each has a
+ * block of (n - 1) * r ports from first_port on, r per peer in peer order,
+ * skipping itself, so a port names the same peer on every switch.
+ */
+static void link_clique(struct fabric *f, uint32_t first, uint32_t stride, uint32_t n,
+			uint64_t first_port, uint64_t r)
+{
+	uint32_t i, j;
+	uint64_t k;
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			for (k = 0; k < r; k++)
+				link_sw(f, first + i * stride, first_port + (j - 1) * r + k,
+					first + j * stride, first_port + i * r + k);
+}
+
+/*
+ * HyperX: switches on a grid, each joined to every switch that differs in
+ * exactly one coordinate, i.e. a clique along every line of the grid.
+ */
+static int build_hyperx(struct fabric *f, const struct opts *o)
+{
+	uint64_t t = o->num[OPT_HPS], r = o->num[OPT_LPP];
+	uint64_t nsw = 1, need = t, stride[3], first[3];
+	unsigned int nd = o->ndims, d;
+	uint32_t s;
+	char coord[40];
+	int rc;
+
+	for (d = 0; d < nd; d++) {
+		stride[d] = nsw;
+		nsw *= o->dims[d];
+		if (nsw > GEN_MAX_SWITCHES)
+			return gen_usage("%s %s: fabric too large (more than %lu switches)",
+					 o->name[OPT_DIMS], o->val[OPT_DIMS], GEN_MAX_SWITCHES);
+		first[d] = need + 1;
+		need += (o->dims[d] - 1) * r;
+	}
+	rc = fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
+	if (rc)
+		return rc;
+	for (s = 0; s < nsw; s++) {
+		size_t at = 0;
+
+		for (d = 0; d < nd; d++)
+			at += (size_t)snprintf(coord + at, sizeof(coord) - at, "%s%" PRIu64,
+					       d ? "," : "", (s / stride[d]) % o->dims[d]);
+		sw_desc(f, s, "hyperx %s", coord);
+		fabric_need(f, s, need);
+	}
+	rc = fabric_ports(f);
+	if (rc)
+		return rc;
+
+	attach_hosts(f, 0, f->nsw, (uint32_t)t);
+	for (d = 0; d < nd; d++)
+		for (s = 0; s < nsw; s++)
+			if (!((s / stride[d]) % o->dims[d]))
+				link_clique(f, s, (uint32_t)stride[d], (uint32_t)o->dims[d],
+					    first[d], r);
+	return GEN_OK;
+}
+
+/*
+ * GF(q) for q = p^n: an element is the number whose base-p digits are the
+ * coefficients of a polynomial of degree < n; products go through the
+ * logarithms to a primitive element xi, found as a root of the first
+ * primitive polynomial, so the field is a pure function of q.
+ */
+struct gf {
+	uint32_t q;
+	uint32_t p;
+	uint32_t n;
+	uint32_t poly[GF_MAX_DEGREE]; /* x^n = -(poly[n-1] x^(n-1) + ... + poly[0]) */
+	uint32_t *exp;		      /* exp[i] = xi^i, 0 <= i < q - 1 */
+	uint32_t *log;		      /* log[a] for a != 0 */
+};
+
+static uint32_t gf_add(const struct gf *g, uint32_t a, uint32_t b)
+{
+	uint32_t r = 0, scale = 1, i;
+
+	for (i = 0; i < g->n; i++, a /= g->p, b /= g->p, scale *= g->p)
+		r += (a % g->p + b % g->p) % g->p * scale;
+	return r;
+}
+
+static uint32_t gf_neg(const struct gf *g, uint32_t a)
+{
+	uint32_t r = 0, scale = 1, i;
+
+	for (i = 0; i < g->n; i++, a /= g->p, scale *= g->p)
+		r += (g->p - a % g->p) % g->p * scale;
+	return r;
+}
+
+static uint32_t gf_mul(const struct gf *g, uint32_t a, uint32_t b)
+{
+	if (!a || !b)
+		return 0;
+	return g->exp[(g->log[a] + g->log[b]) % (g->q - 1)];
+}
+
+/* a * x modulo the field polynomial */
+static uint32_t gf_times_x(const struct gf *g, uint32_t a)
+{
+	uint32_t d[GF_MAX_DEGREE + 1], top, r = 0, i;
+
+	for (i = 0; i < g->n; i++, a /= g->p)
+		d[i] = a % g->p;
+	top = d[g->n - 1];
+	for (i = g->n - 1; i > 0; i--)
+		d[i] = d[i - 1];
+	d[0] = 0;
+	for (i = g->n; i-- > 0;)
+		r = r * g->p + (d[i] + (g->p - g->poly[i]) * top) % g->p;
+	return r;
+}
+
+/* x generates all q - 1 units modulo poly iff poly is primitive. */
+static bool gf_try(struct gf *g, uint32_t code)
+{
+	uint32_t i, cur = 1;
+
+	for (i = 0; i < g->n; i++, code /= g->p)
+		g->poly[i] = code % g->p;
+	for (i = 0; i + 1 < g->q; i++) {
+		if (i && cur == 1)
+			return false;
+		g->exp[i] = cur;
+		cur = gf_times_x(g, cur);
+	}
+	return cur == 1;
+}
+
+static void gf_free(struct gf *g)
+{
+	free(g->exp);
+	free(g->log);
+}
+
+static int gf_init(struct gf *g, uint32_t q)
+{
+	uint32_t code, i;
+
+	memset(g, 0, sizeof(*g));
+	if (!prime_power(q, &g->p, &g->n) || g->n > GF_MAX_DEGREE)
+		return gen_fail("internal error: GF(%u) is not a supported field", q);
+	g->q = q;
+	g->exp = malloc(q * sizeof(*g->exp));
+	g->log = calloc(q, sizeof(*g->log));
+	if (!g->exp || !g->log)
+		return gen_nomem();
+	for (code = 1; code < q; code++)
+		if (gf_try(g, code))
+			break;
+	if (code == q)
+		return gen_fail("internal error: no primitive polynomial for GF(%u)", q);
+	for (i = 0; i + 1 < q; i++)
+		g->log[g->exp[i]] = i;
+	return GEN_OK;
+}
+
+/*
+ * Exponents of xi in the generator sets X (set 0) and X' (set 1) of the
+ * McKay-Miller-Siran graph for q = 4w + delta, as Hafner and Besta and
+ * Hoefler give them.  Both sets are closed under negation.
+ */
+static uint32_t mms_exponent(uint32_t q, int delta, unsigned int set, uint32_t i)
+{
+	uint32_t w = (q + 1) / 4;
+
+	if (delta != -1 || i < w)
+		return (2 * i + set) % (q - 1);
+	return (2 * w - 1 + set + 2 * (i - w)) % (q - 1);
+}
+
+static int mms_delta(uint64_t q)
+{
+	return q % 4 == 3 ? -1 : (int)(q % 4);
+}
+
+struct slimfly {
+	struct gf g;
+	uint32_t q;
+	uint32_t half;	  /* |X| = |X'| = (q - delta) / 2 */
+	uint32_t *gen[2]; /* X and X' */
+	uint32_t *idx[2]; /* position of an element in X or X', or NO_NODE */
+	uint64_t t;	  /* hosts per switch */
+	uint64_t r;	  /* links per pair */
+};
+
+static void sf_free(struct slimfly *sf)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		free(sf->gen[i]);
+		free(sf->idx[i]);
+	}
+	gf_free(&sf->g);
+}
+
+static int sf_init(struct slimfly *sf, uint32_t q)
+{
+	int delta = mms_delta(q), rc;
+	unsigned int set;
+	uint32_t i;
+
+	sf->q = q;
+	sf->half = (uint32_t)((int)q - delta) / 2;
+	rc = gf_init(&sf->g, q);
+	if (rc)
+		return rc;
+	for (set = 0; set < 2; set++) {
+		sf->gen[set] = malloc(sf->half * sizeof(*sf->gen[set]));
+		sf->idx[set] = malloc(q * sizeof(*sf->idx[set]));
+		if (!sf->gen[set] || !sf->idx[set])
+			return gen_nomem();
+		for (i = 0; i < q; i++)
+			sf->idx[set][i] = NO_NODE;
+		for (i = 0; i < sf->half; i++) {
+			sf->gen[set][i] = sf->g.exp[mms_exponent(q, delta, set, i)];
+			sf->idx[set][sf->gen[set][i]] = i;
+		}
+	}
+	return GEN_OK;
+}
+
+/* (set, a, b) -> switch: set 0 holds (x, y), set 1 holds (m, c). */
+static uint32_t sf_switch(const struct slimfly *sf, unsigned int set, uint32_t a, uint32_t b)
+{
+	return (set * sf->q + a) * sf->q + b;
+}
+
+/* (set, a, b) ~ (set, a, b') iff b - b' is in the set's generators. */
+static void sf_link_local(struct fabric *f, const struct slimfly *sf, unsigned int set)
+{
+	uint32_t a, b, i, j, b2;
+	uint64_t k;
+
+	for (a = 0; a < sf->q; a++) {
+		for (b = 0; b < sf->q; b++) {
+			for (i = 0; i < sf->half; i++) {
+				b2 = gf_add(&sf->g, b, sf->gen[set][i]);
+				j = sf->idx[set][gf_neg(&sf->g, sf->gen[set][i])];
+				/* each pair once: -g differs from g except in characteristic 2 */
+				if (j < i || (j == i && b2 < b))
+					continue;
+				for (k = 0; k < sf->r; k++)
+					link_sw(f, sf_switch(sf, set, a, b),
+						sf->t + i * sf->r + k + 1,
+						sf_switch(sf, set, a, b2),
+						sf->t + j * sf->r + k + 1);
+			}
+		}
+	}
+}
+
+/* (0, x, y) ~ (1, m, c) iff y = m x + c */
+static void sf_link_global(struct fabric *f, const struct slimfly *sf)
+{
+	uint64_t first = sf->t + (uint64_t)sf->half * sf->r + 1, k;
+	uint32_t x, m, c, y;
+
+	for (x = 0; x < sf->q; x++) {
+		for (m = 0; m < sf->q; m++) {
+			uint32_t mx = gf_mul(&sf->g, m, x);
+
+			for (c = 0; c < sf->q; c++) {
+				y = gf_add(&sf->g, mx, c);
+				for (k = 0; k < sf->r; k++)
+					link_sw(f, sf_switch(sf, 0, x, y), first + m * sf->r + k,
+						sf_switch(sf, 1, m, c), first + x * sf->r + k);
+			}
+		}
+	}
+}
+
+static uint64_t sf_radix(uint64_t q)
+{
+	return (3 * q - (uint64_t)mms_delta(q)) / 2;
+}
+
+static int build_slimfly(struct fabric *f, const struct opts *o)
+{
+	struct slimfly sf = { .q = (uint32_t)o->num[OPT_Q], .r = o->num[OPT_LPP] };
+	uint64_t q = o->num[OPT_Q], nsw = 2 * q * q, k = sf_radix(q), s;
+	int rc;
+
+	sf.t = o->set[OPT_HPS] ? o->num[OPT_HPS] : ceil_div(k, 2);
+	rc = fabric_init(f, nsw, nsw * sf.t, o->num[OPT_RADIX]);
+	if (rc)
+		return rc;
+	for (s = 0; s < nsw; s++) {
+		sw_desc(f, (uint32_t)s, "slimfly %" PRIu64 ",%" PRIu64 ",%" PRIu64, s / (q * q),
+			s / q % q, s % q);
+		fabric_need(f, (uint32_t)s, sf.t + k * sf.r);
+	}
+	rc = fabric_ports(f);
+	if (rc)
+		return rc;
+
+	rc = sf_init(&sf, (uint32_t)q);
+	if (rc)
+		goto out;
+	attach_hosts(f, 0, f->nsw, (uint32_t)sf.t);
+	sf_link_local(f, &sf, 0);
+	sf_link_local(f, &sf, 1);
+	sf_link_global(f, &sf);
+out:
+	sf_free(&sf);
+	return rc;
+}
+
+/*
+ * Kautz graph K(d, n): switch v is a string a_0..a_n over d + 1 symbols
+ * with a_i != a_(i+1), numbered by a_0 and then the offsets e_i =
+ * a_i - a_(i-1) - 1 mod (d + 1) as base-d digits.  Every arc a_0..a_n ->
+ * a_1..a_n b becomes its own link(s), as in the thesis: a pair with arcs
+ * both ways (the alternating strings) gets two bundles, there are no self
+ * loops, and every switch has d out and d in ports.
+ */
+static void kautz_desc(struct fabric *f, uint32_t v, uint64_t d, uint64_t n, uint64_t dn)
+{
+	char str[SW_DESC_LEN];
+	uint64_t a = v / dn, off = v % dn, scale = dn, i;
+	size_t at = 0;
+
+	for (i = 0; i <= n && at < sizeof(str); i++) {
+		if (i) {
+			scale /= d;
+			a = (a + 1 + off / scale % d) % (d + 1);
+		}
+		at += (size_t)snprintf(str + at, sizeof(str) - at, "%s%" PRIu64,
+				       i && d > 9 ? "." : "", a);
+	}
+	sw_desc(f, v, "kautz %s", str);
+}
+
+static int build_kautz(struct fabric *f, const struct opts *o)
+{
+	uint64_t d = o->num[OPT_D], n = o->num[OPT_N], t = o->num[OPT_HPS], r = o->num[OPT_LPP];
+	uint64_t dn = 1, nsw, v, e, k, i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		dn *= d;
+		if ((d + 1) * dn > GEN_MAX_SWITCHES)
+			return gen_usage(
+				"--d %lu --n %lu: fabric too large (more than %lu switches)",
+				o->num[OPT_D], o->num[OPT_N], GEN_MAX_SWITCHES);
+	}
+	nsw = (d + 1) * dn;
+	rc = fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
+	if (rc)
+		return rc;
+	for (v = 0; v < nsw; v++) {
+		kautz_desc(f, (uint32_t)v, d, n, dn);
+		fabric_need(f, (uint32_t)v, t + 2 * d * r);
+	}
+	rc = fabric_ports(f);
+	if (rc)
+		return rc;
+
+	attach_hosts(f, 0, f->nsw, (uint32_t)t);
+	for (v = 0; v < nsw; v++) {
+		uint64_t off = v % dn, e1 = off / (dn / d), rest = off % (dn / d);
+		uint64_t a1 = (v / dn + 1 + e1) % (d + 1);
+
+		for (e = 0; e < d; e++) {
+			uint64_t u = a1 * dn + rest * d + e;
+
+			for (k = 0; k < r; k++)
+				link_sw(f, (uint32_t)v, t + e * r + k + 1, (uint32_t)u,
+					t + (d + e1) * r + k + 1);
+		}
+	}
+	return GEN_OK;
+}
+
 static uint64_t df_next_free(struct fabric *f, uint64_t grp, uint64_t *cur, uint64_t a, uint64_t h,
 			     uint64_t first)
 {
@@ -1605,7 +2703,7 @@ static int df_global(struct fabric *f, uint64_t g, uint64_t a, uint64_t h, uint6
 static int build_dragonfly(struct fabric *f, const struct opts *o)
 {
 	uint64_t a = o->num[OPT_A], p = o->num[OPT_P], h = o->num[OPT_H], g = o->num[OPT_G];
-	uint64_t nsw = g * a, grp, r, q;
+	uint64_t nsw = g * a, grp, r;
 	int rc;
 
 	rc = fabric_init(f, nsw, nsw * p, o->num[OPT_RADIX]);
@@ -1624,10 +2722,7 @@ static int build_dragonfly(struct fabric *f, const struct opts *o)
 
 	attach_hosts(f, 0, f->nsw, (uint32_t)p);
 	for (grp = 0; grp < g; grp++)
-		for (r = 0; r < a; r++)
-			for (q = r + 1; q < a; q++)
-				link_sw(f, (uint32_t)(grp * a + r), p + q, (uint32_t)(grp * a + q),
-					p + r + 1);
+		link_clique(f, (uint32_t)(grp * a), 1, (uint32_t)a, p + 1, 1);
 	if (g >= 2 && h)
 		return df_global(f, g, a, h, p + a);
 	return GEN_OK;
@@ -1643,6 +2738,24 @@ static int build(struct fabric *f, const struct opts *o)
 		break;
 	case TOPO_KTREE:
 		rc = build_ktree(f, o);
+		break;
+	case TOPO_XGFT:
+		rc = build_xgft(f, o);
+		break;
+	case TOPO_FATTREE:
+		rc = build_fattree(f, o);
+		break;
+	case TOPO_HYPERX:
+		rc = build_hyperx(f, o);
+		break;
+	case TOPO_SLIMFLY:
+		rc = build_slimfly(f, o);
+		break;
+	case TOPO_KAUTZ:
+		rc = build_kautz(f, o);
+		break;
+	case TOPO_ISLANDS:
+		rc = build_islands(f, o);
 		break;
 	case TOPO_TORUS:
 		rc = build_torus(f, o);
