@@ -10,6 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int is_used(uint8_t state)
 {
 	return state == CDG_USED || state == CDG_WET;
@@ -45,7 +52,7 @@ int cdg_build(struct cdg *g, const struct fabric *f)
 	g->nsw = f->nswitches;
 	g->nch = f->sw_adj_off[f->nswitches];
 	g->sw_off = f->sw_adj_off;
-	if (alloc_arrays(g, f->nports))
+	if (g->nch >= 1u << 24 || alloc_arrays(g, f->nports))
 		goto fail;
 	memset(g->port_ch, 0xff, (size_t)f->nports * sizeof(uint32_t));
 	for (s = 0; s < g->nsw; s++) {
@@ -102,6 +109,22 @@ void cdg_reset(struct cdg *g)
 	memset(g->turn, CDG_UNUSED, g->nturns);
 	for (c = 0; c < g->nch; c++)
 		g->ord[c] = c;
+}
+
+int cdg_seed_order(struct cdg *g, const uint64_t *key)
+{
+	uint64_t *pairs = malloc(sizeof(uint64_t) * (g->nch ? g->nch : 1));
+	uint32_t c;
+
+	if (!pairs)
+		return -1;
+	for (c = 0; c < g->nch; c++)
+		pairs[c] = key[c] << 24 | c;
+	qsort(pairs, g->nch, sizeof(uint64_t), cmp_u64);
+	for (c = 0; c < g->nch; c++)
+		g->ord[pairs[c] & 0xffffff] = c;
+	free(pairs);
+	return 0;
 }
 
 static uint32_t next_stamp(struct cdg *g)
@@ -166,13 +189,6 @@ static uint32_t search_backward(struct cdg *g, uint32_t start, uint32_t lb, uint
 		}
 	}
 	return n;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The backward set keeps its relative order but moves in front of the forward set. */

@@ -55,6 +55,12 @@ void cdg_free(struct cdg *g);
 /* Every turn unused, channels in index order: a fresh layer. */
 void cdg_reset(struct cdg *g);
 
+/*
+ * Starts the order from ascending key[c] (ties by channel number).  Any order is correct; one
+ * that most turns will agree with saves searches.
+ */
+int cdg_seed_order(struct cdg *g, const uint64_t *key);
+
 static inline uint64_t cdg_turn_index(const struct cdg *g, uint32_t in, uint32_t out)
 {
 	return g->turn_off[in] + (out - g->sw_off[g->head[in]]);

@@ -46,10 +46,12 @@ struct nue {
 	uint8_t *part; /* [nendports] */
 	uint32_t *dest, ndest;
 	uint64_t *keys;	      /* [max_lid + 1] sort keys */
+	uint64_t *ch_key;     /* [nch]: initial order of the dependency graph */
 	uint32_t *dest_count; /* [nsw]: destinations of the current layer per switch */
 
 	uint64_t *w_all, *w_job; /* [nch] channel weights; w_job only for the job phase */
 	uint32_t *src_lids;	 /* [nsw]: LIDs that send from each switch */
+	uint8_t *has_ca;	 /* [nsw]: CAs or routers attached */
 	uint32_t *job_off;	 /* job phase: [njobs + 1] CSR over (switch, LIDs) pairs */
 	uint32_t *job_sw, *job_lids;
 
@@ -615,10 +617,12 @@ static int nue_alloc(struct nue *n)
 	n->part = calloc(n->f->nendports ? n->f->nendports : 1, 1);
 	n->dest = malloc(sizeof(uint32_t) * lids);
 	n->keys = malloc(sizeof(uint64_t) * lids);
+	n->ch_key = malloc(sizeof(uint64_t) * ch);
 	n->dest_count = malloc(sizeof(uint32_t) * sw);
 	n->w_all = malloc(sizeof(uint64_t) * ch);
 	n->w_job = malloc(sizeof(uint64_t) * ch);
 	n->src_lids = calloc(sw, sizeof(uint32_t));
+	n->has_ca = calloc(sw, 1);
 	n->esc_up = malloc(sizeof(uint32_t) * sw);
 	n->esc_sub = malloc(sizeof(uint32_t) * sw);
 	n->esc_order = malloc(sizeof(uint32_t) * sw);
@@ -633,9 +637,10 @@ static int nue_alloc(struct nue *n)
 	n->children = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->part || !n->dest || !n->keys ||
-	    !n->dest_count || !n->w_all || !n->w_job || !n->src_lids || !n->esc_up || !n->esc_sub ||
-	    !n->esc_order || !n->esc_child_off || !n->esc_child || !n->dist || !n->out ||
-	    !n->done || !n->depth || !n->acc || !n->scratch || !n->children || !n->seen)
+	    !n->ch_key || !n->dest_count || !n->w_all || !n->w_job || !n->src_lids || !n->has_ca ||
+	    !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off || !n->esc_child ||
+	    !n->dist || !n->out || !n->done || !n->depth || !n->acc || !n->scratch ||
+	    !n->children || !n->seen)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -648,10 +653,12 @@ static void nue_free(struct nue *n)
 	free(n->part);
 	free(n->dest);
 	free(n->keys);
+	free(n->ch_key);
 	free(n->dest_count);
 	free(n->w_all);
 	free(n->w_job);
 	free(n->src_lids);
+	free(n->has_ca);
 	free(n->job_off);
 	free(n->job_sw);
 	free(n->job_lids);
@@ -703,6 +710,7 @@ static int index_destinations(struct nue *n, struct fab_error *err)
 			}
 			n->lid_layer[lid] = n->part[i];
 			n->src_lids[n->lid_sw[lid]]++;
+			n->has_ca[n->lid_sw[lid]] |= n->lid_exit[lid] != 0;
 		}
 	}
 	return 0;
@@ -816,6 +824,64 @@ static void order_layer(struct nue *n, unsigned layer)
 
 /* ---------------------------------------------------------------------------- layers */
 
+/* Multi-source BFS hop counts into hop[] from every switch with seed[s] set. */
+static void bfs_levels(struct nue *n, const uint8_t *seed, uint32_t root, uint32_t *hop)
+{
+	uint32_t qh = 0, qt = 0, s, c, *queue = n->scratch;
+
+	for (s = 0; s < n->nsw; s++) {
+		hop[s] = FAB_NONE;
+		if (seed ? seed[s] : s == root) {
+			hop[s] = 0;
+			queue[qt++] = s;
+		}
+	}
+	while (qh < qt) {
+		s = queue[qh++];
+		for (c = n->g.sw_off[s]; c < n->g.sw_off[s + 1]; c++) {
+			if (hop[n->g.head[c]] == FAB_NONE) {
+				hop[n->g.head[c]] = hop[s] + 1;
+				queue[qt++] = n->g.head[c];
+			}
+		}
+	}
+}
+
+/*
+ * Initial order of the layer's channels, so that most turns agree with it and need no search.
+ * In tree-like fabrics (switches without end nodes exist) routes climb from the end-node
+ * switches and then descend: channels going up come first (lowest level first), then sideways,
+ * then going down (highest level first).  Where every switch has end nodes, levels are hops
+ * from the layer's root and the escape tree's up-then-down paths agree with the same rule.
+ */
+static int seed_order(struct nue *n)
+{
+	uint32_t s, c, *hop = n->depth, tree_like = 0;
+	const uint64_t far = (1u << 20) - 1;
+
+	for (s = 0; s < n->nsw; s++)
+		tree_like |= !n->has_ca[s];
+	if (tree_like) {
+		bfs_levels(n, n->has_ca, FAB_NONE, hop);
+	} else {
+		bfs_levels(n, NULL, n->root, hop);
+		/* Hops from the root run the other way: up is towards the root. */
+		for (s = 0; s < n->nsw; s++)
+			hop[s] = (uint32_t)far - hop[s];
+	}
+	for (c = 0; c < n->nch; c++) {
+		uint64_t from = hop[n->g.tail[c]], to = hop[n->g.head[c]];
+
+		if (to > from)
+			n->ch_key[c] = from;
+		else if (to == from)
+			n->ch_key[c] = 1ull << 20 | from;
+		else
+			n->ch_key[c] = 2ull << 20 | (far - from);
+	}
+	return cdg_seed_order(&n->g, n->ch_key);
+}
+
 static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 {
 	uint32_t i;
@@ -831,6 +897,10 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 	}
 	n->rep->root_guid[layer] = n->f->nodes[n->f->switches[n->root]].guid;
 	cdg_reset(&n->g);
+	if (seed_order(n)) {
+		fab_error_set(err, "out of memory ordering layer %u", layer);
+		return -1;
+	}
 	escape_tree(n);
 	escape_children(n);
 	if (mark_escape_paths(n)) {
