@@ -1,7 +1,8 @@
 #!/bin/bash
 # sar-nue inside OpenSM under ibsim: the 5-switch ring on one VL (where every shortest-path
 # routing deadlocks), the 4x4x3 torus without a switch on 1-4 VLs, 3D tori with 1% of the links
-# removed on 8 VLs, random, dragonfly and fat-tree fabrics with and without faults, and LMC 1.
+# removed on 8 VLs, random, dragonfly, Kautz, multi-island and 2- and 3-level fat-tree fabrics
+# with and without faults, and LMC 1.
 # Each routing is checked by sarnue check (dumps and live tables) and by ibdmchk, with the
 # SL2VL tables read back from the switches.  Then the faults: more layers than QoS allows, more
 # layers than the ports have VLs.
@@ -47,6 +48,14 @@ gen fattree2 fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4 &&
 	nue "2-level fat tree" 1 "$SIM_TMP/fattree2.net"
 gen ftfaulty fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4 --remove-links 3 --seed 5 &&
 	nue "2-level fat tree, 3 links removed" 2 "$SIM_TMP/ftfaulty.net"
+gen kautz kautz --d 2 --n 2 --hosts-per-switch 2 &&
+	nue "Kautz d2 n2" 1 "$SIM_TMP/kautz.net"
+gen kfaulty kautz --d 2 --n 2 --hosts-per-switch 2 --remove-links 2 --seed 3 &&
+	nue "Kautz d2 n2, 2 links removed" 2 "$SIM_TMP/kfaulty.net"
+gen fattree3 fattree --levels 3 --radix 8 --hosts 48 --remove-links 2 --seed 1 &&
+	nue "3-level fat tree, 2 links removed" 2 "$SIM_TMP/fattree3.net"
+gen islands islands --islands 2 --hosts-per-island 16 --radix 8 &&
+	nue "two fat-tree islands and a director" 1 "$SIM_TMP/islands.net"
 gen ktree ktree --k 4 --n 3 --remove-switches 1 --seed 2 &&
 	nue "4-ary 3-tree minus a switch" 1 "$SIM_TMP/ktree.net"
 
