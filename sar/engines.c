@@ -4,12 +4,15 @@
  */
 #include "engines.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "dfsssp.h"
 #include "updn.h"
 
-const char *const engine_names[] = { "sar-updn", NULL };
+const char *const engine_names[] = { "sar-updn", "sar-dfsssp", NULL };
 
 int engine_known(const char *name)
 {
@@ -50,6 +53,157 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 	if (rep.nroots > 4 && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
 	return 0;
+}
+
+void engine_ctx_init(struct engine_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	job_map_init(&c->jobs);
+}
+
+void engine_ctx_free(struct engine_ctx *c)
+{
+	job_map_free(&c->jobs);
+	engine_ctx_init(c);
+}
+
+static void add_warning(struct engine_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_warning(struct engine_result *res, const char *fmt, ...)
+{
+	size_t used = strlen(res->warning);
+	va_list ap;
+
+	if (used && used + 2 < sizeof(res->warning)) {
+		strcpy(res->warning + used, "; ");
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(res->warning + used, sizeof(res->warning) - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Reads the job map named by the options and binds it to f.  A malformed file changes nothing:
+ * with a context the previous map (if any) stays in force and a warning says why; offline it is
+ * an error.  *use is the map to route with, NULL for none.
+ */
+static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
+			struct engine_ctx *ctx, struct job_map *tmp, struct job_map **use,
+			struct engine_result *res, struct fab_error *err)
+{
+	struct fab_error perr = { "" };
+
+	*use = NULL;
+	if (!o->job_map[0])
+		return 0;
+	if (job_map_parse(tmp, o->job_map, &perr)) {
+		if (!ctx) {
+			fab_error_set(err, "job map %s", perr.msg);
+			return -1;
+		}
+		add_warning(res, "job map %s; %s", perr.msg,
+			    ctx->have_jobs ? "the previous job map stays in force"
+					   : "routing without a job map");
+		if (!ctx->have_jobs)
+			return 0;
+		*use = &ctx->jobs;
+	} else if (ctx) {
+		job_map_free(&ctx->jobs);
+		ctx->jobs = *tmp;
+		ctx->have_jobs = 1;
+		job_map_init(tmp);
+		*use = &ctx->jobs;
+	} else {
+		*use = tmp;
+	}
+	if (job_map_bind(*use, f, o->job_host_match, err))
+		return -1;
+	if ((*use)->unknown_hosts)
+		add_warning(res, "job map %s: %u hostname(s) not in the fabric, first '%s'",
+			    o->job_map, (*use)->unknown_hosts, (*use)->first_unknown);
+	return 0;
+}
+
+static int storage_flags(const struct fabric *f, const struct sarnue_options *o,
+			 struct engine_ctx *ctx, uint8_t **flags, uint32_t *count,
+			 struct engine_result *res, struct fab_error *err)
+{
+	struct fab_error serr = { "" };
+
+	*flags = NULL;
+	*count = 0;
+	if (!o->storage_nodes[0] && !o->storage_guids[0])
+		return 0;
+	*flags = malloc(f->nnodes + 1);
+	if (!*flags) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	if (!dfsssp_mark_storage(f, o->storage_nodes, o->storage_guids, *flags, count, &serr))
+		return 0;
+	free(*flags);
+	*flags = NULL;
+	*count = 0;
+	if (!ctx) {
+		fab_error_set(err, "%s", serr.msg);
+		return -1;
+	}
+	add_warning(res, "%s; routing without storage nodes", serr.msg);
+	return 0;
+}
+
+static unsigned dfsssp_vls(const struct fabric *f, const struct sarnue_options *o,
+			   const struct engine_ctx *ctx, struct engine_result *res)
+{
+	unsigned vls = fabric_min_op_vls(f);
+
+	if (o->dfsssp_vls && o->dfsssp_vls < vls)
+		vls = o->dfsssp_vls;
+	if (vls > 1 && ctx && ctx->sl2vl_off) {
+		add_warning(res,
+			    "OpenSM's qos is off, so no SL2VL tables get programmed: routing with"
+			    " 1 VL instead of %u (set qos TRUE for more layers)",
+			    vls);
+		vls = 1;
+	}
+	return vls;
+}
+
+static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
+		      struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
+		      struct fab_error *err)
+{
+	struct dfsssp_opts dopts = { 0 };
+	struct dfsssp_report rep;
+	struct job_map tmp, *jobs = NULL;
+	uint8_t *storage = NULL;
+	uint32_t nstorage = 0;
+	int ret = -1;
+
+	job_map_init(&tmp);
+	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||
+	    storage_flags(f, o, ctx, &storage, &nstorage, res, err))
+		goto out;
+	dopts.jobs = jobs && jobs->njobs ? jobs : NULL;
+	dopts.storage = storage;
+	dopts.max_vls = dfsssp_vls(f, o, ctx, res);
+	ret = dfsssp_route(f, &dopts, r, &rep, err);
+	snprintf(res->summary, sizeof(res->summary),
+		 "%u of %u VLs used, %u layer(s) needed; %u destination LIDs (%u job, %u storage"
+		 " on %u nodes); %u job(s) on %u nodes, %u unknown host(s); %llu paths, %llu"
+		 " moved up for %llu cycles; paths %.3f s, layers %.3f s",
+		 rep.vls_used, rep.max_vls, rep.layers_needed, rep.lids_routed, rep.job_lids,
+		 rep.storage_lids, nstorage, dopts.jobs ? dopts.jobs->njobs : 0,
+		 dopts.jobs ? job_map_bound_nodes(dopts.jobs) : 0,
+		 dopts.jobs ? dopts.jobs->unknown_hosts : 0, (unsigned long long)rep.paths,
+		 (unsigned long long)rep.moved, (unsigned long long)rep.cycles, rep.paths_seconds,
+		 rep.layers_seconds);
+out:
+	job_map_free(&tmp);
+	free(storage);
+	return ret;
 }
 
 static int verify_result(const struct fabric *f, const struct routing *r, struct engine_result *res,
@@ -101,6 +255,13 @@ static int check_link_vls(const struct fabric *f, struct fab_error *err)
 int engine_run(const char *name, const struct fabric *f, const struct sarnue_options *o,
 	       struct routing *r, struct engine_result *res, struct fab_error *err)
 {
+	return engine_run_ctx(name, f, o, NULL, r, res, err);
+}
+
+int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		   struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
+		   struct fab_error *err)
+{
 	double t0 = now();
 	int rc;
 
@@ -109,6 +270,8 @@ int engine_run(const char *name, const struct fabric *f, const struct sarnue_opt
 		return -1;
 	if (!strcmp(name, "sar-updn")) {
 		rc = run_updn(f, o, r, res, err);
+	} else if (!strcmp(name, "sar-dfsssp")) {
+		rc = run_dfsssp(f, o, ctx, r, res, err);
 	} else {
 		fab_error_set(err, "unknown engine '%s'", name);
 		return -1;
