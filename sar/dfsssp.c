@@ -10,8 +10,8 @@
  *      OpenSM's dfsssp).
  * With a job map, weights are reset to |N|^2 before phases 2 and 3 (Alg 5.1, lines 11-16:
  * storage and other traffic are balanced on their own).  The reference patch neither sorts the
- * job nodes nor resets the weights; dfsssp_opts.reference_order reproduces that, section 5.2.2.2
- * of the thesis is what the default follows.  Without a job map this is plain DFSSSP, in
+ * job nodes nor resets the weights; dfsssp_opts can reproduce that for comparison, but the
+ * default follows the thesis, section 5.2.2.2.  Without a job map this is plain DFSSSP, in
  * OpenSM's order: switches by descending number of end ports, their ports in port order.
  *
  * Weights live on channels (one per direction of each link, parallel links apart), so the
@@ -386,7 +386,7 @@ static int order_destinations(struct dfsssp *d)
 		d->dphase[d->ndest] = PH_SWITCH;
 		d->dest[d->ndest++] = f->nodes[f->switches[sk[i].sw]].first_port;
 	}
-	if (njob && !d->o->reference_order && sort_job_ports(d, njob))
+	if (njob && !d->o->skip_job_sort && sort_job_ports(d, njob))
 		goto out;
 	/* Job ports per switch, for the intra-job weight rule. */
 	for (i = 0; i < njob; i++)
@@ -407,7 +407,7 @@ out:
 static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_error *err)
 {
 	const struct fabric *f = d->f;
-	int resets = d->o->jobs && !d->o->reference_order;
+	int resets = d->o->jobs && !d->o->skip_weight_reset;
 	uint32_t i;
 	int last = -1;
 

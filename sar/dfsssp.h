@@ -21,10 +21,10 @@ struct dfsssp_opts {
 	const uint8_t *storage;	    /* [f->nnodes] non-zero for storage nodes; NULL: none */
 	unsigned max_vls;	    /* VLs the layers may occupy, 1..15 */
 	/*
-	 * As the reference SAR patch: job nodes in fabric order instead of by descending job
-	 * size, and no weight reset between the phases.  For comparison only.
+	 * What the reference SAR patch does instead of Alg 5.1: job nodes in fabric order rather
+	 * than by descending job size, and no weight reset between the phases.  For comparison.
 	 */
-	int reference_order;
+	int skip_job_sort, skip_weight_reset;
 };
 
 struct dfsssp_report {

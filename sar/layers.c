@@ -3,9 +3,9 @@
  *
  * Cycle search is an iterative three-colour DFS over channels.  Breaking a cycle only removes
  * dependencies from the layer being searched, so channels already finished (black) cannot have
- * gained a path to a cycle: after a break only the channels on the DFS stack are reset and the
- * search resumes, which keeps a layer's whole search near O(channels + dependencies) plus the
- * path moves, instead of restarting from scratch for every cycle.
+ * gained a path to a cycle: after a break the DFS path is cut back to where it is still intact
+ * and the search resumes, which keeps a layer's whole search near O(channels + dependencies)
+ * plus the path moves, instead of restarting from scratch for every cycle.
  */
 #include "layers.h"
 #include "swgraph.h"
@@ -30,6 +30,8 @@ struct lay {
 	uint32_t *cnt[LAYERS_MAX]; /* pairs per dependency, allocated when a layer is first used */
 	uint32_t *nsrc;		   /* [nsw] source LIDs per switch */
 	uint32_t *dst_sw;	   /* [lft_len] switch delivering each LID */
+	uint32_t *ch_off;	   /* CSR over channels: the LIDs routed over each */
+	uint16_t *ch_lid;
 	uint8_t *color;
 	uint32_t *stack, *iter, *queue, *seen;
 	uint32_t stamp;
@@ -46,6 +48,8 @@ static void lay_free(struct lay *l)
 	free(l->dep_off);
 	free(l->nsrc);
 	free(l->dst_sw);
+	free(l->ch_off);
+	free(l->ch_lid);
 	free(l->color);
 	free(l->stack);
 	free(l->iter);
@@ -127,6 +131,54 @@ static int move_path(struct lay *l, uint32_t s, uint32_t dlid, int from, unsigne
 	return 0;
 }
 
+/*
+ * LIDs by the channel their route leaves each switch on, so that finding the paths of one
+ * dependency looks at one channel's LIDs instead of every LID for every cycle broken.
+ */
+static int index_channels(struct lay *l)
+{
+	const struct fabric *f = l->f;
+	uint32_t s, dlid, e, *fill;
+	uint64_t total = 0;
+
+	l->ch_off = calloc(l->g.ne + 2, sizeof(*l->ch_off));
+	if (!l->ch_off)
+		return -1;
+	for (s = 0; s < l->g.nsw; s++) {
+		const uint8_t *row = routing_lft(l->r, s);
+
+		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			e = swgraph_channel(f, &l->g, s, row[dlid]);
+			if (e != FAB_NONE) {
+				l->ch_off[e + 1]++;
+				total++;
+			}
+		}
+	}
+	if (total >= UINT32_MAX)
+		return -1;
+	for (e = 0; e < l->g.ne; e++)
+		l->ch_off[e + 1] += l->ch_off[e];
+	l->ch_lid = malloc(sizeof(*l->ch_lid) * (total + 1));
+	fill = malloc(sizeof(*fill) * (l->g.ne + 1));
+	if (!l->ch_lid || !fill) {
+		free(fill);
+		return -1;
+	}
+	memcpy(fill, l->ch_off, sizeof(*fill) * (l->g.ne + 1));
+	for (s = 0; s < l->g.nsw; s++) {
+		const uint8_t *row = routing_lft(l->r, s);
+
+		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			e = swgraph_channel(f, &l->g, s, row[dlid]);
+			if (e != FAB_NONE)
+				l->ch_lid[fill[e]++] = (uint16_t)dlid;
+		}
+	}
+	free(fill);
+	return 0;
+}
+
 static int fill_layer0(struct lay *l, struct fab_error *err)
 {
 	uint32_t s, dlid;
@@ -156,14 +208,14 @@ static int fill_layer0(struct lay *l, struct fab_error *err)
 static int move_dependency(struct lay *l, unsigned L, uint32_t a, uint32_t b)
 {
 	const struct fabric *f = l->f;
-	uint32_t u = l->g.from[a], v = l->g.to[a], dlid;
-	uint8_t pa = (uint8_t)swgraph_port_num(f, a), pb = (uint8_t)swgraph_port_num(f, b);
-	const uint8_t *lu = routing_lft(l->r, u), *lv = routing_lft(l->r, v);
+	uint32_t u = l->g.from[a], v = l->g.to[a], i;
+	uint8_t pb = (uint8_t)swgraph_port_num(f, b);
+	const uint8_t *lv = routing_lft(l->r, v);
 
-	for (dlid = 1; dlid < l->lft_len; dlid++) {
-		uint32_t head = 0, tail = 0;
+	for (i = l->ch_off[a]; i < l->ch_off[a + 1]; i++) {
+		uint32_t head = 0, tail = 0, dlid = l->ch_lid[i];
 
-		if (lu[dlid] != pa || lv[dlid] != pb || l->dst_sw[dlid] == FAB_NONE)
+		if (lv[dlid] != pb || l->dst_sw[dlid] == FAB_NONE)
 			continue;
 		l->stamp++;
 		l->queue[tail++] = u;
@@ -218,6 +270,23 @@ static int break_cycle(struct lay *l, unsigned L, const uint32_t *cyc, uint32_t 
 	return l->cnt[L][dep_id(l, l->g.to[cyc[best]], cyc[best], cyc[(best + 1) % n])] ? -1 : 0;
 }
 
+/*
+ * After a break, the DFS path stays valid up to its first dependency that lost all its paths
+ * in this layer; the channels above go back to white and the search goes on from there.
+ */
+static uint32_t valid_depth(const struct lay *l, unsigned L, uint32_t depth)
+{
+	uint32_t i;
+
+	for (i = 1; i < depth; i++) {
+		uint32_t a = l->stack[i - 1], b = l->stack[i];
+
+		if (!l->cnt[L][dep_id(l, l->g.to[a], a, b)])
+			break;
+	}
+	return i < depth ? i : depth;
+}
+
 /* Returns 0 when layer L is acyclic, 1 when it has a cycle and no layer is left, -1 on error. */
 static int make_acyclic(struct lay *l, unsigned L)
 {
@@ -226,17 +295,15 @@ static int make_acyclic(struct lay *l, unsigned L)
 
 	memset(l->color, WHITE, l->g.ne);
 	for (root = 0; root < l->g.ne; root++) {
-		uint32_t depth;
+		uint32_t depth = 0;
 
 		if (l->color[root] != WHITE)
 			continue;
-	restart:
-		depth = 0;
 		l->stack[depth] = root;
 		l->iter[depth++] = 0;
 		l->color[root] = GRAY;
 		while (depth) {
-			uint32_t c = l->stack[depth - 1], v = l->g.to[c], e2, k, i;
+			uint32_t c = l->stack[depth - 1], v = l->g.to[c], e2, k, keep;
 
 			if (off[v] + l->iter[depth - 1] == off[v + 1]) {
 				l->color[c] = BLACK;
@@ -258,9 +325,9 @@ static int make_acyclic(struct lay *l, unsigned L)
 				;
 			if (break_cycle(l, L, l->stack + k, depth - k))
 				return -1;
-			for (i = 0; i < depth; i++)
-				l->color[l->stack[i]] = WHITE;
-			goto restart;
+			keep = valid_depth(l, L, depth);
+			while (depth > keep)
+				l->color[l->stack[--depth]] = WHITE;
 		}
 	}
 	return 0;
@@ -294,6 +361,10 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 
 	memset(res, 0, sizeof(*res));
 	if (lay_alloc(&l)) {
+		fab_error_set(err, "out of memory for the channel dependency graph");
+		goto out;
+	}
+	if (index_channels(&l)) {
 		fab_error_set(err, "out of memory for the channel dependency graph");
 		goto out;
 	}
