@@ -12,6 +12,12 @@
 const char options_help[] =
 	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
+	"  dfsssp_vls=N              VLs sar-dfsssp may use, 1..15 (default: all the links\n"
+	"                            offer; one when OpenSM's qos is off)\n"
+	"  storage_nodes=PATTERN     CA node descriptions (fnmatch glob, e.g. 'io*') that\n"
+	"                            sar-dfsssp balances in their own phase\n"
+	"  storage_guids=PATH        same, by node or port GUID, one per line (the format of\n"
+	"                            OpenSM's io_guid_file)\n"
 	"  job_map=PATH              job map file: one 'hostname jobid' per line\n"
 	"  job_host_match=first-word|description\n"
 	"                            how job map hostnames match HCA node descriptions\n"
@@ -27,7 +33,6 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_vls = 1;
 	o->verify = 1;
 	o->dump = OPT_DUMP_AUTO;
-	o->sl2vl_programmed = 1;
 }
 
 static int report(opt_error_fn on_error, void *ctx, const char *source, unsigned line,
@@ -109,6 +114,12 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_guid_list(o, v);
 	if (!strcmp(key, "nue_vls"))
 		return parse_uint_range(v, 1, 15, &o->nue_vls);
+	if (!strcmp(key, "dfsssp_vls"))
+		return parse_uint_range(v, 1, 15, &o->dfsssp_vls);
+	if (!strcmp(key, "storage_nodes"))
+		return set_path(o->storage_nodes, v);
+	if (!strcmp(key, "storage_guids"))
+		return set_path(o->storage_guids, v);
 	if (!strcmp(key, "verify"))
 		return parse_bool(v, &o->verify);
 	if (!strcmp(key, "job_map"))

@@ -29,12 +29,10 @@ struct sarnue_options {
 	char job_map[OPT_PATH_MAX];
 	enum job_host_match job_host_match;
 	char config[OPT_PATH_MAX];
-
-	/*
-	 * Not a key: set by the plugin from OpenSM's configuration.  OpenSM programs SL2VL tables
-	 * (update_sl2vl) only with qos TRUE, so without QoS every path travels on VL 0.
-	 */
-	int sl2vl_programmed;
+	/* sar-dfsssp: VL cap 1..15 (0: what the links offer); storage nodes by pattern, file */
+	unsigned dfsssp_vls;
+	char storage_nodes[OPT_PATH_MAX];
+	char storage_guids[OPT_PATH_MAX];
 };
 
 /* Receives one message per rejected key or value; the option keeps its default. */

@@ -33,15 +33,21 @@ void routing_free(struct routing *r)
 	free(r->lft);
 	free(r->hops);
 	free(r->sl_by_dlid);
+	free(r->sl_by_pair);
+	free(r->sl_src_sw);
 	free(r->sl2vl);
 	memset(r, 0, sizeof(*r));
 }
 
 uint8_t routing_path_sl(const struct routing *r, uint16_t slid, uint16_t dlid)
 {
-	(void)slid;
-	if (r->sl_mode == ROUTING_SL_PER_DLID && dlid < r->lft_len)
+	if (dlid >= r->lft_len)
+		return r->sl_uniform;
+	if (r->sl_mode == ROUTING_SL_PER_DLID)
 		return r->sl_by_dlid[dlid];
+	if (r->sl_mode == ROUTING_SL_PER_SWITCH_DLID && slid < r->lft_len &&
+	    r->sl_src_sw[slid] < r->nswitches)
+		return r->sl_by_pair[(size_t)r->sl_src_sw[slid] * r->lft_len + dlid];
 	return r->sl_uniform;
 }
 
@@ -83,5 +89,43 @@ int routing_alloc_sl_by_dlid(struct routing *r)
 		return -1;
 	memset(r->sl_by_dlid, r->sl_uniform, r->lft_len);
 	r->sl_mode = ROUTING_SL_PER_DLID;
+	return 0;
+}
+
+uint32_t routing_lid_switch(const struct fabric *f, uint32_t lid)
+{
+	uint32_t p = lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE, peer;
+
+	if (p == FAB_NONE)
+		return FAB_NONE;
+	if (fabric_is_switch(f, f->ports[p].node))
+		return f->nodes[f->ports[p].node].sw;
+	if (!fabric_channel_up(f, p))
+		return FAB_NONE;
+	peer = f->ports[p].remote;
+	return fabric_is_switch(f, f->ports[peer].node) ? f->nodes[f->ports[peer].node].sw
+							: FAB_NONE;
+}
+
+int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f)
+{
+	size_t cells = (size_t)r->nswitches * r->lft_len;
+	uint32_t lid;
+
+	free(r->sl_by_pair);
+	free(r->sl_src_sw);
+	r->sl_by_pair = malloc(cells ? cells : 1);
+	r->sl_src_sw = malloc(sizeof(*r->sl_src_sw) * r->lft_len);
+	if (!r->sl_by_pair || !r->sl_src_sw) {
+		free(r->sl_by_pair);
+		free(r->sl_src_sw);
+		r->sl_by_pair = NULL;
+		r->sl_src_sw = NULL;
+		return -1;
+	}
+	memset(r->sl_by_pair, r->sl_uniform, cells);
+	for (lid = 0; lid < r->lft_len; lid++)
+		r->sl_src_sw[lid] = lid ? routing_lid_switch(f, lid) : FAB_NONE;
+	r->sl_mode = ROUTING_SL_PER_SWITCH_DLID;
 	return 0;
 }

@@ -18,6 +18,13 @@
 enum routing_sl_mode {
 	ROUTING_SL_UNIFORM,  /* every path uses sl_uniform */
 	ROUTING_SL_PER_DLID, /* sl_by_dlid[dlid] */
+	/*
+	 * sl_by_pair[src_sw * lft_len + dlid], src_sw = sl_src_sw[slid]: the switch the source's
+	 * packets enter the fabric at.  All end ports behind one switch share the path onward, so
+	 * this is as fine as a per-(source LID, destination LID) SL needs to be for
+	 * destination-based routing (DFSSSP's virtual layers), in one LFT's worth of memory.
+	 */
+	ROUTING_SL_PER_SWITCH_DLID,
 };
 
 struct routing {
@@ -30,6 +37,8 @@ struct routing {
 	enum routing_sl_mode sl_mode;
 	uint8_t sl_uniform;
 	uint8_t *sl_by_dlid; /* [lft_len] */
+	uint8_t *sl_by_pair; /* [nswitches * lft_len] */
+	uint32_t *sl_src_sw; /* [lft_len]: source switch of each LID, FAB_NONE when none */
 
 	/*
 	 * SL2VL: one 16-entry map for every switch port pair, or one map used everywhere when
@@ -61,8 +70,7 @@ uint8_t routing_path_sl(const struct routing *r, uint16_t slid, uint16_t dlid);
 /* False when every source uses the same SL towards a given destination. */
 static inline int routing_sl_per_source(const struct routing *r)
 {
-	(void)r;
-	return 0;
+	return r->sl_mode == ROUTING_SL_PER_SWITCH_DLID;
 }
 uint8_t routing_sl2vl(const struct routing *r, uint32_t sw, unsigned in_port, unsigned out_port,
 		      unsigned sl);
@@ -72,5 +80,20 @@ int routing_alloc_sl2vl(struct routing *r, const struct fabric *f);
 
 /* Per-destination SL table, initialised to sl_uniform. */
 int routing_alloc_sl_by_dlid(struct routing *r);
+
+/*
+ * Per-(source switch, destination LID) SL table, initialised to sl_uniform; also fills
+ * sl_src_sw from f, the fabric r was made for.
+ */
+int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f);
+
+/* The switch whose LFTs a packet from slid meets first, FAB_NONE when none (see fabric.h). */
+uint32_t routing_lid_switch(const struct fabric *f, uint32_t lid);
+
+static inline void routing_set_pair_sl(struct routing *r, uint32_t src_sw, uint32_t dlid,
+				       uint8_t sl)
+{
+	r->sl_by_pair[(size_t)src_sw * r->lft_len + dlid] = sl;
+}
 
 #endif

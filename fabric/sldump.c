@@ -56,38 +56,121 @@ int routing_write_sl2vl(const struct routing *r, const struct fabric *f, FILE *o
 	return ferror(out) ? -1 : 0;
 }
 
-static int cmp_guid(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+struct guid_sw {
+	uint64_t guid;
+	uint32_t sw; /* source switch of the end port */
+};
 
-	return x < y ? -1 : x > y;
+static int cmp_guid_sw(const void *a, const void *b)
+{
+	const struct guid_sw *x = a, *y = b;
+
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	return x->sw < y->sw ? -1 : x->sw > y->sw;
 }
 
-/* Sorted port and node GUIDs of the end ports, for bsearch while reading large files. */
-static uint64_t *endport_guids(const struct fabric *f)
+/*
+ * Port and node GUIDs of the end ports with the switch each one's packets enter, sorted for
+ * bsearch while reading large files.  A node GUID appears once per port of that node.
+ */
+static struct guid_sw *endport_guids(const struct fabric *f)
 {
-	uint64_t *g = malloc(sizeof(*g) * (2 * f->nendports + 1));
+	struct guid_sw *g = malloc(sizeof(*g) * (2 * f->nendports + 1));
 	uint32_t i;
 
 	if (!g)
 		return NULL;
 	for (i = 0; i < f->nendports; i++) {
-		g[2 * i] = f->ports[f->endports[i]].guid;
-		g[2 * i + 1] = f->nodes[f->ports[f->endports[i]].node].guid;
+		const struct fab_port *p = &f->ports[f->endports[i]];
+		uint32_t sw = routing_lid_switch(f, p->base_lid);
+
+		g[2 * i] = (struct guid_sw){ p->guid, sw };
+		g[2 * i + 1] = (struct guid_sw){ f->nodes[p->node].guid, sw };
 	}
-	qsort(g, 2 * f->nendports, sizeof(*g), cmp_guid);
+	qsort(g, 2 * f->nendports, sizeof(*g), cmp_guid_sw);
 	return g;
 }
 
+static const struct guid_sw *find_guid(const struct guid_sw *g, uint32_t n, uint64_t guid)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (g[mid].guid < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && g[lo].guid == guid ? &g[lo] : NULL;
+}
+
+struct sl_load {
+	struct routing *r;
+	const struct guid_sw *guids_end;
+	uint8_t *pair_seen; /* bitmap over (source switch, DLID) */
+	uint8_t *dlid_sl;   /* first SL seen per DLID, 0xff when none */
+	uint8_t *mixed;	    /* SL to that DLID differs between sources */
+};
+
+/* Returns the switch whose entry conflicts, or FAB_NONE. */
+static uint32_t sl_load_set(struct sl_load *l, const struct guid_sw *g, unsigned dlid, unsigned sl)
+{
+	struct routing *r = l->r;
+	uint64_t guid = g->guid;
+
+	for (; g < l->guids_end && g->guid == guid; g++) {
+		size_t cell = (size_t)g->sw * r->lft_len + dlid;
+
+		if (g->sw == FAB_NONE)
+			continue;
+		if ((l->pair_seen[cell / 8] >> (cell % 8)) & 1) {
+			if (r->sl_by_pair[cell] != sl)
+				return g->sw;
+		}
+		l->pair_seen[cell / 8] |= (uint8_t)(1u << (cell % 8));
+		r->sl_by_pair[cell] = (uint8_t)sl;
+	}
+	if (l->dlid_sl[dlid] == 0xff)
+		l->dlid_sl[dlid] = (uint8_t)sl;
+	else if (l->dlid_sl[dlid] != sl)
+		l->mixed[dlid] = 1;
+	return FAB_NONE;
+}
+
+/* One SL per destination is what most engines produce: keep the compact table then. */
+static int sl_load_finish(struct sl_load *l)
+{
+	struct routing *r = l->r;
+	uint32_t dlid;
+
+	for (dlid = 0; dlid < r->lft_len; dlid++)
+		if (l->mixed[dlid])
+			return 0;
+	free(r->sl_by_pair);
+	free(r->sl_src_sw);
+	r->sl_by_pair = NULL;
+	r->sl_src_sw = NULL;
+	if (routing_alloc_sl_by_dlid(r))
+		return -1;
+	for (dlid = 0; dlid < r->lft_len; dlid++)
+		if (l->dlid_sl[dlid] != 0xff)
+			r->sl_by_dlid[dlid] = l->dlid_sl[dlid];
+	return 0;
+}
+
 /*
- * Per-destination SLs are what sarnue's engines produce; a file whose SL for one destination
- * differs between sources needs per-pair storage, which this reader reports instead of guessing.
+ * The SL may differ between sources behind different switches (DFSSSP's layers); sources
+ * behind one switch must agree, since the routing keeps one SL per (source switch, DLID).
  */
 int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *path,
 			 struct fab_error *err)
 {
-	uint64_t *guids = NULL;
-	uint8_t *seen = NULL;
+	struct sl_load l = { .r = r };
+	struct guid_sw *guids = NULL;
+	size_t cells = (size_t)r->nswitches * r->lft_len;
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned lineno = 0;
@@ -98,15 +181,21 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 		fab_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	seen = calloc(r->lft_len, 1);
 	guids = endport_guids(f);
-	if (!seen || !guids || routing_alloc_sl_by_dlid(r)) {
+	l.pair_seen = calloc(cells / 8 + 1, 1);
+	l.dlid_sl = malloc(r->lft_len);
+	l.mixed = calloc(r->lft_len, 1);
+	if (!guids || !l.pair_seen || !l.dlid_sl || !l.mixed || routing_alloc_sl_by_pair(r, f)) {
 		fab_error_set(err, "out of memory");
 		goto out;
 	}
+	memset(l.dlid_sl, 0xff, r->lft_len);
+	l.guids_end = guids + 2 * f->nendports;
 	while (getline(&line, &cap, in) > 0) {
+		const struct guid_sw *g;
 		uint64_t guid;
 		unsigned dlid, sl;
+		uint32_t sw;
 
 		lineno++;
 		if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
@@ -116,25 +205,32 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 			fab_error_set(err, "%s:%u: expected \"0xGUID DLID SL\"", path, lineno);
 			goto out;
 		}
-		if (!bsearch(&guid, guids, 2 * f->nendports, sizeof(*guids), cmp_guid)) {
+		g = find_guid(guids, 2 * f->nendports, guid);
+		if (!g) {
 			fab_error_set(err,
 				      "%s:%u: port GUID 0x%016" PRIx64 " is not in the topology",
 				      path, lineno, guid);
 			goto out;
 		}
-		if (seen[dlid] && r->sl_by_dlid[dlid] != sl) {
+		sw = sl_load_set(&l, g, dlid, sl);
+		if (sw != FAB_NONE) {
 			fab_error_set(err,
-				      "%s:%u: SL to LID %u differs between sources; per-pair SLs"
-				      " are not supported by this reader",
-				      path, lineno, dlid);
+				      "%s:%u: SL to LID %u differs between sources behind switch"
+				      " 0x%016" PRIx64 "; one SL per (source switch, LID) is"
+				      " supported",
+				      path, lineno, dlid, f->nodes[f->switches[sw]].guid);
 			goto out;
 		}
-		seen[dlid] = 1;
-		r->sl_by_dlid[dlid] = (uint8_t)sl;
+	}
+	if (sl_load_finish(&l)) {
+		fab_error_set(err, "out of memory");
+		goto out;
 	}
 	ret = 0;
 out:
-	free(seen);
+	free(l.pair_seen);
+	free(l.dlid_sl);
+	free(l.mixed);
 	free(guids);
 	free(line);
 	fclose(in);

@@ -5,7 +5,8 @@
  * `sarnue route` makes) and stores hop counts; only verified tables get that far.  Any failure
  * returns -1, so OpenSM moves on to the next engine of `routing_engine`.
  * ucast_build_fwd_tables copies the LFTs into OpenSM's new_lft and writes the SL dumps;
- * path_sl and update_sl2vl answer from the stored tables.
+ * path_sl and update_sl2vl answer from the stored tables.  Each engine also keeps an engine_ctx
+ * across routings: the last job map that parsed, so that a malformed new one changes nothing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,12 @@
 #include "engines.h"
 #include "loaders.h"
 #include "plugin.h"
+
+/* An engine's OpenSM context: the plugin's engine state plus what engine_run_ctx() keeps. */
+struct glue_engine {
+	struct sarnue_engine e; /* first: OpenSM's context pointer is also &e */
+	struct engine_ctx ctx;
+};
 
 static void engine_reset(struct sarnue_engine *e)
 {
@@ -67,24 +74,29 @@ static void store_hops(struct sarnue_engine *e)
 
 static int build_lid_matrices(void *context)
 {
-	struct sarnue_engine *e = context;
+	struct glue_engine *g = context;
+	struct sarnue_engine *e = &g->e;
 	struct sarnue_plugin *p = e->plugin;
 	osm_subn_t *subn = &p->osm->subn;
 	struct engine_result res;
 	struct fab_error err = { "" };
+	int rc;
 
 	engine_reset(e);
-	p->opts.sl2vl_programmed = subn->opt.qos ? 1 : 0;
-	if (subnet_to_fabric(subn, &e->fabric, &err) ||
-	    routing_init(&e->routing, &e->fabric, e->name) || map_switches(e, subn, &err) ||
-	    engine_run(e->name, &e->fabric, &p->opts, &e->routing, &res, &err)) {
+	memset(&res, 0, sizeof(res));
+	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */
+	g->ctx.sl2vl_off = !subn->opt.qos;
+	rc = subnet_to_fabric(subn, &e->fabric, &err) ||
+	     routing_init(&e->routing, &e->fabric, e->name) || map_switches(e, subn, &err) ||
+	     engine_run_ctx(e->name, &e->fabric, &p->opts, &g->ctx, &e->routing, &res, &err);
+	if (res.warning[0])
+		plog(p, OSM_LOG_ERROR, "WRN %s: %s", e->name, res.warning);
+	if (rc) {
 		plog(p, OSM_LOG_ERROR, "ERR %s: %s; OpenSM falls back to the next routing engine",
 		     e->name, err.msg[0] ? err.msg : "out of memory");
 		engine_reset(e);
 		return -1;
 	}
-	if (res.warning[0])
-		plog(p, OSM_LOG_ERROR, "ERR %s: %s", e->name, res.warning);
 	store_hops(e);
 	e->ready = 1;
 	e->routings++;
@@ -168,23 +180,27 @@ static void update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port, uint
 
 static void engine_destroy(void *context)
 {
-	struct sarnue_engine *e = context;
+	struct glue_engine *g = context;
 
-	engine_reset(e);
-	free(e);
+	engine_reset(&g->e);
+	engine_ctx_free(&g->ctx);
+	free(g);
 }
 
 static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const char *name)
 {
 	struct sarnue_plugin *p = re->context;
-	struct sarnue_engine *e = calloc(1, sizeof(*e));
+	struct glue_engine *g = calloc(1, sizeof(*g));
+	struct sarnue_engine *e;
 
 	(void)osm;
-	if (!e)
+	if (!g)
 		return -1;
+	e = &g->e;
+	engine_ctx_init(&g->ctx);
 	e->plugin = p;
 	e->name = name;
-	re->context = e;
+	re->context = g;
 	re->build_lid_matrices = build_lid_matrices;
 	re->ucast_build_fwd_tables = build_fwd_tables;
 	re->path_sl = path_sl;
@@ -203,11 +219,17 @@ static int setup_nue(struct osm_routing_engine *re, osm_opensm_t *osm)
 	return setup_engine(re, osm, "sar-nue");
 }
 
+static int setup_dfsssp(struct osm_routing_engine *re, osm_opensm_t *osm)
+{
+	return setup_engine(re, osm, "sar-dfsssp");
+}
+
 int engines_register(struct sarnue_plugin *p)
 {
 	static const external_routing_engine_module_t modules[] = {
 		{ "sar-updn", setup_updn, NULL },
 		{ "sar-nue", setup_nue, NULL },
+		{ "sar-dfsssp", setup_dfsssp, NULL },
 	};
 	unsigned i;
 

@@ -49,7 +49,7 @@ static void *sarnue_create(osm_opensm_t *osm)
 		free(p);
 		return NULL;
 	}
-	plog(p, OSM_LOG_INFO, "loaded %s, engines sar-updn and sar-nue registered, options '%s'%s",
+	plog(p, OSM_LOG_INFO, "loaded %s, engines sar-updn, sar-nue and sar-dfsssp registered, options '%s'%s",
 	     PACKAGE_STRING, text ? text : "",
 	     p->option_errors ? " (with errors, defaults used)" : "");
 	return p;

@@ -7,6 +7,7 @@
 #define SARNUE_ENGINES_H
 
 #include "fabric.h"
+#include "jobmap.h"
 #include "options.h"
 #include "routing.h"
 #include "verify.h"
@@ -16,8 +17,21 @@ struct engine_result {
 	struct verify_report verify; /* valid when verified */
 	int verified;
 	char summary[512]; /* engine-specific: roots, ranks, layers, fall-backs */
-	char warning[256]; /* something the operator should fix, or empty */
+	char warning[512]; /* what the operator should know although routing went on */
 };
+
+/*
+ * What a long-lived caller (the plugin) keeps between routings and knows about OpenSM.
+ * Without it (offline), a malformed input file is an error instead of a warning.
+ */
+struct engine_ctx {
+	struct job_map jobs; /* the last job map that parsed: kept when a new one is malformed */
+	int have_jobs;
+	int sl2vl_off; /* OpenSM will not program SL2VL (qos FALSE): one VL only */
+};
+
+void engine_ctx_init(struct engine_ctx *c);
+void engine_ctx_free(struct engine_ctx *c);
 
 /* Names OpenSM's routing_engine option selects; NULL-terminated. */
 extern const char *const engine_names[];
@@ -31,5 +45,10 @@ int engine_known(const char *name);
  */
 int engine_run(const char *name, const struct fabric *f, const struct sarnue_options *o,
 	       struct routing *r, struct engine_result *res, struct fab_error *err);
+
+/* Same, with the caller's context (may be NULL). */
+int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		   struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
+		   struct fab_error *err);
 
 #endif

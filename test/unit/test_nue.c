@@ -224,6 +224,7 @@ static void test_errors(void)
 {
 	unsigned links[3][2] = { { 0, 1 }, { 1, 2 }, { 2, 0 } };
 	struct sarnue_options o;
+	struct engine_ctx ctx;
 	struct engine_result res;
 	struct nue_report rep;
 	struct fab_error err = { "" };
@@ -242,9 +243,11 @@ static void test_errors(void)
 	/* Without SL2VL programming (QoS off) more than one layer is refused with a warning. */
 	options_defaults(&o);
 	o.nue_vls = 4;
-	o.sl2vl_programmed = 0;
+	engine_ctx_init(&ctx);
+	ctx.sl2vl_off = 1;
 	CHECK(routing_init(&r, &f, "sar-nue") == 0);
-	CHECK(engine_run("sar-nue", &f, &o, &r, &res, &err) == 0);
+	CHECK(engine_run_ctx("sar-nue", &f, &o, &ctx, &r, &res, &err) == 0);
+	engine_ctx_free(&ctx);
 	CHECK(strstr(res.warning, "qos TRUE") != NULL);
 	CHECK(r.vls_used == 1 && verify_count_bits(res.verify.vls_used) == 1);
 	routing_free(&r);

@@ -1,0 +1,628 @@
+/*
+ * dfsssp.c - path computation of sar-dfsssp and its scheduling-aware variant (see dfsssp.h).
+ *
+ * Destinations are routed one LID at a time, in phases:
+ *   1. job nodes (only with a job map), sorted by descending size of the largest job they run
+ *      (Alg 5.1 line 5); after each, only the paths from nodes sharing a job with the
+ *      destination add weight (lines 8-10);
+ *   2. storage nodes (storage_nodes / storage_guids, the role of OpenSM's io_guid_file);
+ *   3. every other CA port, then the switches' own LIDs ("lower priority for balancing", as
+ *      OpenSM's dfsssp).
+ * With a job map, weights are reset to |N|^2 before phases 2 and 3 (Alg 5.1, lines 11-16:
+ * storage and other traffic are balanced on their own).  The reference patch neither sorts the
+ * job nodes nor resets the weights; dfsssp_opts can reproduce that for comparison, but the
+ * default follows the thesis, section 5.2.2.2.  Without a job map this is plain DFSSSP, in
+ * OpenSM's order: switches by descending number of end ports, their ports in port order.
+ *
+ * Weights live on channels (one per direction of each link, parallel links apart), so the
+ * Dijkstra from the destination switch picks, among equally short routes, the least loaded
+ * channels: that is what balances parallel links and spreads the 2^LMC LIDs of one port.
+ */
+#include "dfsssp.h"
+#include "heap.h"
+#include "swgraph.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum phase {
+	PH_JOB,
+	PH_STORAGE,
+	PH_OTHER,
+	PH_SWITCH
+};
+
+struct dfsssp {
+	const struct fabric *f;
+	const struct dfsssp_opts *o;
+	struct routing *r;
+	struct swgraph g;
+	struct heap heap;
+	uint64_t base;	  /* initial channel weight, |N|^2 */
+	uint64_t *weight; /* [ne] per channel */
+	uint64_t *dist;	  /* [nsw] */
+	uint64_t *add;	  /* [nsw] weight the paths from a switch add */
+	uint64_t *acc;	  /* [nsw] */
+	uint32_t *next;	  /* [nsw] channel towards the current destination, FAB_NONE */
+	uint32_t *order;  /* [nsw] Dijkstra's settling order */
+	uint32_t *hop;	  /* [nsw] */
+	uint32_t *nsrc;	  /* [nsw] source LIDs delivered by each switch */
+	uint32_t nsettled;
+	uint32_t *dest;	 /* destination ports in routing order */
+	uint8_t *dphase; /* their phases */
+	uint32_t ndest;
+	uint32_t *job_off; /* CSR over switches: ports with jobs behind each switch */
+	uint32_t *job_port;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void dfsssp_free(struct dfsssp *d)
+{
+	swgraph_free(&d->g);
+	heap_free(&d->heap);
+	free(d->weight);
+	free(d->dist);
+	free(d->add);
+	free(d->acc);
+	free(d->next);
+	free(d->order);
+	free(d->hop);
+	free(d->nsrc);
+	free(d->dest);
+	free(d->dphase);
+	free(d->job_off);
+	free(d->job_port);
+}
+
+static int dfsssp_alloc(struct dfsssp *d)
+{
+	const struct fabric *f = d->f;
+	uint32_t nsw = f->nswitches, lid, nlids = 0;
+
+	if (swgraph_build(&d->g, f) || heap_init(&d->heap, nsw))
+		return -1;
+	d->weight = malloc(sizeof(*d->weight) * (d->g.ne + 1));
+	d->dist = malloc(sizeof(*d->dist) * nsw);
+	d->add = malloc(sizeof(*d->add) * nsw);
+	d->acc = malloc(sizeof(*d->acc) * nsw);
+	d->next = malloc(sizeof(*d->next) * nsw);
+	d->order = malloc(sizeof(*d->order) * nsw);
+	d->hop = malloc(sizeof(*d->hop) * nsw);
+	d->nsrc = calloc(nsw, sizeof(*d->nsrc));
+	d->dest = malloc(sizeof(*d->dest) * (f->nendports + 1));
+	d->dphase = malloc(f->nendports + 1);
+	if (!d->weight || !d->dist || !d->add || !d->acc || !d->next || !d->order || !d->hop ||
+	    !d->nsrc || !d->dest || !d->dphase)
+		return -1;
+	for (lid = 1; lid <= f->max_lid; lid++) {
+		uint32_t s = routing_lid_switch(f, lid);
+
+		if (s == FAB_NONE)
+			continue;
+		d->nsrc[s]++;
+		nlids++;
+	}
+	/* "initialize with P^2 to force shortest paths" (OpenSM), P = LIDs of all end ports. */
+	d->base = (uint64_t)nlids * nlids;
+	return 0;
+}
+
+static void reset_weights(struct dfsssp *d)
+{
+	uint32_t e;
+
+	for (e = 0; e < d->g.ne; e++)
+		d->weight[e] = d->base;
+}
+
+/* Shortest routes of every switch towards switch t; settling order in order[]. */
+static void dijkstra(struct dfsssp *d, uint32_t t)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++) {
+		d->dist[s] = UINT64_MAX;
+		d->next[s] = FAB_NONE;
+	}
+	d->nsettled = 0;
+	d->dist[t] = 0;
+	d->hop[t] = 0;
+	heap_push_or_decrease(&d->heap, t, 0);
+	while (!heap_empty(&d->heap)) {
+		uint32_t v = heap_pop(&d->heap), e;
+
+		d->order[d->nsettled++] = v;
+		if (v != t)
+			d->hop[v] = d->hop[d->g.to[d->next[v]]] + 1;
+		for (e = off[v]; e < off[v + 1]; e++) {
+			uint32_t u = d->g.to[e], c = d->g.rev[e];
+			uint64_t nd = d->dist[v] + d->weight[c];
+
+			/* Strict: among equal channels the first (lowest port) wins. */
+			if (nd < d->dist[u]) {
+				d->dist[u] = nd;
+				d->next[u] = c;
+				heap_push_or_decrease(&d->heap, u, nd);
+			}
+		}
+	}
+}
+
+/* Every route adds add[s] to each channel from its source switch s to the destination. */
+static void update_weights(struct dfsssp *d)
+{
+	uint32_t i, s;
+
+	for (s = 0; s < d->g.nsw; s++)
+		d->acc[s] = d->add[s];
+	/* Reverse settling order: a switch comes after everything routed through it. */
+	for (i = d->nsettled; i-- > 1;) {
+		uint32_t c;
+
+		s = d->order[i];
+		c = d->next[s];
+		if (!d->acc[s])
+			continue;
+		d->weight[c] += d->acc[s];
+		d->acc[d->g.to[c]] += d->acc[s];
+	}
+}
+
+static void set_lft(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_port, int to_ca)
+{
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++) {
+		uint8_t port, hops;
+
+		if (s == t) {
+			port = exit_port;
+			hops = (uint8_t)to_ca;
+		} else {
+			port = (uint8_t)swgraph_port_num(d->f, d->next[s]);
+			hops = (uint8_t)(d->hop[s] + to_ca > 255 ? 255 : d->hop[s] + to_ca);
+		}
+		routing_lft(d->r, s)[lid] = port;
+		routing_hops(d->r, s)[lid] = hops;
+	}
+}
+
+/* Sources of intra-job paths (Alg 5.1 line 9): LIDs behind s of nodes sharing a job with dst. */
+static void job_additions(struct dfsssp *d, uint32_t dst_node)
+{
+	const struct fabric *f = d->f;
+	uint32_t s, i;
+
+	for (s = 0; s < d->g.nsw; s++) {
+		d->add[s] = 0;
+		for (i = d->job_off[s]; i < d->job_off[s + 1]; i++) {
+			const struct fab_port *p = &f->ports[d->job_port[i]];
+
+			if (job_map_share_job(d->o->jobs, p->node, dst_node))
+				d->add[s] += 1u << p->lmc;
+		}
+	}
+}
+
+static void plain_additions(struct dfsssp *d)
+{
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++)
+		d->add[s] = d->nsrc[s];
+}
+
+/* Routes every LID of port p (an end port or a switch's port 0). */
+static int route_port(struct dfsssp *d, uint32_t p)
+{
+	const struct fabric *f = d->f;
+	const struct fab_port *port = &f->ports[p];
+	int to_ca = !fabric_is_switch(f, port->node);
+	uint32_t t = routing_lid_switch(f, port->base_lid), k, s;
+	uint8_t exit_port = to_ca ? f->ports[port->remote].num : 0;
+
+	if (t == FAB_NONE)
+		return 0;
+	for (k = 0; k < (1u << port->lmc); k++) {
+		uint32_t lid = port->base_lid + k;
+
+		if (lid > f->max_lid || f->lid_port[lid] != p)
+			continue;
+		dijkstra(d, t);
+		for (s = 0; s < d->g.nsw; s++)
+			if (s != t && d->next[s] == FAB_NONE)
+				return -1;
+		set_lft(d, lid, t, exit_port, to_ca);
+		update_weights(d);
+	}
+	return 0;
+}
+
+/* The largest job a node runs: its size (ports) and index; size 0 when it runs none. */
+static uint32_t node_job_size(const struct job_map *jm, uint32_t node, uint32_t *job)
+{
+	uint32_t n, i, best = 0;
+	const uint32_t *jobs = job_map_node_jobs(jm, node, &n);
+
+	*job = UINT32_MAX;
+	for (i = 0; i < n; i++) {
+		if (jm->job_ports[jobs[i]] > best) {
+			best = jm->job_ports[jobs[i]];
+			*job = jobs[i];
+		}
+	}
+	return best;
+}
+
+struct job_key {
+	uint32_t size, job, pos, port;
+};
+
+static int cmp_job_key(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Alg 5.1 line 5: job nodes by descending job size, a job's nodes together. */
+static int sort_job_ports(struct dfsssp *d, uint32_t n)
+{
+	struct job_key *k = malloc(sizeof(*k) * (n + 1));
+	uint32_t i;
+
+	if (!k)
+		return -1;
+	for (i = 0; i < n; i++) {
+		k[i].port = d->dest[i];
+		k[i].pos = i;
+		k[i].size = node_job_size(d->o->jobs, d->f->ports[d->dest[i]].node, &k[i].job);
+	}
+	qsort(k, n, sizeof(*k), cmp_job_key);
+	for (i = 0; i < n; i++)
+		d->dest[i] = k[i].port;
+	free(k);
+	return 0;
+}
+
+struct sw_key {
+	uint32_t sw, ends;
+};
+
+static int cmp_sw_key(const void *a, const void *b)
+{
+	const struct sw_key *x = a, *y = b;
+
+	if (x->ends != y->ends)
+		return x->ends > y->ends ? -1 : 1;
+	return x->sw < y->sw ? -1 : x->sw > y->sw;
+}
+
+static int port_phase(const struct dfsssp *d, uint32_t p)
+{
+	uint32_t node = d->f->ports[p].node, n;
+
+	if (d->o->jobs) {
+		job_map_node_jobs(d->o->jobs, node, &n);
+		if (n)
+			return PH_JOB;
+	}
+	if (d->o->storage && d->o->storage[node])
+		return PH_STORAGE;
+	return PH_OTHER;
+}
+
+/* End ports behind switch s (attached through an active link), in port order. */
+static uint32_t ends_of(const struct fabric *f, uint32_t s, uint32_t *out)
+{
+	const struct fab_node *n = &f->nodes[f->switches[s]];
+	uint32_t k, count = 0;
+
+	for (k = 1; k <= n->nports; k++) {
+		uint32_t p = n->first_port + k, q;
+
+		if (!fabric_channel_up(f, p))
+			continue;
+		q = f->ports[p].remote;
+		if (fabric_is_switch(f, f->ports[q].node) || !f->ports[q].base_lid)
+			continue;
+		if (out)
+			out[count] = q;
+		count++;
+	}
+	return count;
+}
+
+/* Builds dest[] in routing order and the per-switch lists of job ports. */
+static int order_destinations(struct dfsssp *d)
+{
+	const struct fabric *f = d->f;
+	uint32_t nsw = d->g.nsw, i, ph, *buf, njob = 0;
+	struct sw_key *sk = malloc(sizeof(*sk) * (nsw + 1));
+	int ret = -1;
+
+	buf = malloc(sizeof(*buf) * (f->nports + 1));
+	d->job_off = calloc(nsw + 1, sizeof(*d->job_off));
+	d->job_port = malloc(sizeof(*d->job_port) * (f->nendports + 1));
+	if (!sk || !buf || !d->job_off || !d->job_port)
+		goto out;
+	for (i = 0; i < nsw; i++) {
+		sk[i].sw = i;
+		sk[i].ends = ends_of(f, i, NULL);
+	}
+	qsort(sk, nsw, sizeof(*sk), cmp_sw_key);
+	d->ndest = 0;
+	for (ph = PH_JOB; ph <= PH_OTHER; ph++) {
+		for (i = 0; i < nsw; i++) {
+			uint32_t n = ends_of(f, sk[i].sw, buf), j;
+
+			for (j = 0; j < n; j++) {
+				if (port_phase(d, buf[j]) != (int)ph)
+					continue;
+				d->dphase[d->ndest] = (uint8_t)ph;
+				d->dest[d->ndest++] = buf[j];
+			}
+		}
+		if (ph == PH_JOB)
+			njob = d->ndest;
+	}
+	for (i = 0; i < nsw; i++) {
+		d->dphase[d->ndest] = PH_SWITCH;
+		d->dest[d->ndest++] = f->nodes[f->switches[sk[i].sw]].first_port;
+	}
+	if (njob && !d->o->skip_job_sort && sort_job_ports(d, njob))
+		goto out;
+	/* Job ports per switch, for the intra-job weight rule. */
+	for (i = 0; i < njob; i++)
+		d->job_off[routing_lid_switch(f, f->ports[d->dest[i]].base_lid) + 1]++;
+	for (i = 0; i < nsw; i++)
+		d->job_off[i + 1] += d->job_off[i];
+	memcpy(buf, d->job_off, sizeof(*buf) * nsw);
+	for (i = 0; i < njob; i++)
+		d->job_port[buf[routing_lid_switch(f, f->ports[d->dest[i]].base_lid)]++] =
+			d->dest[i];
+	ret = 0;
+out:
+	free(sk);
+	free(buf);
+	return ret;
+}
+
+static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_error *err)
+{
+	const struct fabric *f = d->f;
+	int resets = d->o->jobs && !d->o->skip_weight_reset;
+	uint32_t i;
+	int last = -1;
+
+	reset_weights(d);
+	for (i = 0; i < d->ndest; i++) {
+		uint32_t p = d->dest[i];
+		int ph = d->dphase[i];
+
+		if (ph != last && resets &&
+		    (ph == PH_STORAGE || (ph >= PH_OTHER && last < PH_OTHER)))
+			reset_weights(d);
+		last = ph;
+		if (ph == PH_JOB)
+			job_additions(d, f->ports[p].node);
+		else
+			plain_additions(d);
+		if (route_port(d, p)) {
+			fab_error_set(err, "no route from every switch to %s port %u (LID %u)",
+				      fabric_node_desc(f, f->ports[p].node), f->ports[p].num,
+				      f->ports[p].base_lid);
+			return -1;
+		}
+		rep->lids_routed += 1u << f->ports[p].lmc;
+		if (ph == PH_JOB)
+			rep->job_lids += 1u << f->ports[p].lmc;
+		else if (ph == PH_STORAGE)
+			rep->storage_lids += 1u << f->ports[p].lmc;
+	}
+	return 0;
+}
+
+static uint32_t count_overflow(const struct fabric *f, const struct routing *r,
+			       const uint8_t *layer, unsigned max_vls)
+{
+	uint32_t s, dlid, n = 0;
+
+	for (dlid = 1; dlid < r->lft_len; dlid++) {
+		for (s = 0; s < f->nswitches; s++) {
+			if (layer[(size_t)s * r->lft_len + dlid] >= max_vls) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * The layers need more VLs than the fabric (or the operator) allows.  OpenSM's dfsssp gives up
+ * and lets OpenSM fall back to minhop, which is not deadlock-free.
+ *
+ * TODO (thesis section 6.2.5, Nue's destination partitioning, and 6.3): keep layers 0..max_vls-1
+ * for the destinations that fit and route the destinations counted here with Nue inside the
+ * remaining VL budget; r->sl_by_pair holds each path's layer at this point, so a destination
+ * d does not fit iff some switch s has sl_by_pair[s * lft_len + d] >= max_vls.
+ */
+static int layers_overflow(const struct fabric *f, const struct routing *r,
+			   struct dfsssp_report *rep, struct fab_error *err)
+{
+	rep->overflow_dlids = count_overflow(f, r, r->sl_by_pair, rep->max_vls);
+	fab_error_set(err,
+		      "needs %s%u layers, %u VL%s available (%u destination LIDs do not fit); "
+		      "raise the VLs (dfsssp_vls, qos) or use another engine",
+		      rep->layers_capped ? "more than " : "",
+		      rep->layers_capped ? LAYERS_MAX : rep->layers_needed, rep->max_vls,
+		      rep->max_vls == 1 ? "" : "s", rep->overflow_dlids);
+	return -1;
+}
+
+static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsssp_report *rep,
+			 struct fab_error *err)
+{
+	struct layers_result lr;
+	unsigned sl;
+
+	if (routing_alloc_sl_by_pair(r, d->f)) {
+		fab_error_set(err, "out of memory for the path SL table");
+		return -1;
+	}
+	if (layers_assign(d->f, r, r->sl_by_pair, &lr, err))
+		return -1;
+	rep->layers_needed = lr.needed;
+	rep->layers_capped = lr.capped;
+	rep->paths = lr.paths;
+	rep->moved = lr.moved;
+	rep->cycles = lr.cycles;
+	if (lr.capped || lr.needed > rep->max_vls)
+		return layers_overflow(d->f, r, rep, err);
+	layers_spread(d->f, r, r->sl_by_pair, &lr, rep->max_vls);
+	rep->vls_used = rep->max_vls;
+	/* SL = VL on the layers' VLs; unused SLs stay on VL 0 like sar-updn's. */
+	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
+	for (sl = 0; sl < rep->vls_used; sl++)
+		r->sl2vl_uniform[sl] = (uint8_t)sl;
+	r->vls_used = rep->vls_used;
+	return 0;
+}
+
+static int check_connected(const struct fabric *f, struct fab_error *err)
+{
+	uint32_t stray;
+
+	if (!f->nswitches) {
+		fab_error_set(err, "no switches in the fabric");
+		return -1;
+	}
+	if (fabric_switch_components(f, &stray) > 1) {
+		fab_error_set(err,
+			      "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
+			      (unsigned long long)f->nodes[f->switches[stray]].guid,
+			      fabric_node_desc(f, f->switches[stray]));
+		return -1;
+	}
+	return 0;
+}
+
+int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
+		 struct dfsssp_report *rep, struct fab_error *err)
+{
+	struct dfsssp d = { .f = f, .o = o, .r = r };
+	double t0 = now();
+	int ret = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->max_vls = o->max_vls < 1 ? 1 : o->max_vls > 15 ? 15 : o->max_vls;
+	if (check_connected(f, err))
+		return -1;
+	if (dfsssp_alloc(&d) || order_destinations(&d)) {
+		fab_error_set(err, "out of memory");
+		goto out;
+	}
+	r->sl_mode = ROUTING_SL_UNIFORM;
+	r->sl_uniform = 0;
+	if (route_all(&d, rep, err))
+		goto out;
+	rep->paths_seconds = now() - t0;
+	t0 = now();
+	ret = assign_layers(&d, r, rep, err);
+	rep->layers_seconds = now() - t0;
+out:
+	dfsssp_free(&d);
+	return ret;
+}
+
+static int mark_guid(const struct fabric *f, uint64_t guid, uint8_t *flags)
+{
+	uint32_t n, k, hit = 0;
+
+	for (n = 0; n < f->nnodes; n++) {
+		const struct fab_node *node = &f->nodes[n];
+
+		if (node->type == FAB_SWITCH)
+			continue;
+		if (node->guid == guid)
+			hit = 1;
+		for (k = 1; k <= node->nports && !hit; k++)
+			hit = f->ports[node->first_port + k].guid == guid;
+		if (hit) {
+			flags[n] = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int read_guid_file(const struct fabric *f, const char *path, uint8_t *flags,
+			  struct fab_error *err)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int ret = -1;
+	FILE *in = fopen(path, "r");
+
+	if (!in) {
+		fab_error_set(err, "storage_guids %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, in) > 0) {
+		char *p = line + strspn(line, " \t"), *end;
+		uint64_t guid;
+
+		lineno++;
+		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+			continue;
+		errno = 0;
+		guid = strtoull(p, &end, 0);
+		if (errno || end == p || end[strspn(end, " \t\r\n")] != '\0') {
+			fab_error_set(err, "%s:%u: expected one GUID per line", path, lineno);
+			goto out;
+		}
+		mark_guid(f, guid, flags);
+	}
+	ret = 0;
+out:
+	free(line);
+	fclose(in);
+	return ret;
+}
+
+int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
+			uint8_t *flags, uint32_t *count, struct fab_error *err)
+{
+	uint32_t n;
+
+	memset(flags, 0, f->nnodes);
+	*count = 0;
+	if (guid_file && *guid_file && read_guid_file(f, guid_file, flags, err))
+		return -1;
+	for (n = 0; n < f->nnodes; n++) {
+		if (f->nodes[n].type == FAB_SWITCH)
+			continue;
+		if (pattern && *pattern && !fnmatch(pattern, fabric_node_desc(f, n), 0))
+			flags[n] = 1;
+		*count += flags[n];
+	}
+	return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * dfsssp.h - deadlock-free single-source shortest-path routing (DFSSSP, thesis sections 3.3.2
+ * and 3.3.8) with the scheduling-aware weights of SAR (Algorithm 5.1, section 5.2.2.2): the
+ * engine behind `sar-dfsssp`.
+ *
+ * Paths: one Dijkstra per destination LID on the switch multigraph, channel weights starting at
+ * |N|^2 and growing with every route that uses them, so that later destinations avoid loaded
+ * channels.  Deadlock freedom: the paths are spread over virtual layers whose channel dependency
+ * graphs are acyclic (layers.h); a path's layer is its SL, per (source switch, destination LID).
+ */
+#ifndef SARNUE_DFSSSP_H
+#define SARNUE_DFSSSP_H
+
+#include "fabric.h"
+#include "jobmap.h"
+#include "layers.h"
+#include "routing.h"
+
+struct dfsssp_opts {
+	const struct job_map *jobs; /* bound to the fabric; NULL: plain DFSSSP */
+	const uint8_t *storage;	    /* [f->nnodes] non-zero for storage nodes; NULL: none */
+	unsigned max_vls;	    /* VLs the layers may occupy, 1..15 */
+	/*
+	 * What the reference SAR patch does instead of Alg 5.1: job nodes in fabric order rather
+	 * than by descending job size, and no weight reset between the phases.  For comparison.
+	 */
+	int skip_job_sort, skip_weight_reset;
+};
+
+struct dfsssp_report {
+	unsigned max_vls, layers_needed, vls_used;
+	int layers_capped; /* more than LAYERS_MAX layers needed */
+	uint32_t lids_routed, job_lids, storage_lids;
+	uint32_t overflow_dlids; /* destinations with a path beyond max_vls layers */
+	uint64_t paths, moved, cycles;
+	double paths_seconds, layers_seconds;
+};
+
+/*
+ * Fills r (routing_init'ed for f).  Returns 0, or -1 with err set; when the layers need more
+ * VLs than max_vls, err says "needs X layers, Y VLs available" and rep->overflow_dlids counts
+ * the destinations that did not fit.
+ */
+int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
+		 struct dfsssp_report *rep, struct fab_error *err);
+
+/*
+ * Marks storage nodes in flags[f->nnodes]: CA nodes whose description matches the fnmatch(3)
+ * pattern (may be NULL or empty), and nodes with a node or port GUID listed in guid_file (may
+ * be NULL or empty; one GUID per line, '#' comments, as OpenSM's io_guid_file).  *count gets the
+ * number of nodes marked.  Returns -1 with err naming file:line on a malformed line.
+ */
+int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
+			uint8_t *flags, uint32_t *count, struct fab_error *err);
+
+#endif

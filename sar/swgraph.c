@@ -1,0 +1,47 @@
+/*
+ * swgraph.c - derived switch-graph arrays (see swgraph.h).
+ */
+#include "swgraph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void swgraph_free(struct swgraph *g)
+{
+	free(g->from);
+	free(g->to);
+	free(g->rev);
+	free(g->adj_pos);
+	memset(g, 0, sizeof(*g));
+}
+
+int swgraph_build(struct swgraph *g, const struct fabric *f)
+{
+	uint32_t s, e, p;
+
+	memset(g, 0, sizeof(*g));
+	g->nsw = f->nswitches;
+	g->ne = f->sw_adj_off[f->nswitches];
+	g->from = malloc(sizeof(*g->from) * (g->ne + 1));
+	g->to = malloc(sizeof(*g->to) * (g->ne + 1));
+	g->rev = malloc(sizeof(*g->rev) * (g->ne + 1));
+	g->adj_pos = malloc(sizeof(*g->adj_pos) * (f->nports + 1));
+	if (!g->from || !g->to || !g->rev || !g->adj_pos) {
+		swgraph_free(g);
+		return -1;
+	}
+	for (p = 0; p < f->nports; p++)
+		g->adj_pos[p] = FAB_NONE;
+	for (s = 0; s < g->nsw; s++) {
+		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+			uint32_t r = f->ports[f->sw_adj_port[e]].remote;
+
+			g->from[e] = s;
+			g->to[e] = f->nodes[f->ports[r].node].sw;
+			g->adj_pos[f->sw_adj_port[e]] = e;
+		}
+	}
+	for (e = 0; e < g->ne; e++)
+		g->rev[e] = g->adj_pos[f->ports[f->sw_adj_port[e]].remote];
+	return 0;
+}

@@ -1,0 +1,571 @@
+/*
+ * test_dfsssp.c - sar-dfsssp: virtual layers on a ring and a torus (counted exactly, checked by
+ * the verifier), balancing over parallel links and over the LIDs of one port, Algorithm 5.1
+ * (intra-job weights lower the effective EFI, the job sort and the weight resets change what
+ * they should), the VL-overflow error, the plugin's job-map context, and the per-(source switch,
+ * DLID) SL mode through routing.c, the verifier and the path-SL dump.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dfsssp.h"
+#include "engines.h"
+#include "loaders.h"
+#include "testfab.h"
+#include "verify.h"
+
+/* Switches with hosts[i] hosts each ("h<i>.<j>"), then links[] between switches. */
+static int build(struct fabric *f, unsigned nsw, const unsigned *hosts, const unsigned (*links)[2],
+		 unsigned npairs, unsigned lmc)
+{
+	unsigned used[64] = { 0 }, i, j;
+	struct fab_error err;
+	char name[32];
+
+	fabric_init(f);
+	for (i = 0; i < nsw; i++) {
+		snprintf(name, sizeof(name), "sw%u", i);
+		if (fabric_add_node(f, FAB_SWITCH, 0x1000 + i, 32, name, name) == FAB_NONE)
+			return -1;
+	}
+	for (i = 0; i < nsw; i++) {
+		for (j = 0; j < hosts[i]; j++) {
+			uint32_t h;
+
+			snprintf(name, sizeof(name), "h%u.%u", i, j);
+			h = fabric_add_node(f, FAB_CA, 0x100000 + 64 * i + j, 1, name, name);
+			if (h == FAB_NONE || fabric_link(f, i, ++used[i], h, 1, &err))
+				return -1;
+		}
+	}
+	for (i = 0; i < npairs; i++)
+		if (fabric_link(f, links[i][0], ++used[links[i][0]], links[i][1],
+				++used[links[i][1]], &err))
+			return -1;
+	for (i = 0; i < f->nports; i++) {
+		f->ports[i].op_vls = 8;
+		if (f->ports[i].remote != FAB_NONE)
+			f->ports[i].state = FAB_PORT_ACTIVE;
+	}
+	return fabric_assign_lids(f, lmc, &err);
+}
+
+static uint16_t host_lid(const struct fabric *f, const char *name)
+{
+	uint32_t n = fabric_find_node_by_id(f, name);
+
+	return n == FAB_NONE ? 0 : f->ports[f->nodes[n].first_port + 1].base_lid;
+}
+
+static int route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
+		 struct dfsssp_report *rep)
+{
+	struct fab_error err = { "" };
+	int rc;
+
+	if (routing_init(r, f, "sar-dfsssp"))
+		return -1;
+	rc = dfsssp_route(f, o, r, rep, &err);
+	if (rc)
+		fprintf(stderr, "dfsssp_route: %s\n", err.msg);
+	return rc;
+}
+
+static int verified(const struct fabric *f, const struct routing *r)
+{
+	struct verify_report v;
+
+	if (verify_routing(f, r, &v))
+		return 0;
+	if (!verify_ok(&v))
+		fprintf(stderr, "verify: unreachable %llu, loops %llu, credit loop %s\n",
+			(unsigned long long)v.unreachable, (unsigned long long)v.loops, v.cycle);
+	return verify_ok(&v) && v.pairs > 0;
+}
+
+/* A destination whose SL differs between source switches: per-pair SLs are really needed. */
+static int sl_differs_by_source(const struct fabric *f, const struct routing *r)
+{
+	uint32_t dlid, i, j;
+
+	for (dlid = 1; dlid <= f->max_lid; dlid++)
+		for (i = 0; i < f->nendports; i++)
+			for (j = 0; j < f->nendports; j++)
+				if (routing_path_sl(r, f->ports[f->endports[i]].base_lid, dlid) !=
+				    routing_path_sl(r, f->ports[f->endports[j]].base_lid, dlid))
+					return 1;
+	return 0;
+}
+
+static void test_ring_two_layers(void)
+{
+	unsigned links[5][2], hosts[5] = { 1, 1, 1, 1, 1 };
+	struct dfsssp_opts o = { .max_vls = 2 };
+	struct dfsssp_report rep;
+	struct verify_report v;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+	uint32_t s, dlid;
+
+	CHECK(build(&f, 5, hosts, (const unsigned(*)[2])links, testfab_ring(links, 5), 0) == 0);
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(rep.layers_needed == 2);
+	CHECK(rep.vls_used == 2);
+	CHECK(r.sl_mode == ROUTING_SL_PER_SWITCH_DLID && routing_sl_per_source(&r));
+	CHECK(verified(&f, &r));
+	CHECK(verify_routing(&f, &r, &v) == 0 && verify_count_bits(v.sls_used) == 2);
+	CHECK(sl_differs_by_source(&f, &r));
+	/* Every path on SL 0 puts the ring's cycle back: the verifier must see it. */
+	for (s = 0; s < f.nswitches; s++)
+		for (dlid = 1; dlid <= f.max_lid; dlid++)
+			routing_set_pair_sl(&r, s, dlid, 0);
+	CHECK(verify_routing(&f, &r, &v) == 0 && v.credit_loop_vls == 1);
+	routing_free(&r);
+
+	/* One VL is not enough: the error says how many layers were needed. */
+	o.max_vls = 1;
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &o, &r, &rep, &err) == -1);
+	CHECK(strstr(err.msg, "needs 2 layers, 1 VL available") != NULL);
+	CHECK(rep.overflow_dlids > 0);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+static void test_torus(void)
+{
+	unsigned links[64][2], hosts[16], i;
+	struct dfsssp_opts o = { .max_vls = 8 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct fabric f;
+
+	for (i = 0; i < 16; i++)
+		hosts[i] = 2;
+	CHECK(build(&f, 16, hosts, (const unsigned(*)[2])links, testfab_torus(links, 4, 4, 1, -1),
+		    1) == 0);
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(rep.layers_needed >= 2 && rep.layers_needed <= 8);
+	CHECK(rep.vls_used == 8);
+	CHECK(rep.lids_routed == 16 * 2 * 2 + 16);
+	CHECK(verified(&f, &r));
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* Two switches joined by four parallel links: the LIDs behind switch 1 spread 3/2/2/2. */
+static void test_parallel_links(void)
+{
+	const unsigned links[4][2] = { { 0, 1 }, { 0, 1 }, { 0, 1 }, { 0, 1 } };
+	unsigned hosts[2] = { 8, 8 }, count[33] = { 0 }, p, used = 0, lo = ~0u, hi = 0;
+	struct dfsssp_opts o = { .max_vls = 1 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct fabric f;
+	uint32_t lid;
+
+	CHECK(build(&f, 2, hosts, links, 4, 0) == 0);
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(verified(&f, &r));
+	for (lid = 1; lid <= f.max_lid; lid++)
+		if (routing_lid_switch(&f, lid) == 1)
+			count[routing_lft(&r, 0)[lid]]++;
+	for (p = 9; p <= 12; p++) {
+		used += count[p] > 0;
+		lo = count[p] < lo ? count[p] : lo;
+		hi = count[p] > hi ? count[p] : hi;
+	}
+	CHECK(used == 4);
+	CHECK(hi - lo <= 1);
+	CHECK(count[9] + count[10] + count[11] + count[12] == 9);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* LMC 1 over two parallel links: the two LIDs of a port leave switch 0 on different links. */
+static void test_lmc_spreading(void)
+{
+	const unsigned links[2][2] = { { 0, 1 }, { 0, 1 } };
+	unsigned hosts[2] = { 1, 1 };
+	struct dfsssp_opts o = { .max_vls = 1 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct fabric f;
+	uint16_t lid;
+
+	CHECK(build(&f, 2, hosts, links, 2, 1) == 0);
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(verified(&f, &r));
+	lid = host_lid(&f, "h1.0");
+	CHECK(lid && f.lid_port[lid + 1] == f.lid_port[lid]);
+	CHECK(routing_lft(&r, 0)[lid] != routing_lft(&r, 0)[lid + 1]);
+	CHECK(routing_lft(&r, 0)[lid] >= 2 && routing_lft(&r, 0)[lid + 1] >= 2);
+	/* Switch LIDs are routed too: delivered to port 0, reached from the other switch. */
+	lid = f.ports[f.nodes[f.switches[1]].first_port].base_lid;
+	CHECK(routing_lft(&r, 1)[lid] == 0 && routing_lft(&r, 0)[lid] >= 2);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* Max effective EFI: intra-job routes per switch-to-switch channel, counted by walking LFTs. */
+static unsigned max_effective_efi(const struct fabric *f, const struct routing *r,
+				  const struct job_map *jm)
+{
+	unsigned *efi = calloc(f->nports, sizeof(*efi)), best = 0;
+	uint32_t i, j, k;
+
+	for (i = 0; i < f->nendports; i++) {
+		const struct fab_port *x = &f->ports[f->endports[i]];
+
+		for (j = 0; j < f->nendports; j++) {
+			const struct fab_port *y = &f->ports[f->endports[j]];
+
+			if (i == j || !job_map_share_job(jm, x->node, y->node))
+				continue;
+			for (k = 0; k < (1u << y->lmc); k++) {
+				uint32_t dlid = y->base_lid + k,
+					 s = routing_lid_switch(f, x->base_lid);
+				uint32_t t = routing_lid_switch(f, dlid), hops = 0;
+
+				while (s != t && hops++ < 64) {
+					uint32_t p = f->nodes[f->switches[s]].first_port +
+						     routing_lft(r, s)[dlid];
+
+					efi[p]++;
+					s = f->nodes[f->ports[f->ports[p].remote].node].sw;
+				}
+			}
+		}
+	}
+	for (i = 0; i < f->nports; i++)
+		best = efi[i] > best ? efi[i] : best;
+	free(efi);
+	return best;
+}
+
+/* 4 leaves (switches 0-3, 4 hosts each) under 2 spines (4, 5). */
+static int build_fat_tree(struct fabric *f)
+{
+	const unsigned links[8][2] = { { 0, 4 }, { 0, 5 }, { 1, 4 }, { 1, 5 },
+				       { 2, 4 }, { 2, 5 }, { 3, 4 }, { 3, 5 } };
+	const unsigned hosts[6] = { 4, 4, 4, 4, 0, 0 };
+
+	return build(f, 6, hosts, links, 8, 0);
+}
+
+static int bind_jobs(struct job_map *jm, const struct fabric *f, const char *text)
+{
+	struct fab_error err;
+
+	job_map_init(jm);
+	return job_map_parse_text(jm, text, "jobs", &err) ||
+	       job_map_bind(jm, f, JOB_MATCH_FIRST_WORD, &err);
+}
+
+static void test_alg51_effective_efi(void)
+{
+	struct dfsssp_opts plain = { .max_vls = 8 }, sar = { .max_vls = 8 };
+	struct dfsssp_report rep;
+	struct routing r0, r1;
+	struct job_map jm;
+	struct fabric f;
+	char text[256], a[8] = "", b[8] = "";
+	unsigned h, without, with;
+
+	CHECK(build_fat_tree(&f) == 0);
+	CHECK(route(&f, &plain, &r0, &rep) == 0);
+
+	/* Several jobs: the job-aware routing is never worse for intra-job traffic. */
+	CHECK(bind_jobs(&jm, &f,
+			"h0.0 1\nh0.1 1\nh0.2 1\nh1.0 1\nh1.1 1\nh2.0 1\n"
+			"h2.1 2\nh2.2 2\nh3.0 2\nh3.1 2\nh3.3 2\nh0.3 3\nh3.2 3\n") == 0);
+	sar.jobs = &jm;
+	CHECK(route(&f, &sar, &r1, &rep) == 0);
+	CHECK(verified(&f, &r1));
+	CHECK(rep.job_lids == 13);
+	without = max_effective_efi(&f, &r0, &jm);
+	with = max_effective_efi(&f, &r1, &jm);
+	CHECK(with <= without);
+	routing_free(&r1);
+	job_map_free(&jm);
+
+	/*
+	 * Two hosts of leaf 1 that plain DFSSSP reaches from leaf 0 over the same uplink (four
+	 * hosts, two uplinks: such a pair exists), in one job with two hosts of leaf 0: plain
+	 * routing puts all four intra-job routes on that uplink, Alg 5.1 must split them 2/2.
+	 */
+	for (h = 0; h < 4 && !b[0]; h++) {
+		unsigned g;
+		char n1[8], n2[8];
+
+		for (g = h + 1; g < 4 && !b[0]; g++) {
+			snprintf(n1, sizeof(n1), "h1.%u", h);
+			snprintf(n2, sizeof(n2), "h1.%u", g);
+			if (routing_lft(&r0, 0)[host_lid(&f, n1)] ==
+			    routing_lft(&r0, 0)[host_lid(&f, n2)]) {
+				strcpy(a, n1);
+				strcpy(b, n2);
+			}
+		}
+	}
+	CHECK(b[0] != '\0');
+	snprintf(text, sizeof(text), "h0.0 7\nh0.1 7\n%s 7\n%s 7\n", a, b);
+	CHECK(bind_jobs(&jm, &f, text) == 0);
+	sar.jobs = &jm;
+	CHECK(route(&f, &sar, &r1, &rep) == 0);
+	CHECK(verified(&f, &r1));
+	without = max_effective_efi(&f, &r0, &jm);
+	with = max_effective_efi(&f, &r1, &jm);
+	CHECK(without == 4);
+	CHECK(with == 2);
+	routing_free(&r1);
+	job_map_free(&jm);
+	routing_free(&r0);
+	fabric_free(&f);
+}
+
+/*
+ * Switch 1 (four hosts) comes first in fabric order, and its first host runs the small job:
+ * sorted by job size, the big job's h1.1 is routed first and gets switch 0's first link; in
+ * fabric order the small job's h1.0 takes it and h1.1 gets the second.
+ */
+static void test_job_sort(void)
+{
+	const unsigned links[2][2] = { { 0, 1 }, { 0, 1 } };
+	unsigned hosts[2] = { 2, 4 };
+	struct dfsssp_opts o = { .max_vls = 1 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct job_map jm;
+	struct fabric f;
+	uint16_t lid;
+
+	CHECK(build(&f, 2, hosts, links, 2, 0) == 0);
+	CHECK(bind_jobs(&jm, &f,
+			"h0.1 small\nh1.0 small\nh0.0 big\nh1.1 big\nh1.2 big\nh1.3 big\n") == 0);
+	o.jobs = &jm;
+	lid = host_lid(&f, "h1.1");
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(routing_lft(&r, 0)[lid] == 3);
+	routing_free(&r);
+	o.skip_job_sort = 1;
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(routing_lft(&r, 0)[host_lid(&f, "h1.0")] == 3);
+	CHECK(routing_lft(&r, 0)[lid] == 4);
+	routing_free(&r);
+	job_map_free(&jm);
+	fabric_free(&f);
+}
+
+/*
+ * The job phase loads switch 0's first link (h0.x -> h1.0); after the reset the first other
+ * destination behind switch 1 (h1.1) takes the first link again, without it the second.
+ */
+static void test_weight_reset(void)
+{
+	const unsigned links[2][2] = { { 0, 1 }, { 0, 1 } };
+	unsigned hosts[2] = { 3, 2 };
+	struct dfsssp_opts o = { .max_vls = 1 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct job_map jm;
+	struct fabric f;
+	uint16_t lid;
+
+	CHECK(build(&f, 2, hosts, links, 2, 0) == 0);
+	CHECK(bind_jobs(&jm, &f, "h0.0 j\nh0.1 j\nh1.0 j\n") == 0);
+	o.jobs = &jm;
+	lid = host_lid(&f, "h1.1");
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(routing_lft(&r, 0)[host_lid(&f, "h1.0")] == 4);
+	CHECK(routing_lft(&r, 0)[lid] == 4);
+	routing_free(&r);
+	o.skip_weight_reset = 1;
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(routing_lft(&r, 0)[lid] == 5);
+	routing_free(&r);
+	job_map_free(&jm);
+	fabric_free(&f);
+}
+
+static int write_file(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	ssize_t len = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, (size_t)len) != len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static int overwrite(const char *path, const char *text)
+{
+	FILE *out = fopen(path, "w");
+
+	if (!out)
+		return -1;
+	fputs(text, out);
+	return fclose(out);
+}
+
+/* The plugin's context: a malformed job map keeps the previous one, naming file:line. */
+static void test_engine_ctx(void)
+{
+	struct sarnue_options o;
+	struct engine_result res;
+	struct engine_ctx ctx;
+	struct fab_error err = { "" };
+	char path[] = "/tmp/sarnue-jobs-XXXXXX";
+	struct routing r;
+	struct fabric f;
+
+	CHECK(build_fat_tree(&f) == 0);
+	CHECK(write_file(path, "h0.0 1\nh1.0 1\nnobody 1\n") == 0);
+	options_defaults(&o);
+	snprintf(o.job_map, sizeof(o.job_map), "%s", path);
+	engine_ctx_init(&ctx);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run_ctx("sar-dfsssp", &f, &o, &ctx, &r, &res, &err) == 0);
+	CHECK(strstr(res.summary, "1 job(s) on 2 nodes, 1 unknown host(s)") != NULL);
+	CHECK(strstr(res.warning, "first 'nobody'") != NULL);
+	routing_free(&r);
+
+	CHECK(overwrite(path, "h0.0 1\nh1.0\n") == 0);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run_ctx("sar-dfsssp", &f, &o, &ctx, &r, &res, &err) == 0);
+	CHECK(strstr(res.warning, ":2:") != NULL);
+	CHECK(strstr(res.warning, "previous job map stays in force") != NULL);
+	CHECK(strstr(res.summary, "1 job(s) on 2 nodes") != NULL);
+	routing_free(&r);
+
+	/* Offline (no context) the same file is an error. */
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == -1);
+	CHECK(strstr(err.msg, ":2:") != NULL);
+	routing_free(&r);
+
+	/* qos off: one VL, a warning saying why, and Nue layering instead of a failure. */
+	unlink(path);
+	o.job_map[0] = '\0';
+	ctx.sl2vl_off = 1;
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run_ctx("sar-dfsssp", &f, &o, &ctx, &r, &res, &err) == 0);
+	CHECK(strstr(res.warning, "qos is off") != NULL);
+	CHECK(strstr(res.warning, "needs 2 layers but 1 VL is available; routed with Nue") != NULL);
+	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
+	routing_free(&r);
+	engine_ctx_free(&ctx);
+	fabric_free(&f);
+}
+
+/* routing.c's per-pair mode, and the path-SL dump written and read back. */
+static void test_pair_sl_mode_and_dump(void)
+{
+	unsigned links[5][2], hosts[5] = { 2, 2, 2, 2, 2 };
+	struct dfsssp_opts o = { .max_vls = 4 };
+	struct dfsssp_report rep;
+	struct fab_error err = { "" };
+	char path[] = "/tmp/sarnue-psl-XXXXXX";
+	struct routing r, back;
+	struct fabric f;
+	uint32_t i, dlid, mismatches = 0;
+	FILE *out;
+
+	CHECK(build(&f, 5, hosts, (const unsigned(*)[2])links, testfab_ring(links, 5), 0) == 0);
+	CHECK(routing_init(&r, &f, "pairs") == 0);
+	r.sl_uniform = 3;
+	CHECK(routing_alloc_sl_by_pair(&r, &f) == 0);
+	CHECK(routing_path_sl(&r, host_lid(&f, "h0.0"), host_lid(&f, "h1.0")) == 3);
+	routing_set_pair_sl(&r, 0, host_lid(&f, "h1.0"), 5);
+	CHECK(routing_path_sl(&r, host_lid(&f, "h0.0"), host_lid(&f, "h1.0")) == 5);
+	CHECK(routing_path_sl(&r, host_lid(&f, "h0.1"), host_lid(&f, "h1.0")) == 5);
+	CHECK(routing_path_sl(&r, host_lid(&f, "h2.0"), host_lid(&f, "h1.0")) == 3);
+	routing_free(&r);
+
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(sl_differs_by_source(&f, &r));
+	CHECK(write_file(path, "") == 0);
+	out = fopen(path, "w");
+	CHECK(out && routing_write_path_sl(&r, &f, out) == 0);
+	if (out)
+		fclose(out);
+	CHECK(routing_init(&back, &f, "dump") == 0);
+	CHECK(routing_load_path_sl(&back, &f, path, &err) == 0);
+	CHECK(back.sl_mode == ROUTING_SL_PER_SWITCH_DLID);
+	for (i = 0; i < f.nendports; i++)
+		for (dlid = 1; dlid <= f.max_lid; dlid++)
+			mismatches += routing_path_sl(&r, f.ports[f.endports[i]].base_lid, dlid) !=
+				      routing_path_sl(&back, f.ports[f.endports[i]].base_lid, dlid);
+	CHECK(mismatches == 0);
+	routing_free(&back);
+
+	/* Two hosts behind one switch disagreeing cannot be represented: named error. */
+	out = fopen(path, "w");
+	if (out) {
+		fprintf(out, "0x%016llx 1 0\n0x%016llx 1 1\n",
+			(unsigned long long)f.nodes[fabric_find_node_by_id(&f, "h2.0")].guid,
+			(unsigned long long)f.nodes[fabric_find_node_by_id(&f, "h2.1")].guid);
+		fclose(out);
+	}
+	CHECK(routing_init(&back, &f, "dump") == 0);
+	CHECK(routing_load_path_sl(&back, &f, path, &err) == -1);
+	CHECK(strstr(err.msg, ":2: SL to LID 1 differs between sources behind switch") != NULL);
+	routing_free(&back);
+
+	/* One SL per destination still loads into the compact table. */
+	out = fopen(path, "w");
+	if (out) {
+		fprintf(out, "0x%016llx 1 2\n0x%016llx 1 2\n",
+			(unsigned long long)f.nodes[fabric_find_node_by_id(&f, "h2.0")].guid,
+			(unsigned long long)f.nodes[fabric_find_node_by_id(&f, "h3.1")].guid);
+		fclose(out);
+	}
+	CHECK(routing_init(&back, &f, "dump") == 0);
+	CHECK(routing_load_path_sl(&back, &f, path, &err) == 0);
+	CHECK(back.sl_mode == ROUTING_SL_PER_DLID && routing_path_sl(&back, 7, 1) == 2);
+	routing_free(&back);
+	unlink(path);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* Same fabric and options, same tables: no hidden state, no unseeded randomness. */
+static void test_deterministic(void)
+{
+	unsigned links[64][2], hosts[9] = { 2, 2, 2, 2, 2, 2, 2, 2, 2 };
+	struct dfsssp_opts o = { .max_vls = 8 };
+	struct dfsssp_report rep;
+	struct routing a, b;
+	struct fabric f;
+
+	CHECK(build(&f, 9, hosts, (const unsigned(*)[2])links, testfab_torus(links, 3, 3, 1, -1),
+		    0) == 0);
+	CHECK(route(&f, &o, &a, &rep) == 0 && route(&f, &o, &b, &rep) == 0);
+	CHECK(!memcmp(a.lft, b.lft, (size_t)a.nswitches * a.lft_len));
+	CHECK(!memcmp(a.sl_by_pair, b.sl_by_pair, (size_t)a.nswitches * a.lft_len));
+	routing_free(&a);
+	routing_free(&b);
+	fabric_free(&f);
+}
+
+int main(void)
+{
+	test_ring_two_layers();
+	test_torus();
+	test_parallel_links();
+	test_lmc_spreading();
+	test_alg51_effective_efi();
+	test_job_sort();
+	test_weight_reset();
+	test_engine_ctx();
+	test_pair_sl_mode_and_dump();
+	test_deterministic();
+	return CHECK_RESULT();
+}
