@@ -474,7 +474,6 @@ int check_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	clock.last = now_seconds();
 	a.mo.progress = show_progress;
 	a.mo.progress_ctx = &clock;
 	fabric_init(&f);
@@ -503,6 +502,7 @@ int check_main(int argc, char **argv)
 		goto out;
 	}
 	if (!a.no_metrics) {
+		clock.last = now_seconds();
 		rc = compute_metrics(&a, &f, &r, &jm, &cm);
 		if (rc)
 			goto out;
