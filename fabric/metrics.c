@@ -382,7 +382,8 @@ struct job_terms {
 	uint32_t *off, *term;
 };
 
-static int job_terms_build(const struct net *n, const struct job_map *jm, struct job_terms *jt)
+static int job_terms_build(const struct net *n, const struct job_map *jm, struct job_terms *jt,
+			   uint32_t *bound)
 {
 	uint32_t t, i, njobs, total = 0;
 	const uint32_t *jobs;
@@ -395,6 +396,7 @@ static int job_terms_build(const struct net *n, const struct job_map *jm, struct
 		for (i = 0; i < njobs; i++)
 			jt->off[jobs[i] + 2]++;
 		total += njobs;
+		*bound += njobs > 0;
 	}
 	for (i = 0; i < jm->njobs; i++)
 		jt->off[i + 2] += jt->off[i + 1];
@@ -466,11 +468,10 @@ static void job_run(struct net *n, const struct metrics_options *o, struct job_p
 		jp->count[n->term_sw[terms[i]]] = 0;
 }
 
-static void jobs_summary(struct metrics_jobs *out, const struct net *n, const struct job_terms *jt)
+static void jobs_summary(struct metrics_jobs *out)
 {
 	double sum_max = 0, sum_ch = 0;
-	uint32_t j, t;
-	uint8_t *seen = calloc(n->nterm + 1, 1);
+	uint32_t j;
 
 	for (j = 0; j < out->njobs; j++) {
 		if (out->job[j].switches < 2)
@@ -485,12 +486,6 @@ static void jobs_summary(struct metrics_jobs *out, const struct net *n, const st
 	}
 	dist_compute(out->load, out->nchannels, &out->dist);
 	out->dark_fiber = out->nchannels ? 100.0 * out->dist.zero / out->nchannels : 0.0;
-	if (!seen)
-		return;
-	for (t = 0; t < jt->off[out->njobs]; t++)
-		if (!seen[jt->term[t]]++)
-			out->bound_terminals++;
-	free(seen);
 }
 
 int metrics_effective_efi(const struct fabric *f, const struct routing *r, const struct job_map *jm,
@@ -513,14 +508,14 @@ int metrics_effective_efi(const struct fabric *f, const struct routing *r, const
 	jp.load = calloc(n.nch + 1, sizeof(*jp.load));
 	jp.touched = malloc(sizeof(*jp.touched) * (n.nch + 1));
 	if (!out->load || !out->job || !jp.count || !jp.load || !jp.touched ||
-	    job_terms_build(&n, jm, &jt))
+	    job_terms_build(&n, jm, &jt, &out->bound_terminals))
 		goto out;
 	for (j = 0; j < jm->njobs; j++) {
 		job_run(&n, o, &jp, jt.term + jt.off[j], jt.off[j + 1] - jt.off[j], out,
 			&out->job[j]);
 		progress(o, "effective EFI", j + 1, jm->njobs);
 	}
-	jobs_summary(out, &n, &jt);
+	jobs_summary(out);
 	ret = 0;
 out:
 	if (ret)
