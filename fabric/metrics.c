@@ -205,7 +205,7 @@ static uint64_t tree_accumulate(struct net *n, uint64_t *load, uint32_t *touched
 	return delivered;
 }
 
-/* Hop distances from sw over C* (the links are symmetric, so also towards sw). */
+/* Hop distances from switch `from` over C* (links are symmetric: also towards it). */
 static void bfs(struct net *n, uint32_t from)
 {
 	const struct fabric *f = n->f;
