@@ -129,6 +129,46 @@ static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl
 		w->oom = 1;
 }
 
+enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
+			      unsigned dlid, uint32_t *channel, uint32_t *next_sw)
+{
+	const struct fab_node *n = &f->nodes[f->switches[sw]];
+	unsigned out = routing_lft(r, sw)[dlid];
+	uint32_t q, peer;
+
+	*channel = FAB_NONE;
+	*next_sw = FAB_NONE;
+	if (out == FAB_NO_PORT || out > n->nports)
+		return LFT_STEP_NO_ENTRY;
+	if (out == 0)
+		return f->lid_port[dlid] == n->first_port ? LFT_STEP_DELIVERED : LFT_STEP_TO_SELF;
+	q = n->first_port + out;
+	if (!fabric_channel_up(f, q))
+		return LFT_STEP_LINK_DOWN;
+	*channel = q;
+	peer = f->ports[q].remote;
+	if (!fabric_is_switch(f, f->ports[peer].node))
+		return f->lid_port[dlid] == peer ? LFT_STEP_DELIVERED : LFT_STEP_WRONG_PORT;
+	*next_sw = f->nodes[f->ports[peer].node].sw;
+	return LFT_STEP_SWITCH;
+}
+
+const char *verify_lft_step_failure(enum lft_step step)
+{
+	switch (step) {
+	case LFT_STEP_NO_ENTRY:
+		return "no LFT entry";
+	case LFT_STEP_TO_SELF:
+		return "LFT sends it to the switch itself";
+	case LFT_STEP_LINK_DOWN:
+		return "LFT points at a port without an active link";
+	case LFT_STEP_WRONG_PORT:
+		return "delivered to the wrong end port";
+	default:
+		return "";
+	}
+}
+
 /*
  * Follows dlid from switch sw, entered through channel in_ch (FAB_NONE for a path starting at
  * the switch itself).  Returns the walk state; *hops is the number of links from sw onwards.
@@ -147,7 +187,8 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 		unsigned in_num = in_ch == FAB_NONE ? 0 : f->ports[f->ports[in_ch].remote].num;
 		unsigned vl_out = out <= n->nports ? routing_sl2vl(w->r, sw, in_num, out, sl) : 0;
 		/* What follows a switch depends on the VL the packet leaves it on. */
-		uint32_t key = sw * VERIFY_MAX_VLS + vl_out, q, peer;
+		uint32_t key = sw * VERIFY_MAX_VLS + vl_out, q, next;
+		enum lft_step step;
 
 		/*
 		 * A channel leaving an end port has no predecessor, so it cannot lie on a cycle:
@@ -170,33 +211,17 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 		w->stamp[key] = w->pass;
 		w->state[key] = W_ACTIVE;
 		w->path[depth++] = key;
-		if (out == FAB_NO_PORT || out > n->nports) {
-			*why = "no LFT entry";
+		step = verify_lft_step(f, w->r, sw, dlid, &q, &next);
+		if (step == LFT_STEP_DELIVERED) {
+			result = W_REACH;
+			h = q != FAB_NONE;
 			break;
 		}
-		if (out == 0) {
-			if (f->lid_port[dlid] == n->first_port)
-				result = W_REACH;
-			else
-				*why = "LFT sends it to the switch itself";
+		if (step != LFT_STEP_SWITCH) {
+			*why = verify_lft_step_failure(step);
 			break;
 		}
-		q = n->first_port + out;
-		if (!fabric_channel_up(f, q)) {
-			*why = "LFT points at a port without an active link";
-			break;
-		}
-		peer = f->ports[q].remote;
-		if (!fabric_is_switch(f, f->ports[peer].node)) {
-			if (f->lid_port[dlid] == peer) {
-				result = W_REACH;
-				h = 1;
-			} else {
-				*why = "delivered to the wrong end port";
-			}
-			break;
-		}
-		sw = f->nodes[f->ports[peer].node].sw;
+		sw = next;
 		in_ch = q;
 		vl_in = vl_out;
 	}
@@ -548,7 +573,7 @@ void verify_print_text(const struct verify_report *rep, FILE *out)
 	fprintf(out, "\nverdict:         %s\n", verify_ok(rep) ? "OK" : "FAILED");
 }
 
-static void json_string(FILE *out, const char *s)
+void verify_json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -562,12 +587,12 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-void verify_print_json(const struct verify_report *rep, const char *engine, FILE *out)
+void verify_print_json_fields(const struct verify_report *rep, const char *engine, FILE *out)
 {
 	unsigned h, first = 1;
 
-	fprintf(out, "{\"engine\": ");
-	json_string(out, engine ? engine : "");
+	fprintf(out, "\"engine\": ");
+	verify_json_string(out, engine ? engine : "");
 	fprintf(out,
 		", \"pairs\": %" PRIu64 ", \"sources\": %" PRIu64 ", \"destinations\": %" PRIu64
 		", \"unreachable\": %" PRIu64 ", \"forwarding_loops\": %" PRIu64
@@ -585,10 +610,17 @@ void verify_print_json(const struct verify_report *rep, const char *engine, FILE
 		first = 0;
 	}
 	fprintf(out, "}}, \"first_unreachable\": ");
-	json_string(out, rep->first_unreachable);
+	verify_json_string(out, rep->first_unreachable);
 	fprintf(out, ", \"first_loop\": ");
-	json_string(out, rep->first_loop);
+	verify_json_string(out, rep->first_loop);
 	fprintf(out, ", \"cycle\": ");
-	json_string(out, rep->cycle);
-	fprintf(out, ", \"ok\": %s}\n", verify_ok(rep) ? "true" : "false");
+	verify_json_string(out, rep->cycle);
+	fprintf(out, ", \"ok\": %s", verify_ok(rep) ? "true" : "false");
+}
+
+void verify_print_json(const struct verify_report *rep, const char *engine, FILE *out)
+{
+	fputc('{', out);
+	verify_print_json_fields(rep, engine, out);
+	fputs("}\n", out);
 }

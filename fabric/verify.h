@@ -32,6 +32,25 @@ struct verify_report {
 	uint16_t sls_used, vls_used; /* bit masks */
 };
 
+/*
+ * Where the LFT of switch sw sends a packet for dlid.  The verifier's walk and the metrics'
+ * route trees both follow LFTs through this, so they agree on what a delivered route is.
+ */
+enum lft_step {
+	LFT_STEP_SWITCH,    /* on to switch *next_sw through channel *channel */
+	LFT_STEP_DELIVERED, /* at the LID's owner: *channel leads to it, FAB_NONE for port 0 */
+	LFT_STEP_NO_ENTRY,
+	LFT_STEP_TO_SELF,   /* port 0 of a switch that does not own the LID */
+	LFT_STEP_LINK_DOWN, /* *channel is not up */
+	LFT_STEP_WRONG_PORT,
+};
+
+enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
+			      unsigned dlid, uint32_t *channel, uint32_t *next_sw);
+
+/* Why a route stops at a step other than SWITCH or DELIVERED, as the report words it. */
+const char *verify_lft_step_failure(enum lft_step step);
+
 /* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
 
@@ -42,5 +61,11 @@ unsigned verify_count_bits(uint16_t mask);
 
 void verify_print_text(const struct verify_report *rep, FILE *out);
 void verify_print_json(const struct verify_report *rep, const char *engine, FILE *out);
+
+/* The members of that object without the braces, for callers that append their own. */
+void verify_print_json_fields(const struct verify_report *rep, const char *engine, FILE *out);
+
+/* s as a JSON string literal. */
+void verify_json_string(FILE *out, const char *s);
 
 #endif
