@@ -94,17 +94,9 @@ int routing_alloc_sl_by_dlid(struct routing *r)
 
 uint32_t routing_lid_switch(const struct fabric *f, uint32_t lid)
 {
-	uint32_t p = lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE, peer;
+	uint8_t exit_port;
 
-	if (p == FAB_NONE)
-		return FAB_NONE;
-	if (fabric_is_switch(f, f->ports[p].node))
-		return f->nodes[f->ports[p].node].sw;
-	if (!fabric_channel_up(f, p))
-		return FAB_NONE;
-	peer = f->ports[p].remote;
-	return fabric_is_switch(f, f->ports[peer].node) ? f->nodes[f->ports[peer].node].sw
-							: FAB_NONE;
+	return fabric_lid_switch(f, lid, &exit_port);
 }
 
 int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f)

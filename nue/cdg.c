@@ -22,13 +22,10 @@ static int is_used(uint8_t state)
 	return state == CDG_USED || state == CDG_WET;
 }
 
-static int alloc_arrays(struct cdg *g, uint32_t nports)
+static int alloc_arrays(struct cdg *g)
 {
 	size_t n = g->nch ? g->nch : 1;
 
-	g->tail = malloc(n * sizeof(uint32_t));
-	g->head = malloc(n * sizeof(uint32_t));
-	g->rev = malloc(n * sizeof(uint32_t));
 	g->turn_off = malloc((n + 1) * sizeof(uint32_t));
 	g->ord = malloc(n * sizeof(uint32_t));
 	g->seen = calloc(n, sizeof(uint32_t));
@@ -36,38 +33,27 @@ static int alloc_arrays(struct cdg *g, uint32_t nports)
 	g->fwd = malloc(n * sizeof(uint32_t));
 	g->bwd = malloc(n * sizeof(uint32_t));
 	g->pool = malloc(2 * n * sizeof(uint64_t));
-	g->port_ch = malloc((nports ? nports : 1) * sizeof(uint32_t));
-	return g->tail && g->head && g->rev && g->turn_off && g->ord && g->seen && g->stack &&
-			       g->fwd && g->bwd && g->pool && g->port_ch
-		       ? 0
-		       : -1;
+	return g->turn_off && g->ord && g->seen && g->stack && g->fwd && g->bwd && g->pool ? 0 : -1;
 }
 
 int cdg_build(struct cdg *g, const struct fabric *f)
 {
-	uint32_t s, c;
+	uint32_t c;
 	uint64_t turns = 0;
 
 	memset(g, 0, sizeof(*g));
 	g->nsw = f->nswitches;
 	g->nch = f->sw_adj_off[f->nswitches];
 	g->sw_off = f->sw_adj_off;
-	if (g->nch >= 1u << 24 || alloc_arrays(g, f->nports))
+	if (g->nch >= 1u << 24 || alloc_arrays(g) || swgraph_build(&g->sg, f))
 		goto fail;
-	memset(g->port_ch, 0xff, (size_t)f->nports * sizeof(uint32_t));
-	for (s = 0; s < g->nsw; s++) {
-		for (c = f->sw_adj_off[s]; c < f->sw_adj_off[s + 1]; c++) {
-			uint32_t remote = f->ports[f->sw_adj_port[c]].remote;
-
-			g->tail[c] = s;
-			g->head[c] = f->nodes[f->ports[remote].node].sw;
-			g->port_ch[f->sw_adj_port[c]] = c;
-		}
-	}
+	g->tail = g->sg.from;
+	g->head = g->sg.to;
+	g->rev = g->sg.rev;
+	g->port_ch = g->sg.adj_pos;
 	for (c = 0; c < g->nch; c++) {
 		uint32_t h = g->head[c];
 
-		g->rev[c] = g->port_ch[f->ports[f->sw_adj_port[c]].remote];
 		g->turn_off[c] = (uint32_t)turns;
 		turns += f->sw_adj_off[h + 1] - f->sw_adj_off[h];
 	}
@@ -87,10 +73,7 @@ fail:
 
 void cdg_free(struct cdg *g)
 {
-	free(g->tail);
-	free(g->head);
-	free(g->rev);
-	free(g->port_ch);
+	swgraph_free(&g->sg);
 	free(g->turn_off);
 	free(g->turn);
 	free(g->ord);

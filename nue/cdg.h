@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "fabric.h"
+#include "swgraph.h"
 
 enum cdg_turn_state {
 	CDG_UNUSED = 0,
@@ -31,12 +32,13 @@ enum cdg_turn_state {
 
 struct cdg {
 	uint32_t nsw, nch;
-	const uint32_t *sw_off; /* the fabric's CSR offsets: channels leaving switch s */
-	uint32_t *tail, *head;	/* [nch]: switches at both ends */
-	uint32_t *rev;		/* [nch]: the channel in the other direction of the same link */
-	uint32_t *port_ch;	/* [fabric ports]: channel leaving through the port, or FAB_NONE */
-	uint32_t *turn_off;	/* [nch + 1]: turns of c are turn_off[c] + (c2 - sw_off[head[c]]) */
-	uint8_t *turn;		/* [nturns]: enum cdg_turn_state */
+	const uint32_t *sw_off;	     /* the fabric's CSR offsets: channels leaving switch s */
+	struct swgraph sg;	     /* the channels, shared with the SSSP engines */
+	const uint32_t *tail, *head; /* [nch]: switches at both ends (sg.from, sg.to) */
+	const uint32_t *rev;	     /* [nch]: the channel back over the same link */
+	const uint32_t *port_ch;     /* [fabric ports]: channel leaving the port, or FAB_NONE */
+	uint32_t *turn_off; /* [nch + 1]: turns of c are turn_off[c] + (c2 - sw_off[head[c]]) */
+	uint8_t *turn;	    /* [nturns]: enum cdg_turn_state */
 	uint64_t nturns;
 
 	/* Dynamic topological order of the used turns. */

@@ -19,7 +19,7 @@
  * channels: that is what balances parallel links and spreads the 2^LMC LIDs of one port.
  */
 #include "dfsssp.h"
-#include "heap.h"
+#include "minheap.h"
 #include "swgraph.h"
 
 #include <errno.h>
@@ -41,7 +41,7 @@ struct dfsssp {
 	const struct dfsssp_opts *o;
 	struct routing *r;
 	struct swgraph g;
-	struct heap heap;
+	struct minheap heap;
 	uint64_t base;	  /* initial channel weight, |N|^2 */
 	uint64_t *weight; /* [ne] per channel */
 	uint64_t *dist;	  /* [nsw] */
@@ -70,7 +70,7 @@ static double now(void)
 static void dfsssp_free(struct dfsssp *d)
 {
 	swgraph_free(&d->g);
-	heap_free(&d->heap);
+	minheap_free(&d->heap);
 	free(d->weight);
 	free(d->dist);
 	free(d->add);
@@ -90,7 +90,7 @@ static int dfsssp_alloc(struct dfsssp *d)
 	const struct fabric *f = d->f;
 	uint32_t nsw = f->nswitches, lid, nlids = 0;
 
-	if (swgraph_build(&d->g, f) || heap_init(&d->heap, nsw))
+	if (swgraph_build(&d->g, f) || minheap_init(&d->heap, nsw))
 		return -1;
 	d->weight = malloc(sizeof(*d->weight) * (d->g.ne + 1));
 	d->dist = malloc(sizeof(*d->dist) * nsw);
@@ -139,9 +139,9 @@ static void dijkstra(struct dfsssp *d, uint32_t t)
 	d->nsettled = 0;
 	d->dist[t] = 0;
 	d->hop[t] = 0;
-	heap_push_or_decrease(&d->heap, t, 0);
-	while (!heap_empty(&d->heap)) {
-		uint32_t v = heap_pop(&d->heap), e;
+	minheap_set(&d->heap, t, 0);
+	while (d->heap.size) {
+		uint32_t v = minheap_pop(&d->heap), e;
 
 		d->order[d->nsettled++] = v;
 		if (v != t)
@@ -154,7 +154,7 @@ static void dijkstra(struct dfsssp *d, uint32_t t)
 			if (nd < d->dist[u]) {
 				d->dist[u] = nd;
 				d->next[u] = c;
-				heap_push_or_decrease(&d->heap, u, nd);
+				minheap_set(&d->heap, u, nd);
 			}
 		}
 	}
