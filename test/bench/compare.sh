@@ -1,0 +1,168 @@
+#!/bin/bash
+#
+# compare.sh - routing engines side by side on the same generated fabrics, inside OpenSM under
+# ibsim: sarnue's engines (sar-updn, sar-nue, sar-dfsssp) and OpenSM's built-in ones (nue,
+# dfsssp, updn, ftree, minhop, lash).  Per run: route time from OpenSM's log ("building
+# routing with" to "tables configured"), VLs in use, escape-path fall-backs (Nue engines),
+# mean and maximum hops, unreachable pairs and credit loops found by sarnue check, the maximum
+# edge forwarding index (EFI) over switch-to-switch channels, the highest link load over all
+# shift permutations, and whether OpenSM fell back to another engine.  --offline adds
+# `sarnue route` on fabrics too large for ibsim.  Prints one table; asserts nothing.
+#
+# Layered engines (sar-nue, nue, sar-dfsssp, dfsssp, lash) run once per VL count of --vls, with
+# qos TRUE above 1 VL; the others run once on 1 VL.  Credit loops of the built-in layered
+# engines are shown as n/a above 1 VL: OpenSM does not dump their path SLs.
+#
+# usage: test/bench/compare.sh [--quick|--large] [--offline] [--vls "1 8"] [--engines "E ..."]
+#   run from a build tree after `make`.  Default: fabrics of a few hundred hosts; --quick: two
+#   small ones (run by the test suite); --large: up to 4,864 hosts (minutes per engine).
+set -u
+top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
+: "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
+quick=0 big=0 offline=0 vls="1 8"
+engines="sar-updn sar-nue sar-dfsssp updn nue dfsssp ftree minhop lash"
+usage() {
+	echo "usage: $0 [--quick|--large] [--offline] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" >&2
+	exit 2
+}
+while (($#)); do
+	case $1 in
+	--quick) quick=1 ;;
+	--large) big=1 ;;
+	--offline) offline=1 ;;
+	--vls) (($# > 1)) || usage; vls=$2; shift ;;
+	--engines) (($# > 1)) || usage; engines=$2; shift ;;
+	*) usage ;;
+	esac
+	shift
+done
+
+. "$top/test/lib/sim.sh"
+sim_setup >/dev/null 2>&1 || exit 1
+
+if ((quick)); then
+	fabrics=(
+		"fattree2-6x3 fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4"
+		"torus-4x4x3-minus1 torus --dims 4x4x3 --hosts-per-switch 4 --remove-switch-id S-0006"
+	)
+elif ((big)); then
+	fabrics=(
+		"ktree-16-3 ktree --k 16 --n 3"
+		"torus-8x8x8 torus --dims 8x8x8 --hosts-per-switch 4"
+		"torus-8x8x8-1pct torus --dims 8x8x8 --hosts-per-switch 4 --remove-links 1% --seed 1"
+		"random-256-d8 random --switches 256 --degree 8 --hosts-per-switch 8 --seed 1"
+		"dragonfly-a8p4h4 dragonfly --a 8 --p 4 --h 4"
+		"kautz-3-3 kautz --d 3 --n 3 --hosts-per-switch 4"
+		"islands-3x216 islands --islands 3 --hosts-per-island 216 --radix 36 --core-radix 72"
+	)
+else
+	fabrics=(
+		"fattree2-18x9 fattree2 --leaves 18 --spines 9 --hosts-per-leaf 18"
+		"torus-6x6x6-1pct torus --dims 6x6x6 --hosts-per-switch 2 --remove-links 1% --seed 1"
+		"random-64-d6 random --switches 64 --degree 6 --hosts-per-switch 4 --seed 1"
+		"dragonfly-a4p2h2 dragonfly --a 4 --p 2 --h 2"
+		"kautz-2-3 kautz --d 2 --n 3 --hosts-per-switch 4"
+		"islands-2x72 islands --islands 2 --hosts-per-island 72 --radix 24 --core-radix 48"
+	)
+fi
+large=(
+	"ktree-24-3 ktree --k 24 --n 3 --hosts-per-leaf 24"
+	"torus-16x16x16-1pct torus --dims 16x16x16 --hosts-per-switch 4 --remove-links 1% --seed 1"
+	"random-2000-d12 random --switches 2000 --degree 12 --hosts-per-switch 10 --seed 1"
+)
+
+osm_route_seconds() {
+	awk -v eng="$2" '
+		function t(line,   a) { split($3, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] + $4 / 1e6 }
+		index($0, "building routing with \x27" eng "\x27") { start = t($0) }
+		start && / tables configured on all switches/ { printf "%.3f", t($0) - start; exit }
+	' "$1"
+}
+
+json_field() {
+	sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2" | head -n 1
+}
+
+# One OpenSM run; prints "time fallbacks meanhops maxhops unreachable creditloops maxefi
+# maxshiftload status".
+run_engine() {
+	local eng=$1 k=$2 json used secs fb hops cl efi shift_load
+	SIM_CONF="" SIM_ROUTING_ENGINE=$eng SIM_QOS=FALSE
+	SIM_PLUGIN_OPTIONS="nue_vls=$k dfsssp_vls=$k dump=always"
+	SIM_OPENSM_EXTRA="nue_max_num_vls $k"
+	((k > 1)) && SIM_QOS=TRUE
+	export SIM_CONF SIM_ROUTING_ENGINE SIM_QOS SIM_PLUGIN_OPTIONS SIM_OPENSM_EXTRA
+	rm -f "$SIM_DUMP_DIR"/sarnue-*.dump
+	sim_run_opensm_once >/dev/null 2>&1
+	used=$(sim_routing_engine_used 2>/dev/null)
+	[[ $used == "$eng" ]] || { echo "- - - - - - - - fell-back-to-${used:-none}"; return; }
+	secs=$(osm_route_seconds "$SIM_OPENSM_LOG" "$eng")
+	case $eng in
+	nue) fb=$(grep -c 'fallback to escape paths' "$SIM_OPENSM_LOG") ;;
+	sar-nue) fb=$(sed -n 's/.* \([0-9]*\) fall-backs to escape paths.*/\1/p' "$SIM_OPENSM_LOG" | tail -n 1) ;;
+	*) fb=- ;;
+	esac
+	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --patterns --permutations 5 \
+		--bisections 5 --json 2>/dev/null)
+	hops=$(grep -o '"hops": {[^}]*}' <<<"$json")
+	cl=$(json_field credit_loops "$json")
+	# OpenSM does not dump the built-in's path SLs: with layers, its credit loops are unknown.
+	[[ $eng == nue && $k -gt 1 ]] && cl=n/a
+	# OpenSM's own engines that spread layers over VLs: credit loops need their path SLs.
+	[[ $eng == dfsssp || $eng == lash ]] && cl=n/a
+	efi=$(grep -o '"efi": {[^}]*' <<<"$json")
+	shift_load=$(grep -o '"shift": {[^}]*' <<<"$json")
+	echo "${secs:-?} ${fb:-?} $(json_field mean "$hops") $(json_field max "$hops")" \
+		"$(json_field unreachable "$json") $cl $(json_field max "$efi")" \
+		"$(json_field max_load "$shift_load") ok"
+}
+
+layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
+row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %4s %4s %7s %6s %s\n'
+# shellcheck disable=SC2059
+printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max unr cl maxEFI shift status
+export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
+for spec in "${fabrics[@]}"; do
+	read -r name args <<<"$spec"
+	net=$SIM_TMP/$name.net
+	# shellcheck disable=SC2086
+	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; continue; }
+	summary=$(tail -n 1 "$SIM_TMP/gen.err")
+	sw=$(sed -n 's/gen: \([0-9]*\) switches.*/\1/p' <<<"$summary")
+	hosts=$(sed -n 's/.* \([0-9]*\) hosts.*/\1/p' <<<"$summary")
+	sim_start_ibsim "$net" >/dev/null 2>&1 || { echo "$name: ibsim failed"; continue; }
+	for k in $vls; do
+		for eng in $engines; do
+			kk=$k
+			if ! layered "$eng"; then
+				[[ $k == "${vls%% *}" ]] || continue
+				kk=1
+			fi
+			read -r secs fb mh xh unr cl efi shl status <<<"$(run_engine "$eng" "$kk")"
+			# shellcheck disable=SC2059
+			printf "$row" "$name" "$sw" "$hosts" "$kk" "$eng" "$secs" "$fb" "$mh" "$xh" \
+				"$unr" "$cl" "$efi" "$shl" "$status"
+		done
+	done
+	sim_stop_ibsim >/dev/null 2>&1
+done
+
+((offline)) || exit 0
+echo
+printf '%-22s %6s %6s %3s | %8s %9s %s\n' "offline (sarnue route)" sw hosts k "time s" "peak KiB" \
+	"fall-backs"
+for spec in "${large[@]}"; do
+	read -r name args <<<"$spec"
+	net=$SIM_TMP/$name.net
+	# shellcheck disable=SC2086
+	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; continue; }
+	summary=$(tail -n 1 "$SIM_TMP/gen.err")
+	sw=$(sed -n 's/gen: \([0-9]*\) switches.*/\1/p' <<<"$summary")
+	hosts=$(sed -n 's/.* \([0-9]*\) hosts.*/\1/p' <<<"$summary")
+	for k in $vls; do
+		json=$("$SARNUE_BIN" route -e sar-nue -O nue_vls="$k" --json "$net" 2>&1)
+		printf '%-22s %6s %6s %3s | %8s %9s %s\n' "$name" "$sw" "$hosts" "$k" \
+			"$(json_field route_seconds "$json")" "$(json_field peak_rss_kib "$json")" \
+			"$(sed -n 's/.* \([0-9]*\) fall-backs to escape paths.*/\1/p' <<<"$json")"
+	done
+done

@@ -1,0 +1,27 @@
+#!/bin/bash
+# The comparison benchmark in its quick form: every sarnue engine and every built-in OpenSM
+# engine on a small fat tree and the faulty 4x4x3 torus, on 1 and 4 VLs.  Asserts only what
+# must hold whatever the speed: the table has a row per engine and fabric, and sarnue's engines
+# routed every pair without credit loops.  The figures themselves are not judged.
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+t_skip_unless ibsim opensm
+out=$(SARNUE_BIN=$SARNUE_BIN SARNUE_PLUGIN_DIR=$SARNUE_PLUGIN_DIR \
+	bash "$SARNUE_SRCDIR/test/bench/compare.sh" --quick --vls "1 4" 2>&1)
+rc=$?
+printf '%s\n' "$out"
+t_expect "compare.sh --quick ran" test "$rc" = 0
+for fabric in fattree2-6x3 torus-4x4x3-minus1; do
+	for eng in sar-updn sar-nue sar-dfsssp updn nue dfsssp ftree minhop lash; do
+		t_expect "$fabric: a row for $eng" \
+			grep -qE "^$fabric .*\| $eng " <<<"$out"
+	done
+	for row in "1 | sar-updn" "1 | sar-nue" "4 | sar-nue" "1 | sar-dfsssp" "4 | sar-dfsssp"; do
+		t_expect "$fabric: $row routed every pair, no credit loop" awk -v f="$fabric" -v r="$row" '
+			index($0, f " ") == 1 && index($0, r " ") {
+				n = split($0, c, "|"); split(c[2], v, " ")
+				ok = (v[6] == 0 && v[7] == 0 && v[10] == "ok")
+			} END { exit !ok }' <<<"$out"
+	done
+done
+t_done
