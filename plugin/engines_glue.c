@@ -145,7 +145,7 @@ static int build_fwd_tables(void *context)
 				osm_switch_count_path(sw, lft[lid]);
 		}
 	}
-	write_dumps(e);
+	e->plugin->dumps_pending = e;
 	return 0;
 }
 
@@ -178,10 +178,21 @@ static void update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port, uint
 					  : routing_sl2vl(&e->routing, sw, in_port, out_port, sl));
 }
 
+void engines_write_pending_dumps(struct sarnue_plugin *p)
+{
+	/* A routing that was reset since (a failed sweep) has nothing left to dump. */
+	if (!p->dumps_pending || !p->dumps_pending->ready)
+		return;
+	write_dumps(p->dumps_pending);
+	p->dumps_pending = NULL;
+}
+
 static void engine_destroy(void *context)
 {
 	struct glue_engine *g = context;
 
+	if (g->e.plugin->dumps_pending == &g->e)
+		g->e.plugin->dumps_pending = NULL;
 	engine_reset(&g->e);
 	engine_ctx_free(&g->ctx);
 	free(g);

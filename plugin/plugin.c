@@ -49,7 +49,8 @@ static void *sarnue_create(osm_opensm_t *osm)
 		free(p);
 		return NULL;
 	}
-	plog(p, OSM_LOG_INFO, "loaded %s, engines sar-updn, sar-nue and sar-dfsssp registered, options '%s'%s",
+	plog(p, OSM_LOG_INFO,
+	     "loaded %s, engines sar-updn, sar-nue and sar-dfsssp registered, options '%s'%s",
 	     PACKAGE_STRING, text ? text : "",
 	     p->option_errors ? " (with errors, defaults used)" : "");
 	return p;
@@ -62,9 +63,9 @@ static void sarnue_delete(void *data)
 
 static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_data)
 {
-	(void)data;
-	(void)event_id;
 	(void)event_data;
+	if (event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE)
+		engines_write_pending_dumps(data);
 }
 
 /* The symbol OpenSM looks up; osm_version must match the running OpenSM exactly. */

@@ -28,6 +28,8 @@ struct sarnue_plugin {
 	osm_opensm_t *osm;
 	struct sarnue_options opts;
 	unsigned option_errors;
+	/* Engine whose dumps are due once OpenSM reports the routing done. */
+	struct sarnue_engine *dumps_pending;
 };
 
 void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
@@ -36,7 +38,13 @@ void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
 /* Builds the model of OpenSM's current subnet; the caller finalizes nothing. */
 int subnet_to_fabric(osm_subn_t *subn, struct fabric *f, struct fab_error *err);
 
-/* Registers sar-updn (and later engines) with OpenSM. */
+/* Registers sar-updn, sar-nue and sar-dfsssp with OpenSM. */
 int engines_register(struct sarnue_plugin *p);
+
+/*
+ * Writes the path-SL and SL2VL dumps of the engine that routed last, if due.  Called when
+ * OpenSM reports the routing done, so that large dumps do not delay programming the switches.
+ */
+void engines_write_pending_dumps(struct sarnue_plugin *p);
 
 #endif

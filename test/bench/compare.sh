@@ -83,8 +83,9 @@ json_field() {
 	sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2" | head -n 1
 }
 
-# One OpenSM run; prints "time fallbacks meanhops maxhops unreachable creditloops maxefi
-# maxshiftload status".
+# One OpenSM run; sets RESULT to "time fallbacks meanhops maxhops unreachable creditloops
+# maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its OpenSM logs, and
+# OpenSM appends to an existing log.
 run_engine() {
 	local eng=$1 k=$2 json used secs fb hops cl efi shift_load
 	SIM_CONF="" SIM_ROUTING_ENGINE=$eng SIM_QOS=FALSE
@@ -95,7 +96,7 @@ run_engine() {
 	rm -f "$SIM_DUMP_DIR"/sarnue-*.dump
 	sim_run_opensm_once >/dev/null 2>&1
 	used=$(sim_routing_engine_used 2>/dev/null)
-	[[ $used == "$eng" ]] || { echo "- - - - - - - - fell-back-to-${used:-none}"; return; }
+	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - fell-back-to-${used:-none}"; return; }
 	secs=$(osm_route_seconds "$SIM_OPENSM_LOG" "$eng")
 	case $eng in
 	nue) fb=$(grep -c 'fallback to escape paths' "$SIM_OPENSM_LOG") ;;
@@ -112,9 +113,9 @@ run_engine() {
 	[[ $eng == dfsssp || $eng == lash ]] && cl=n/a
 	efi=$(grep -o '"efi": {[^}]*' <<<"$json")
 	shift_load=$(grep -o '"shift": {[^}]*' <<<"$json")
-	echo "${secs:-?} ${fb:-?} $(json_field mean "$hops") $(json_field max "$hops")" \
-		"$(json_field unreachable "$json") $cl $(json_field max "$efi")" \
-		"$(json_field max_load "$shift_load") ok"
+	RESULT="${secs:-?} ${fb:-?} $(json_field mean "$hops") $(json_field max "$hops")"
+	RESULT+=" $(json_field unreachable "$json") $cl $(json_field max "$efi")"
+	RESULT+=" $(json_field max_load "$shift_load") ok"
 }
 
 layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
@@ -138,7 +139,8 @@ for spec in "${fabrics[@]}"; do
 				[[ $k == "${vls%% *}" ]] || continue
 				kk=1
 			fi
-			read -r secs fb mh xh unr cl efi shl status <<<"$(run_engine "$eng" "$kk")"
+			run_engine "$eng" "$kk"
+			read -r secs fb mh xh unr cl efi shl status <<<"$RESULT"
 			# shellcheck disable=SC2059
 			printf "$row" "$name" "$sw" "$hosts" "$kk" "$eng" "$secs" "$fb" "$mh" "$xh" \
 				"$unr" "$cl" "$efi" "$shl" "$status"
