@@ -4,7 +4,8 @@
 # ibsim: sarnue's engines (sar-updn, sar-nue, sar-dfsssp) and OpenSM's built-in ones (nue,
 # dfsssp, updn, ftree, minhop, lash).  Per run: route time from OpenSM's log ("building
 # routing with" to "tables configured"), VLs in use, escape-path fall-backs (Nue engines),
-# mean and maximum hops, unreachable pairs and credit loops found by sarnue check, the maximum
+# mean and maximum hops, unreachable pairs and credit loops found by sarnue check and by
+# ibdmchk (with sarnue's path-SL and SL2VL dumps), the maximum
 # edge forwarding index (EFI) over switch-to-switch channels, the highest link load over all
 # shift permutations, and whether OpenSM fell back to another engine.  --offline adds
 # `sarnue route` on fabrics too large for ibsim.  Prints one table; asserts nothing.
@@ -87,7 +88,7 @@ json_field() {
 # maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its OpenSM logs, and
 # OpenSM appends to an existing log.
 run_engine() {
-	local eng=$1 k=$2 json used secs fb hops cl efi shift_load
+	local eng=$1 k=$2 json used secs fb hops cl ibdm efi shift_load
 	SIM_CONF="" SIM_ROUTING_ENGINE=$eng SIM_QOS=FALSE
 	SIM_PLUGIN_OPTIONS="nue_vls=$k dfsssp_vls=$k dump=always"
 	SIM_OPENSM_EXTRA="nue_max_num_vls $k"
@@ -96,7 +97,7 @@ run_engine() {
 	rm -f "$SIM_DUMP_DIR"/sarnue-*.dump
 	sim_run_opensm_once >/dev/null 2>&1
 	used=$(sim_routing_engine_used 2>/dev/null)
-	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - fell-back-to-${used:-none}"; return; }
+	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - - fell-back-to-${used:-none}"; return; }
 	secs=$(osm_route_seconds "$SIM_OPENSM_LOG" "$eng")
 	case $eng in
 	nue) fb=$(grep -c 'fallback to escape paths' "$SIM_OPENSM_LOG") ;;
@@ -111,17 +112,26 @@ run_engine() {
 	[[ $eng == nue && $k -gt 1 ]] && cl=n/a
 	# OpenSM's own engines that spread layers over VLs: credit loops need their path SLs.
 	[[ $eng == dfsssp || $eng == lash ]] && cl=n/a
+	# ibdmchk as the independent credit-loop check; too slow for the path-SL dumps of
+	# thousands of hosts.
+	ibdm=n/a
+	if [[ $cl != n/a ]] && ((hosts <= 1500)); then
+		local sl=()
+		[[ $eng == sar-* ]] &&
+			sl=(-c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump")
+		if sim_ibdmchk "${sl[@]}" >/dev/null 2>&1; then ibdm=ok; else ibdm=loop; fi
+	fi
 	efi=$(grep -o '"efi": {[^}]*' <<<"$json")
 	shift_load=$(grep -o '"shift": {[^}]*' <<<"$json")
 	RESULT="${secs:-?} ${fb:-?} $(json_field mean "$hops") $(json_field max "$hops")"
-	RESULT+=" $(json_field unreachable "$json") $cl $(json_field max "$efi")"
+	RESULT+=" $(json_field unreachable "$json") $cl $ibdm $(json_field max "$efi")"
 	RESULT+=" $(json_field max_load "$shift_load") ok"
 }
 
 layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
-row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %4s %4s %7s %6s %s\n'
+row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %4s %4s %5s %7s %6s %s\n'
 # shellcheck disable=SC2059
-printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max unr cl maxEFI shift status
+printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max unr cl ibdm maxEFI shift status
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
 for spec in "${fabrics[@]}"; do
 	read -r name args <<<"$spec"
@@ -140,10 +150,10 @@ for spec in "${fabrics[@]}"; do
 				kk=1
 			fi
 			run_engine "$eng" "$kk"
-			read -r secs fb mh xh unr cl efi shl status <<<"$RESULT"
+			read -r secs fb mh xh unr cl ibdm efi shl status <<<"$RESULT"
 			# shellcheck disable=SC2059
 			printf "$row" "$name" "$sw" "$hosts" "$kk" "$eng" "$secs" "$fb" "$mh" "$xh" \
-				"$unr" "$cl" "$efi" "$shl" "$status"
+				"$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
 		done
 	done
 	sim_stop_ibsim >/dev/null 2>&1

@@ -2,10 +2,10 @@
 # The comparison benchmark in its quick form: every sarnue engine and every built-in OpenSM
 # engine on a small fat tree and the faulty 4x4x3 torus, on 1 and 4 VLs.  Asserts only what
 # must hold whatever the speed: the table has a row per engine and fabric, and sarnue's engines
-# routed every pair without credit loops.  The figures themselves are not judged.
+# routed every pair without credit loops, by sarnue check and by ibdmchk.  The figures themselves are not judged.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
-t_skip_unless ibsim opensm
+t_skip_unless ibsim opensm ibdmchk
 out=$(SARNUE_BIN=$SARNUE_BIN SARNUE_PLUGIN_DIR=$SARNUE_PLUGIN_DIR \
 	bash "$SARNUE_SRCDIR/test/bench/compare.sh" --quick --vls "1 4" 2>&1)
 rc=$?
@@ -20,7 +20,7 @@ for fabric in fattree2-6x3 torus-4x4x3-minus1; do
 		t_expect "$fabric: $row routed every pair, no credit loop" awk -v f="$fabric" -v r="$row" '
 			index($0, f " ") == 1 && index($0, r " ") {
 				n = split($0, c, "|"); split(c[2], v, " ")
-				ok = (v[6] == 0 && v[7] == 0 && v[10] == "ok")
+				ok = (v[6] == 0 && v[7] == 0 && v[8] == "ok" && v[11] == "ok")
 			} END { exit !ok }' <<<"$out"
 	done
 done
