@@ -586,3 +586,21 @@ uint32_t fabric_lid_switch(const struct fabric *f, uint32_t lid, uint8_t *exit_p
 	*exit_port = f->ports[r].num;
 	return f->nodes[f->ports[r].node].sw;
 }
+
+int fabric_check_routable(const struct fabric *f, struct fab_error *err)
+{
+	uint32_t stray;
+
+	if (!f->nswitches) {
+		fab_error_set(err, "no switches in the fabric");
+		return -1;
+	}
+	if (fabric_switch_components(f, &stray) > 1) {
+		fab_error_set(err,
+			      "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
+			      (unsigned long long)f->nodes[f->switches[stray]].guid,
+			      fabric_node_desc(f, f->switches[stray]));
+		return -1;
+	}
+	return 0;
+}

@@ -139,6 +139,12 @@ int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err);
 /* Smallest operational VL count over every active switch-to-switch and end-port link. */
 unsigned fabric_min_op_vls(const struct fabric *f);
 
+/*
+ * What every engine needs before it can route: at least one switch, and all switches connected
+ * over active links.  Returns 0, or -1 with err naming the first stray switch.
+ */
+int fabric_check_routable(const struct fabric *f, struct fab_error *err);
+
 /* Connected components over active switch-to-switch links: number, and one switch per extra one. */
 unsigned fabric_switch_components(const struct fabric *f, uint32_t *first_stray_switch);
 

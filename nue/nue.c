@@ -933,13 +933,10 @@ static void set_service_levels(struct nue *n)
 
 static int check_fabric(const struct fabric *f, unsigned k, struct fab_error *err)
 {
-	uint32_t stray;
 	unsigned vls;
 
-	if (!f->nswitches) {
-		fab_error_set(err, "no switches in the fabric");
+	if (fabric_check_routable(f, err))
 		return -1;
-	}
 	if (k < 1 || k > NUE_MAX_VLS) {
 		fab_error_set(err, "nue_vls=%u is outside 1..%u", k, NUE_MAX_VLS);
 		return -1;
@@ -949,13 +946,6 @@ static int check_fabric(const struct fabric *f, unsigned k, struct fab_error *er
 		fab_error_set(err,
 			      "nue_vls=%u but some link of the fabric operates only %u data VL%s",
 			      k, vls, vls == 1 ? "" : "s");
-		return -1;
-	}
-	if (fabric_switch_components(f, &stray) > 1) {
-		fab_error_set(err,
-			      "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
-			      (unsigned long long)f->nodes[f->switches[stray]].guid,
-			      fabric_node_desc(f, f->switches[stray]));
 		return -1;
 	}
 	return 0;

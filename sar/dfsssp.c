@@ -506,24 +506,6 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 	return 0;
 }
 
-static int check_connected(const struct fabric *f, struct fab_error *err)
-{
-	uint32_t stray;
-
-	if (!f->nswitches) {
-		fab_error_set(err, "no switches in the fabric");
-		return -1;
-	}
-	if (fabric_switch_components(f, &stray) > 1) {
-		fab_error_set(err,
-			      "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
-			      (unsigned long long)f->nodes[f->switches[stray]].guid,
-			      fabric_node_desc(f, f->switches[stray]));
-		return -1;
-	}
-	return 0;
-}
-
 int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
 		 struct dfsssp_report *rep, struct fab_error *err)
 {
@@ -533,7 +515,7 @@ int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct rou
 
 	memset(rep, 0, sizeof(*rep));
 	rep->max_vls = o->max_vls < 1 ? 1 : o->max_vls > 15 ? 15 : o->max_vls;
-	if (check_connected(f, err))
+	if (fabric_check_routable(f, err))
 		return -1;
 	if (dfsssp_alloc(&d) || order_destinations(&d)) {
 		fab_error_set(err, "out of memory");

@@ -490,20 +490,6 @@ static void fill_report(const struct updn *u, struct updn_report *rep, const cha
 	rep->turn_routes = u->turn_routes;
 }
 
-static int check_connected(const struct fabric *f, struct fab_error *err)
-{
-	uint32_t stray;
-
-	if (fabric_switch_components(f, &stray) > 1) {
-		fab_error_set(err,
-			      "switch 0x%016llx (%s) is disconnected from the rest of the fabric",
-			      (unsigned long long)f->nodes[f->switches[stray]].guid,
-			      fabric_node_desc(f, f->switches[stray]));
-		return -1;
-	}
-	return 0;
-}
-
 int updn_route(const struct fabric *f, const struct updn_opts *opts, struct routing *r,
 	       struct updn_report *rep, struct fab_error *err)
 {
@@ -511,11 +497,7 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 	struct updn u;
 	int ret = -1;
 
-	if (!f->nswitches) {
-		fab_error_set(err, "no switches in the fabric");
-		return -1;
-	}
-	if (check_connected(f, err))
+	if (fabric_check_routable(f, err))
 		return -1;
 	if (updn_alloc(&u, f)) {
 		fab_error_set(err, "out of memory");
