@@ -7,8 +7,9 @@
 # mean and maximum hops, unreachable pairs and credit loops found by sarnue check and by
 # ibdmchk (with sarnue's path-SL and SL2VL dumps), the maximum
 # edge forwarding index (EFI) over switch-to-switch channels, the highest link load over all
-# shift permutations, and whether OpenSM fell back to another engine.  --offline adds
-# `sarnue route` on fabrics too large for ibsim.  Prints one table; asserts nothing.
+# shift permutations, and whether OpenSM fell back to another engine.  --offline adds a table of
+# `sarnue route` (route time without verification, peak memory, engine summary) for sarnue's
+# engines on fabrics too large for ibsim (13,824 to 20,000 hosts).  Prints; asserts nothing.
 #
 # Layered engines (sar-nue, nue, sar-dfsssp, dfsssp, lash) run once per VL count of --vls, with
 # qos TRUE above 1 VL; the others run once on 1 VL.  Credit loops of the built-in layered
@@ -128,19 +129,25 @@ run_engine() {
 	RESULT+=" $(json_field max_load "$shift_load") ok"
 }
 
+# Generates the fabric of a "name gen-args..." spec; sets name, net, sw and hosts.
+gen_fabric() {
+	local args summary
+	read -r name args <<<"$1"
+	net=$SIM_TMP/$name.net
+	# shellcheck disable=SC2086
+	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; return 1; }
+	summary=$(tail -n 1 "$SIM_TMP/gen.err")
+	sw=$(sed -n 's/gen: \([0-9]*\) switches.*/\1/p' <<<"$summary")
+	hosts=$(sed -n 's/.* \([0-9]*\) hosts.*/\1/p' <<<"$summary")
+}
+
 layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
 row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %4s %4s %5s %7s %6s %s\n'
 # shellcheck disable=SC2059
 printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max unr cl ibdm maxEFI shift status
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
 for spec in "${fabrics[@]}"; do
-	read -r name args <<<"$spec"
-	net=$SIM_TMP/$name.net
-	# shellcheck disable=SC2086
-	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; continue; }
-	summary=$(tail -n 1 "$SIM_TMP/gen.err")
-	sw=$(sed -n 's/gen: \([0-9]*\) switches.*/\1/p' <<<"$summary")
-	hosts=$(sed -n 's/.* \([0-9]*\) hosts.*/\1/p' <<<"$summary")
+	gen_fabric "$spec" || continue
 	sim_start_ibsim "$net" >/dev/null 2>&1 || { echo "$name: ibsim failed"; continue; }
 	for k in $vls; do
 		for eng in $engines; do
@@ -161,20 +168,21 @@ done
 
 ((offline)) || exit 0
 echo
-printf '%-22s %6s %6s %3s | %8s %9s %s\n' "offline (sarnue route)" sw hosts k "time s" "peak KiB" \
-	"fall-backs"
+orow='%-22s %6s %6s %3s | %-10s %8s %9s %s\n'
+# shellcheck disable=SC2059
+printf "$orow" "offline (sarnue route)" sw hosts VLs engine "time s" "peak KiB" "engine summary"
 for spec in "${large[@]}"; do
-	read -r name args <<<"$spec"
-	net=$SIM_TMP/$name.net
-	# shellcheck disable=SC2086
-	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; continue; }
-	summary=$(tail -n 1 "$SIM_TMP/gen.err")
-	sw=$(sed -n 's/gen: \([0-9]*\) switches.*/\1/p' <<<"$summary")
-	hosts=$(sed -n 's/.* \([0-9]*\) hosts.*/\1/p' <<<"$summary")
+	gen_fabric "$spec" || continue
 	for k in $vls; do
-		json=$("$SARNUE_BIN" route -e sar-nue -O nue_vls="$k" --json "$net" 2>&1)
-		printf '%-22s %6s %6s %3s | %8s %9s %s\n' "$name" "$sw" "$hosts" "$k" \
-			"$(json_field route_seconds "$json")" "$(json_field peak_rss_kib "$json")" \
-			"$(sed -n 's/.* \([0-9]*\) fall-backs to escape paths.*/\1/p' <<<"$json")"
+		for eng in $engines; do
+			[[ $eng == sar-* ]] || continue
+			layered "$eng" || [[ $k == "${vls%% *}" ]] || continue
+			json=$("$SARNUE_BIN" route -e "$eng" -O nue_vls="$k" -O dfsssp_vls="$k" \
+				-O verify=no --vls "$k" --json "$net" 2>&1)
+			# shellcheck disable=SC2059
+			printf "$orow" "$name" "$sw" "$hosts" "$k" "$eng" \
+				"$(json_field route_seconds "$json")" "$(json_field peak_rss_kib "$json")" \
+				"$(sed -n 's/.*"summary": "\([^"]*\)".*/\1/p' <<<"$json" | cut -c1-90)"
+		done
 	done
 done
