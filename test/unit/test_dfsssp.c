@@ -20,36 +20,10 @@
 static int build(struct fabric *f, unsigned nsw, const unsigned *hosts, const unsigned (*links)[2],
 		 unsigned npairs, unsigned lmc)
 {
-	unsigned used[64] = { 0 }, i, j;
-	struct fab_error err;
-	char name[32];
-
-	fabric_init(f);
-	for (i = 0; i < nsw; i++) {
-		snprintf(name, sizeof(name), "sw%u", i);
-		if (fabric_add_node(f, FAB_SWITCH, 0x1000 + i, 32, name, name) == FAB_NONE)
-			return -1;
-	}
-	for (i = 0; i < nsw; i++) {
-		for (j = 0; j < hosts[i]; j++) {
-			uint32_t h;
-
-			snprintf(name, sizeof(name), "h%u.%u", i, j);
-			h = fabric_add_node(f, FAB_CA, 0x100000 + 64 * i + j, 1, name, name);
-			if (h == FAB_NONE || fabric_link(f, i, ++used[i], h, 1, &err))
-				return -1;
-		}
-	}
-	for (i = 0; i < npairs; i++)
-		if (fabric_link(f, links[i][0], ++used[links[i][0]], links[i][1],
-				++used[links[i][1]], &err))
-			return -1;
-	for (i = 0; i < f->nports; i++) {
-		f->ports[i].op_vls = 8;
-		if (f->ports[i].remote != FAB_NONE)
-			f->ports[i].state = FAB_PORT_ACTIVE;
-	}
-	return fabric_assign_lids(f, lmc, &err);
+	if (testfab_build_hosts(f, nsw, hosts, 0, links, npairs, lmc))
+		return -1;
+	testfab_set_vls(f, 8);
+	return 0;
 }
 
 static uint16_t host_lid(const struct fabric *f, const char *name)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testfab.h"
 #include "engines.h"
 #include "metrics.h"
 
@@ -21,34 +22,7 @@
 static int build(struct fabric *f, unsigned nsw, const unsigned *hosts, const unsigned (*links)[2],
 		 unsigned nlinks, unsigned lmc)
 {
-	unsigned used[16] = { 0 }, i, j, k = 0;
-	struct fab_error err;
-	char name[32];
-
-	fabric_init(f);
-	for (i = 0; i < nsw; i++) {
-		snprintf(name, sizeof(name), "sw%u", i);
-		if (fabric_add_node(f, FAB_SWITCH, 0x1000 + i, 32, name, name) == FAB_NONE)
-			return -1;
-	}
-	for (i = 0; i < nsw; i++) {
-		for (j = 0; j < hosts[i]; j++, k++) {
-			uint32_t h;
-
-			snprintf(name, sizeof(name), "host%u", k);
-			h = fabric_add_node(f, FAB_CA, 0x100000 + 16 * k, 1, name, name);
-			if (h == FAB_NONE || fabric_link(f, i, ++used[i], h, 1, &err))
-				return -1;
-		}
-	}
-	for (i = 0; i < nlinks; i++)
-		if (fabric_link(f, links[i][0], ++used[links[i][0]], links[i][1],
-				++used[links[i][1]], &err))
-			return -1;
-	for (i = 0; i < f->nports; i++)
-		if (f->ports[i].remote != FAB_NONE)
-			f->ports[i].state = FAB_PORT_ACTIVE;
-	return fabric_assign_lids(f, lmc, &err);
+	return testfab_build_hosts(f, nsw, hosts, 1, links, nlinks, lmc);
 }
 
 /* Next switch from s towards host `host` on switch dsw. */

@@ -11,15 +11,17 @@
 #include "fabric.h"
 
 /*
- * nsw switches with `hosts` hosts each; links[] lists switch pairs (a, b) to connect, npairs of
- * them.  Switch i gets GUID 0x1000 + i, host j of switch i GUID 0x100000 + 16 * (i * hosts + j).
+ * nsw switches, hosts[i] hosts on switch i; links[] lists switch pairs (a, b) to connect, npairs
+ * of them.  Switch i gets GUID 0x1000 + i (so it is switch index i), the k-th host overall GUID
+ * 0x100000 + 16 * k.  Hosts are named "h<switch>.<j>", or "host<k>" with global_names.
  */
-static inline int testfab_build(struct fabric *f, unsigned nsw, unsigned hosts,
-				const unsigned (*links)[2], unsigned npairs, unsigned lmc)
+static inline int testfab_build_hosts(struct fabric *f, unsigned nsw, const unsigned *hosts,
+				      int global_names, const unsigned (*links)[2], unsigned npairs,
+				      unsigned lmc)
 {
 	unsigned used[256] = { 0 };
 	struct fab_error err;
-	unsigned i, j;
+	unsigned i, j, k = 0;
 	char name[32];
 
 	fabric_init(f);
@@ -27,15 +29,16 @@ static inline int testfab_build(struct fabric *f, unsigned nsw, unsigned hosts,
 		snprintf(name, sizeof(name), "sw%u", i);
 		if (fabric_add_node(f, FAB_SWITCH, 0x1000 + i, 32, name, name) == FAB_NONE)
 			return -1;
-		used[i] = 0;
 	}
 	for (i = 0; i < nsw; i++) {
-		for (j = 0; j < hosts; j++) {
+		for (j = 0; j < hosts[i]; j++, k++) {
 			uint32_t h;
 
-			snprintf(name, sizeof(name), "h%u.%u", i, j);
-			h = fabric_add_node(f, FAB_CA, 0x100000 + 16 * (i * hosts + j), 1, name,
-					    name);
+			if (global_names)
+				snprintf(name, sizeof(name), "host%u", k);
+			else
+				snprintf(name, sizeof(name), "h%u.%u", i, j);
+			h = fabric_add_node(f, FAB_CA, 0x100000 + 16 * k, 1, name, name);
 			if (h == FAB_NONE || fabric_link(f, i, ++used[i], h, 1, &err))
 				return -1;
 		}
@@ -48,6 +51,17 @@ static inline int testfab_build(struct fabric *f, unsigned nsw, unsigned hosts,
 		if (f->ports[i].remote != FAB_NONE)
 			f->ports[i].state = FAB_PORT_ACTIVE;
 	return fabric_assign_lids(f, lmc, &err);
+}
+
+/* nsw switches with `hosts` hosts each (see testfab_build_hosts). */
+static inline int testfab_build(struct fabric *f, unsigned nsw, unsigned hosts,
+				const unsigned (*links)[2], unsigned npairs, unsigned lmc)
+{
+	unsigned per_switch[256], i;
+
+	for (i = 0; i < nsw && i < 256; i++)
+		per_switch[i] = hosts;
+	return testfab_build_hosts(f, nsw, per_switch, 0, links, npairs, lmc);
 }
 
 /* Ring of n switches. */
