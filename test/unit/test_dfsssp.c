@@ -365,6 +365,39 @@ static void test_weight_reset(void)
 	fabric_free(&f);
 }
 
+/*
+ * Alg 5.1 line 9: in the job phase a path adds weight only when source and destination share a
+ * job.  Switch 0 (four hosts) reaches switch 1 over two parallel links, ports 5 and 6.  h1.0
+ * (jobs Y and X: four sources on switch 0) takes port 5, h1.1 (job X: one source, h0.3) port 6;
+ * so h1.2 (job Z) finds port 5 at weight 4 and port 6 at weight 1 and takes port 6.  Counting
+ * every source would load both ports equally and h1.2 would take port 5.
+ */
+static void test_intra_job_weights(void)
+{
+	const unsigned links[2][2] = { { 0, 1 }, { 0, 1 } };
+	unsigned hosts[2] = { 4, 3 };
+	struct dfsssp_opts o = { .max_vls = 1 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct job_map jm;
+	struct fabric f;
+
+	CHECK(build(&f, 2, hosts, links, 2, 0) == 0);
+	CHECK(bind_jobs(&jm, &f,
+			"h1.0 Y\nh0.0 Y\nh0.1 Y\nh0.2 Y\n"
+			"h1.1 X\nh0.3 X\nh1.0 X\n"
+			"h1.2 Z\nh0.0 Z\n") == 0);
+	o.jobs = &jm;
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(routing_lft(&r, 0)[host_lid(&f, "h1.0")] == 5);
+	CHECK(routing_lft(&r, 0)[host_lid(&f, "h1.1")] == 6);
+	CHECK(routing_lft(&r, 0)[host_lid(&f, "h1.2")] == 6);
+	CHECK(verified(&f, &r));
+	routing_free(&r);
+	job_map_free(&jm);
+	fabric_free(&f);
+}
+
 static int write_file(char *path, const char *text)
 {
 	int fd = mkstemp(path);
@@ -538,6 +571,7 @@ int main(void)
 	test_alg51_effective_efi();
 	test_job_sort();
 	test_weight_reset();
+	test_intra_job_weights();
 	test_engine_ctx();
 	test_pair_sl_mode_and_dump();
 	test_deterministic();
