@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "dfsssp.h"
+#include "fit.h"
 #include "nue.h"
 #include "updn.h"
 
@@ -180,8 +181,11 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 
 /*
  * DFSSSP found more layers than VLs (OpenSM's dfsssp then falls back to minhop, which deadlocks
- * on tori and random graphs).  Nue routes any connected fabric within the VLs there are, with
- * the same job map, so the fabric is routed deadlock-free anyway; the log says so.
+ * on tori and random graphs).  With one VL, Nue routes everything on it.  With V >= 2 VLs the
+ * destinations whose paths all lie in DFSSSP's layers 0..V-2 keep them, and the others are routed
+ * by Nue on VL V-1.  Both halves stay deadlock-free: dropping paths from an acyclic layer keeps it
+ * acyclic, and Nue's own layer is acyclic by construction and shares no VL with DFSSSP's.  The
+ * verifier checks the union as for any routing.
  */
 static int dfsssp_overflow_to_nue(const struct fabric *f, const struct job_map *jobs,
 				  const struct dfsssp_report *drep, struct routing *r,
@@ -206,6 +210,152 @@ static int dfsssp_overflow_to_nue(const struct fabric *f, const struct job_map *
 	return 0;
 }
 
+/* Destination LIDs, those of hosts running a job first (they matter most to SAR), then by LID. */
+static uint32_t *destination_order(const struct fabric *f, const struct job_map *jobs, uint32_t *n)
+{
+	uint32_t *order = malloc(sizeof(*order) * (f->max_lid + 1));
+	uint32_t dlid, pass, njobs;
+
+	*n = 0;
+	if (!order)
+		return NULL;
+	for (pass = 0; pass < 2; pass++) {
+		for (dlid = 1; dlid <= f->max_lid; dlid++) {
+			uint32_t port = f->lid_port[dlid];
+
+			if (port == FAB_NONE)
+				continue;
+			njobs = 0;
+			if (jobs)
+				job_map_node_jobs(jobs, f->ports[port].node, &njobs);
+			if ((njobs > 0) == (pass == 0))
+				order[(*n)++] = dlid;
+		}
+	}
+	return order;
+}
+
+/* Rewrites r's SLs per destination: its fitted layer, or Nue's column on VL nue_base + layer. */
+static void merge_fitted(const struct fabric *f, struct routing *r, const struct routing *nr,
+			 const uint8_t *layer_of, unsigned nue_base)
+{
+	uint16_t any_src = f->ports[f->endports[0]].base_lid;
+	uint32_t s, dlid;
+
+	for (dlid = 1; dlid < r->lft_len; dlid++) {
+		int moved = layer_of[dlid] == FIT_NONE;
+		uint8_t sl = layer_of[dlid];
+
+		if (f->lid_port[dlid] == FAB_NONE)
+			continue;
+		/* Nue's SL depends on the destination only: its layer. */
+		if (moved)
+			sl = (uint8_t)(nue_base + routing_path_sl(nr, any_src, (uint16_t)dlid));
+		for (s = 0; s < f->nswitches; s++) {
+			if (moved) {
+				routing_lft(r, s)[dlid] = routing_lft(nr, s)[dlid];
+				routing_hops(r, s)[dlid] = routing_hops(nr, s)[dlid];
+			}
+			routing_set_pair_sl(r, s, dlid, sl);
+		}
+	}
+}
+
+/*
+ * How the VLs are shared.  First fit of whole destinations into all V VLs; when some are left
+ * over, Nue gets a share of the VLs in proportion to what it must route (at least one: on a
+ * single VL Nue balances far worse than on several), and DFSSSP's destinations are fitted into
+ * the rest.  Returns the VLs left to Nue (0: every destination kept its paths; V: none do) and
+ * sets *left to the number of destinations Nue routes; -1 on failure.
+ */
+static int nue_share(const struct fabric *f, const struct routing *r, const struct job_map *jobs,
+		     unsigned vls, uint8_t *layer_of, uint32_t *ndest, int64_t *left,
+		     struct fab_error *err)
+{
+	uint32_t *order = destination_order(f, jobs, ndest);
+	unsigned nue_vls = 0;
+	int64_t placed;
+	uint32_t i;
+
+	if (!order) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	placed = fit_destinations(f, r, order, *ndest, vls, layer_of, err);
+	if (placed >= 0 && placed < *ndest) {
+		nue_vls = (unsigned)(((uint64_t)(*ndest - placed) * vls + *ndest / 2) / *ndest);
+		nue_vls = nue_vls < 1 ? 1 : nue_vls > vls ? vls : nue_vls;
+		placed = 0;
+		for (i = 0; i < r->lft_len; i++)
+			layer_of[i] = FIT_NONE;
+		if (nue_vls < vls)
+			placed =
+				fit_destinations(f, r, order, *ndest, vls - nue_vls, layer_of, err);
+	}
+	free(order);
+	*left = (int64_t)*ndest - placed;
+	return placed < 0 ? -1 : (int)nue_vls;
+}
+
+/*
+ * DFSSSP's per-path layering needs more layers than VLs.  Whole destinations keep their
+ * scheduling-aware paths where they fit into acyclic layers (destinations of jobs first); the
+ * others are routed by Nue on the remaining VLs.  Dropping a destination from a layer only
+ * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
+ * and the verifier checks the union as for any routing.
+ */
+static int dfsssp_keep_fitting(const struct fabric *f, const struct job_map *jobs,
+			       const struct dfsssp_report *drep, struct routing *r,
+			       struct engine_result *res, struct fab_error *err)
+{
+	unsigned vls = drep->max_vls, sl;
+	uint8_t *layer_of = malloc(r->lft_len);
+	struct nue_report rep = { 0 };
+	struct nue_opts no = { .jobs = jobs };
+	struct routing nr;
+	uint32_t ndest = 0;
+	int64_t left = 0;
+	int nue_vls, ret = -1;
+
+	err->msg[0] = '\0';
+	if (!layer_of || routing_init(&nr, f, "sar-nue")) {
+		free(layer_of);
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	nue_vls = nue_share(f, r, jobs, vls, layer_of, &ndest, &left, err);
+	if (nue_vls < 0)
+		goto out;
+	no.vls = (unsigned)nue_vls;
+	if (left > 0 && nue_route(f, &no, &nr, &rep, err))
+		goto out;
+	merge_fitted(f, r, &nr, layer_of, vls - (unsigned)nue_vls);
+	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
+	for (sl = 0; sl < vls; sl++)
+		r->sl2vl_uniform[sl] = (uint8_t)sl;
+	r->vls_used = vls;
+	add_warning(res,
+		    "DFSSSP's path layering needs %s%u layers but %u VLs are available; %u of %u"
+		    " destination LIDs keep their paths on %u VL(s), %lld are routed with Nue on %d"
+		    " VL(s)",
+		    drep->layers_capped ? "more than " : "", drep->layers_needed, vls,
+		    ndest - (uint32_t)left, ndest, vls - (unsigned)nue_vls, (long long)left,
+		    nue_vls);
+	snprintf(res->summary, sizeof(res->summary),
+		 "DFSSSP needs %u path layers, %u VLs: %u destination LIDs fitted whole into %u"
+		 " VL(s), %lld on Nue (%d VL(s), %u fall-backs to escape paths); paths %.3f s,"
+		 " layers %.3f s",
+		 drep->layers_needed, vls, ndest - (uint32_t)left, vls - (unsigned)nue_vls,
+		 (long long)left, nue_vls, rep.fallbacks, drep->paths_seconds,
+		 drep->layers_seconds);
+	res->fallbacks = (uint32_t)left;
+	ret = 0;
+out:
+	routing_free(&nr);
+	free(layer_of);
+	return ret;
+}
+
 static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 		      struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
 		      struct fab_error *err)
@@ -226,7 +376,9 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dopts.max_vls = dfsssp_vls(f, o, ctx, res);
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
-		ret = dfsssp_overflow_to_nue(f, dopts.jobs, &rep, r, res, err);
+		ret = rep.max_vls >= 2 && r->sl_by_pair
+			      ? dfsssp_keep_fitting(f, dopts.jobs, &rep, r, res, err)
+			      : dfsssp_overflow_to_nue(f, dopts.jobs, &rep, r, res, err);
 		goto out;
 	}
 	snprintf(res->summary, sizeof(res->summary),

@@ -472,6 +472,65 @@ static void test_engine_ctx(void)
 	fabric_free(&f);
 }
 
+/*
+ * Too few VLs: the 3x3x3 torus needs three DFSSSP path layers, but only two VLs are allowed.
+ * Whole destinations that fit into one acyclic layer keep exactly DFSSSP's LFT columns (the
+ * paths do not depend on the VLs); Nue routes the others on the second VL; all verified.
+ */
+static void test_overflow_keeps_fitting(void)
+{
+	unsigned links[81][2], n = 0, x, y, z;
+	struct sarnue_options o;
+	struct dfsssp_opts dopts = { .max_vls = 15 };
+	struct dfsssp_report rep;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct routing r, plain;
+	uint32_t dlid, s, kept = 0, moved = 0, same = 0;
+	uint16_t src;
+	struct fabric f;
+
+	for (x = 0; x < 3; x++)
+		for (y = 0; y < 3; y++)
+			for (z = 0; z < 3; z++) {
+				unsigned id = (x * 3 + y) * 3 + z;
+
+				links[n][0] = id, links[n++][1] = (((x + 1) % 3) * 3 + y) * 3 + z;
+				links[n][0] = id, links[n++][1] = (x * 3 + (y + 1) % 3) * 3 + z;
+				links[n][0] = id, links[n++][1] = (x * 3 + y) * 3 + (z + 1) % 3;
+			}
+	CHECK(testfab_build(&f, 27, 1, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(route(&f, &dopts, &plain, &rep) == 0);
+	CHECK(rep.layers_needed == 3);
+	options_defaults(&o);
+	o.dfsssp_vls = 2;
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 2);
+	CHECK(strstr(res.warning, "keep their paths on 1 VL(s)") != NULL);
+	src = f.ports[f.endports[0]].base_lid;
+	for (dlid = 1; dlid <= f.max_lid; dlid++) {
+		int equal = 1;
+
+		if (f.lid_port[dlid] == FAB_NONE)
+			continue;
+		for (s = 0; s < f.nswitches; s++)
+			equal &= routing_lft(&r, s)[dlid] == routing_lft(&plain, s)[dlid];
+		if (routing_path_sl(&r, src, (uint16_t)dlid) == 0) {
+			kept++;
+			same += equal;
+		} else {
+			moved++;
+		}
+	}
+	CHECK(kept > 0 && moved > 0 && moved == res.fallbacks);
+	CHECK(same == kept);
+	routing_free(&r);
+	routing_free(&plain);
+	fabric_free(&f);
+}
+
 /* routing.c's per-pair mode, and the path-SL dump written and read back. */
 static void test_pair_sl_mode_and_dump(void)
 {
@@ -572,6 +631,7 @@ int main(void)
 	test_job_sort();
 	test_weight_reset();
 	test_intra_job_weights();
+	test_overflow_keeps_fitting();
 	test_engine_ctx();
 	test_pair_sl_mode_and_dump();
 	test_deterministic();
