@@ -9,6 +9,7 @@
 #include <opensm/osm_opensm.h>
 
 #include "fabric.h"
+#include "notify.h"
 #include "options.h"
 #include "routing.h"
 
@@ -30,6 +31,8 @@ struct sarnue_plugin {
 	unsigned option_errors;
 	/* Engine whose dumps are due once OpenSM reports the routing done. */
 	struct sarnue_engine *dumps_pending;
+	/* UnPath/RePath reports and their acknowledgements (five-phase update). */
+	struct notify notify;
 };
 
 void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
