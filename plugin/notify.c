@@ -195,6 +195,28 @@ int notify_retry(struct notify *n, osm_opensm_t *osm)
 	return (int)pending;
 }
 
+int notify_count_subscribers(osm_opensm_t *osm)
+{
+	struct acks_port *ports;
+	size_t n, i, k = 0;
+	int rc;
+
+	cl_plock_acquire(&osm->lock);
+	rc = collect_subscribers(osm, &ports, &n);
+	cl_plock_release(&osm->lock);
+	if (rc)
+		return -1;
+	for (i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < i && ports[j].guid != ports[i].guid; j++)
+			;
+		k += j == i;
+	}
+	free(ports);
+	return (int)k;
+}
+
 size_t notify_pending(struct notify *n)
 {
 	size_t p;

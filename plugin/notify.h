@@ -52,6 +52,9 @@ int notify_begin(struct notify *n, osm_opensm_t *osm, enum wire_kind kind, uint3
  */
 int notify_retry(struct notify *n, osm_opensm_t *osm);
 
+/* Distinct ports subscribed to trap 68 or 69 now; takes OpenSM's lock. -1 on error. */
+int notify_count_subscribers(osm_opensm_t *osm);
+
 /* Subscribers that still have to acknowledge the current report. */
 size_t notify_pending(struct notify *n);
 
