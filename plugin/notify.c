@@ -62,6 +62,28 @@ uint32_t notify_next_seq(struct notify *n)
 	return seq;
 }
 
+/*
+ * OpenSM's lock, shared, from the update's own thread.  Bounded: a report or a count can wait
+ * for the next round, a blocked thread would stall the update for good.
+ */
+static int lock_shared(osm_opensm_t *osm)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 2;
+	if (pthread_rwlock_timedrdlock(&osm->lock.lock, &ts)) {
+		nlog(osm, OSM_LOG_ERROR, "ERR OpenSM's lock not available within 2 s");
+		return -1;
+	}
+	return 0;
+}
+
+static void unlock_shared(osm_opensm_t *osm)
+{
+	cl_plock_release(&osm->lock);
+}
+
 static int path_subscription(const ib_inform_info_t *ii)
 {
 	uint16_t trap = cl_ntoh16(ii->g_or_v.generic.trap_num);
@@ -102,13 +124,14 @@ static int send_report(osm_opensm_t *osm, const struct wire_path_report *r)
 	ib_api_status_t st;
 	char err[256];
 
-	cl_plock_acquire(&osm->lock);
+	if (lock_shared(osm))
+		return -1;
 	/* IssuerGID is the SM's port: OpenSM looks the issuer up before forwarding. */
 	memcpy(gid, &osm->subn.opt.subnet_prefix, 8);
 	memcpy(gid + 8, &osm->subn.sm_port_guid, 8);
 	if (wire_path_report_notice(r, cl_ntoh16(osm->subn.sm_base_lid), gid, &wn, err,
 				    sizeof(err))) {
-		cl_plock_release(&osm->lock);
+		unlock_shared(osm);
 		nlog(osm, OSM_LOG_ERROR, "ERR %s report not sent: %s", wire_kind_name(r->kind),
 		     err);
 		return -1;
@@ -116,7 +139,7 @@ static int send_report(osm_opensm_t *osm, const struct wire_path_report *r)
 	wire_notice_encode(&wn, raw);
 	memcpy(&ntc, raw, sizeof(ntc));
 	st = osm_report_notice(&osm->log, &osm->subn, &ntc);
-	cl_plock_release(&osm->lock);
+	unlock_shared(osm);
 	if (st != IB_SUCCESS) {
 		nlog(osm, OSM_LOG_ERROR, "ERR %s seq %u report not sent: %s",
 		     wire_kind_name(r->kind), r->seq, ib_get_err_str(st));
@@ -141,9 +164,10 @@ int notify_begin(struct notify *n, osm_opensm_t *osm, enum wire_kind kind, uint3
 	r.nranges = nranges;
 	for (i = 0; i < nranges; i++)
 		r.ranges[i] = ranges[i];
-	cl_plock_acquire(&osm->lock);
+	if (lock_shared(osm))
+		return -1;
 	i = collect_subscribers(osm, &ports, &nports);
-	cl_plock_release(&osm->lock);
+	unlock_shared(osm);
 	if (i) {
 		nlog(osm, OSM_LOG_ERROR, "ERR out of memory collecting subscribers");
 		return -1;
@@ -201,9 +225,10 @@ int notify_count_subscribers(osm_opensm_t *osm)
 	size_t n, i, k = 0;
 	int rc;
 
-	cl_plock_acquire(&osm->lock);
+	if (lock_shared(osm))
+		return -1;
 	rc = collect_subscribers(osm, &ports, &n);
-	cl_plock_release(&osm->lock);
+	unlock_shared(osm);
 	if (rc)
 		return -1;
 	for (i = 0; i < n; i++) {
