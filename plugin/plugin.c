@@ -68,10 +68,13 @@ static void sarnue_delete(void *data)
 
 static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_data)
 {
-	(void)event_data;
+	struct sarnue_plugin *p = data;
+
 	if (event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
-		ctl_note_tables_programmed(data);
-		engines_write_pending_dumps(data);
+		ctl_note_tables_programmed(p);
+		engines_write_pending_dumps(p);
+	} else if (event_id == OSM_EVENT_ID_TRAP) {
+		notify_handle_trap(&p->notify, p->osm, event_data);
 	}
 }
 

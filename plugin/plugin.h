@@ -16,6 +16,7 @@
 
 #include "engines.h"
 #include "fabric.h"
+#include "notify.h"
 #include "options.h"
 #include "routing.h"
 
@@ -39,6 +40,8 @@ struct sarnue_plugin {
 	/* Engine whose dumps are due once OpenSM reports the routing done. */
 	struct sarnue_engine *dumps_pending;
 	struct ctl_server *ctl; /* the control socket, NULL when off or unavailable */
+	/* UnPath/RePath reports and their acknowledgements (five-phase update). */
+	struct notify notify;
 };
 
 void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
