@@ -541,7 +541,10 @@ static int drain(int fds[2], struct outbuf *out, struct outbuf *err, double dead
 	return 0;
 }
 
-/* Waits for pid until the deadline; on timeout kills its process group. Returns the status. */
+/*
+ * Waits for pid until the deadline, then kills its process group; kill_now: the caller already
+ * did, only reap.  Returns the wait status, or -1.
+ */
 static int reap(pid_t pid, double deadline, int kill_now)
 {
 	int status = 0;
@@ -555,6 +558,7 @@ static int reap(pid_t pid, double deadline, int kill_now)
 			return -1;
 		if (!kill_now && now_mono() >= deadline) {
 			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
 			kill_now = 1;
 			continue;
 		}
@@ -605,12 +609,16 @@ static int run_command(char *const *argv, double timeout, struct outbuf *out, st
 	}
 	if (!pid)
 		child_exec(argv, po[1], pe[1]);
+	/* Also here: the group must exist before a timeout may signal it. */
+	setpgid(pid, pid);
 	close(po[1]);
 	close(pe[1]);
 	po[1] = pe[1] = -1;
 	fds[0] = po[0];
 	fds[1] = pe[0];
 	if (drain(fds, out, &errb, deadline, &why)) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
 		reap(pid, deadline, 1);
 		fab_error_set(err, "%s %s: %s after %.1f s", argv[0], argv[1], why, timeout);
 		goto out;
