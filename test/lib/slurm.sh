@@ -131,6 +131,7 @@ slurm_start() {
 	chmod 0711 "$SIM_TMP" "$SLURM_TMP" || return 1
 	port=$(_slurm_free_ports 2) && base=$(_slurm_free_ports "${#nodes[@]}") ||
 		{ _sim_fail "no free TCP ports"; return 1; }
+	sim_at_exit slurm_stop
 	_slurm_start_munge || return 1
 	_slurm_write_conf "$port" "$base" "${nodes[@]}"
 	export SLURM_CONF=$SLURM_TMP/slurm.conf
@@ -195,11 +196,47 @@ slurm_wait_gone() {
 	done
 }
 
-# slurm_stop: stops the slurmd, slurmctld and munged (newest first), by PID.
+# PIDs of processes running a job script of this cluster (their command line names a spool
+# dir below SLURM_TMP), and of the slurmstepd above each.
+_slurm_job_pids() {
+	local p cmd parent
+	[[ -n $SLURM_TMP ]] || return 0
+	for p in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		[[ $cmd == *"$SLURM_TMP/spool-"* ]] || continue
+		printf '%s\n' "${p#/proc/}"
+		parent=$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null)
+		[[ -n $parent && $(cat "/proc/$parent/comm" 2>/dev/null) == slurmstepd ]] &&
+			printf '%s\n' "$parent"
+	done
+}
+
+# slurm_stop: cancels every job, then stops the slurmd, slurmctld and munged (newest first) by
+# PID.  slurmstepd outlives slurmd by design, so job processes still left are killed by PID.
 slurm_stop() {
-	local i
+	local i jobs end pids
+	if [[ -n $SLURM_TMP && ${#_SLURM_PIDS[@]} -gt 0 ]]; then
+		jobs=$(squeue -h -o '%i' 2>/dev/null) || jobs=""
+		if [[ -n $jobs ]]; then
+			# shellcheck disable=SC2086 # one id per word
+			scancel $jobs 2>/dev/null || true
+			end=$((SECONDS + 20))
+			while [[ -n $(squeue -h -o '%i' 2>/dev/null) ]] && ((SECONDS < end)); do
+				sleep 0.3
+			done
+		fi
+	fi
+	# TERM to every slurmd at once: each takes seconds to exit.
+	for ((i = ${#_SLURM_PIDS[@]} - 1; i >= 0; i--)); do
+		_sim_tracked_alive "${_SLURM_PIDS[i]}" && kill -TERM "${_SLURM_PIDS[i]}" 2>/dev/null
+	done
 	for ((i = ${#_SLURM_PIDS[@]} - 1; i >= 0; i--)); do
 		sim_stop_pid "${_SLURM_PIDS[i]}" 2>/dev/null || true
 	done
 	_SLURM_PIDS=()
+	mapfile -t pids < <(_slurm_job_pids)
+	if ((${#pids[@]} > 0)); then
+		_slurm_msg "killing left-over job processes ${pids[*]}"
+		kill -KILL "${pids[@]}" 2>/dev/null || true
+	fi
 }
