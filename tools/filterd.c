@@ -588,7 +588,8 @@ static const char *first_line(const struct outbuf *b, char *buf, size_t size)
  * Runs argv with a deadline; its stdout in out.  Returns 0 when it exited with status 0, else
  * -1 with err saying why (exit status and first line of stderr, timeout, ...).
  */
-static int run_command(char *const *argv, double timeout, struct outbuf *out, struct fab_error *err)
+static int run_command(char *const *argv, const char *label, double timeout, struct outbuf *out,
+		       struct fab_error *err)
 {
 	struct outbuf errb = { 0 };
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, fds[2], status, ret = -1;
@@ -599,12 +600,12 @@ static int run_command(char *const *argv, double timeout, struct outbuf *out, st
 
 	out->len = 0;
 	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
-		fab_error_set(err, "%s: pipe: %s", argv[0], strerror(errno));
+		fab_error_set(err, "%s: pipe: %s", label, strerror(errno));
 		goto out;
 	}
 	pid = fork();
 	if (pid < 0) {
-		fab_error_set(err, "%s: fork: %s", argv[0], strerror(errno));
+		fab_error_set(err, "%s: fork: %s", label, strerror(errno));
 		goto out;
 	}
 	if (!pid)
@@ -620,7 +621,7 @@ static int run_command(char *const *argv, double timeout, struct outbuf *out, st
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		reap(pid, deadline, 1);
-		fab_error_set(err, "%s %s: %s after %.1f s", argv[0], argv[1], why, timeout);
+		fab_error_set(err, "%s: %s after %.1f s", label, why, timeout);
 		goto out;
 	}
 	status = reap(pid, deadline, 0);
@@ -633,8 +634,7 @@ static int run_command(char *const *argv, double timeout, struct outbuf *out, st
 			snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(status));
 		else
 			snprintf(how, sizeof(how), "timed out after %.1f s", timeout);
-		fab_error_set(err, "%s %s: %s: %s", argv[0], argv[1], how,
-			      first_line(&errb, line, sizeof(line)));
+		fab_error_set(err, "%s: %s: %s", label, how, first_line(&errb, line, sizeof(line)));
 		goto out;
 	}
 	if (!out->s && outbuf_read(out, -1) == -2) /* make out->s a valid empty string */
@@ -655,15 +655,23 @@ out:
 	return ret;
 }
 
+/* Runs squeue in one format and parses its output; *run_seconds: time squeue itself took. */
 static int squeue_once(struct filterd *d, enum squeue_format fmt, struct outbuf *out,
-		       struct fab_error *err)
+		       double *run_seconds, struct fab_error *err)
 {
+	double t0 = now_mono();
+	int rc;
+
 	char *json_argv[] = { (char *)d->a.squeue, "--json", NULL };
 	char *text_argv[] = { (char *)d->a.squeue, "-a", "-h", "-t", "RUNNING", "-o",
 			      SLURM_SQUEUE_FORMAT, NULL };
-	char name[64];
+	char name[64], label[PATH_MAX + 16];
 
-	if (run_command(fmt == SQ_JSON ? json_argv : text_argv, d->a.squeue_timeout, out, err))
+	snprintf(label, sizeof(label), "%s %s", d->a.squeue, fmt == SQ_JSON ? "--json" : "-o");
+	rc = run_command(fmt == SQ_JSON ? json_argv : text_argv, label, d->a.squeue_timeout, out,
+			 err);
+	*run_seconds += now_mono() - t0;
+	if (rc)
 		return -1;
 	snprintf(name, sizeof(name), "squeue %s output", fmt == SQ_JSON ? "--json" : "-o");
 	if (fmt == SQ_JSON)
@@ -680,31 +688,31 @@ static int get_jobs(struct filterd *d, struct poll_report *rep, struct fab_error
 {
 	struct outbuf out = { 0 };
 	struct fab_error json_err;
-	double t0 = now_mono();
 	int ret;
 
 	if (d->a.format == SQ_TEXT || (d->a.format == SQ_AUTO && d->text_works)) {
 		rep->squeue_format = "text";
-		ret = squeue_once(d, SQ_TEXT, &out, err);
+		ret = squeue_once(d, SQ_TEXT, &out, &rep->squeue_seconds, err);
 	} else {
 		rep->squeue_format = "json";
-		ret = squeue_once(d, SQ_JSON, &out, &json_err);
+		ret = squeue_once(d, SQ_JSON, &out, &rep->squeue_seconds, &json_err);
 		if (ret && d->a.format == SQ_AUTO && !out.len) {
 			rep->squeue_format = "text";
-			ret = squeue_once(d, SQ_TEXT, &out, err);
+			ret = squeue_once(d, SQ_TEXT, &out, &rep->squeue_seconds, err);
 			if (!ret) {
 				d->text_works = 1;
 				logmsg(d,
 				       "squeue --json failed (%s); using the text format from now on",
 				       json_err.msg);
 			} else {
-				fab_error_set(err, "%s; text format: %s", json_err.msg, err->msg);
+				struct fab_error text_err = *err;
+
+				fab_error_set(err, "%.200s; %.300s", json_err.msg, text_err.msg);
 			}
 		} else if (ret) {
 			*err = json_err;
 		}
 	}
-	rep->squeue_seconds = now_mono() - t0;
 	free(out.s);
 	return ret;
 }
