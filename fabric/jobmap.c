@@ -288,7 +288,7 @@ out:
 }
 
 /* Length of the hostname a node description stands for under the match rule. */
-static size_t host_key_len(const char *desc, enum job_host_match match)
+size_t job_map_host_len(const char *desc, enum job_host_match match)
 {
 	if (match == JOB_MATCH_DESCRIPTION)
 		return strlen(desc);
@@ -313,7 +313,7 @@ static size_t node_len_of(const void *ctx, uint32_t node)
 {
 	const struct host_index *hi = ctx;
 
-	return host_key_len(fabric_node_desc(hi->f, node), hi->match);
+	return job_map_host_len(fabric_node_desc(hi->f, node), hi->match);
 }
 
 static int host_index_build(struct host_index *hi, const struct fabric *f,
@@ -328,7 +328,7 @@ static int host_index_build(struct host_index *hi, const struct fabric *f,
 		return -1;
 	for (n = 0; n < f->nnodes; n++) {
 		const char *desc = fabric_node_desc(f, n);
-		size_t len = host_key_len(desc, match);
+		size_t len = job_map_host_len(desc, match);
 		uint32_t *slot;
 
 		hi->next_node[n] = FAB_NONE;

@@ -90,4 +90,7 @@ int job_map_share_job(const struct job_map *jm, uint32_t node_a, uint32_t node_b
 /* Number of fabric nodes that run at least one job. */
 uint32_t job_map_bound_nodes(const struct job_map *jm);
 
+/* Length of the hostname at the start of a node description under the match rule. */
+size_t job_map_host_len(const char *desc, enum job_host_match match);
+
 #endif

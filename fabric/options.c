@@ -25,6 +25,10 @@ const char options_help[] =
 	"  verify=yes|no             verify tables before they reach OpenSM (default yes)\n"
 	"  dump=auto|always|never    write sarnue-path-sl.dump and sarnue-sl2vl.dump\n"
 	"                            (auto: when OpenSM's routing log flag 0x40 is on)\n"
+	"  ctl_socket=PATH|off       the plugin's control socket (default\n"
+	"                            " OPT_DEFAULT_CTL_SOCKET "; off: none)\n"
+	"  ctl_mode=OCTAL            permissions of the socket (default 0660)\n"
+	"  ctl_group=NAME            group owning the socket (default: OpenSM's)\n"
 	"  config=PATH               read more key=value pairs from PATH (# comments)\n";
 
 void options_defaults(struct sarnue_options *o)
@@ -33,6 +37,8 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_vls = 1;
 	o->verify = 1;
 	o->dump = OPT_DUMP_AUTO;
+	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
+	o->ctl_mode = 0660;
 }
 
 static int report(opt_error_fn on_error, void *ctx, const char *source, unsigned line,
@@ -108,6 +114,33 @@ static int set_path(char *dst, const char *v)
 	return 0;
 }
 
+/* "off" disables the socket; anything else must be an absolute path that fits sun_path. */
+static int set_ctl_socket(struct sarnue_options *o, const char *v)
+{
+	if (!strcmp(v, "off")) {
+		o->ctl_socket[0] = '\0';
+		return 0;
+	}
+	if (v[0] != '/' || strlen(v) >= 108)
+		return -1;
+	strcpy(o->ctl_socket, v);
+	return 0;
+}
+
+/* Octal permission bits, e.g. 0660; at most 0777 and at least owner read/write. */
+static int parse_mode(const char *v, unsigned *out)
+{
+	unsigned long x;
+	char *end;
+
+	errno = 0;
+	x = strtoul(v, &end, 8);
+	if (errno || end == v || *end || x > 0777 || (x & 0600) != 0600)
+		return -1;
+	*out = (unsigned)x;
+	return 0;
+}
+
 static int apply(struct sarnue_options *o, const char *key, const char *v)
 {
 	if (!strcmp(key, "updn_roots"))
@@ -124,6 +157,16 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_bool(v, &o->verify);
 	if (!strcmp(key, "job_map"))
 		return set_path(o->job_map, v);
+	if (!strcmp(key, "ctl_socket"))
+		return set_ctl_socket(o, v);
+	if (!strcmp(key, "ctl_mode"))
+		return parse_mode(v, &o->ctl_mode);
+	if (!strcmp(key, "ctl_group")) {
+		if (!*v || strlen(v) >= sizeof(o->ctl_group))
+			return -1;
+		strcpy(o->ctl_group, v);
+		return 0;
+	}
 	if (!strcmp(key, "job_host_match")) {
 		if (!strcmp(v, "first-word"))
 			o->job_host_match = JOB_MATCH_FIRST_WORD;

@@ -13,6 +13,7 @@
 #include "jobmap.h"
 
 #define OPT_PATH_MAX 1024
+#define OPT_DEFAULT_CTL_SOCKET "/run/sarnue/ctl.sock"
 
 enum opt_dump {
 	OPT_DUMP_AUTO, /* when OpenSM's routing log flag (0x40) is on */
@@ -33,6 +34,10 @@ struct sarnue_options {
 	unsigned dfsssp_vls;
 	char storage_nodes[OPT_PATH_MAX];
 	char storage_guids[OPT_PATH_MAX];
+	/* plugin control socket (doc/ctl-protocol.md); empty path: disabled */
+	char ctl_socket[OPT_PATH_MAX];
+	unsigned ctl_mode;  /* permission bits of the socket file */
+	char ctl_group[64]; /* group owning the socket; empty: OpenSM's */
 };
 
 /* Receives one message per rejected key or value; the option keeps its default. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_switch.h>
 
 #include "engines.h"
@@ -78,28 +79,33 @@ static int build_lid_matrices(void *context)
 	struct sarnue_engine *e = &g->e;
 	struct sarnue_plugin *p = e->plugin;
 	osm_subn_t *subn = &p->osm->subn;
+	struct sarnue_options opts = p->opts;
 	struct engine_result res;
 	struct fab_error err = { "" };
 	int rc;
 
+	ctl_note_routing_started(p);
+	ctl_job_map_path(p, opts.job_map, sizeof(opts.job_map));
 	engine_reset(e);
 	memset(&res, 0, sizeof(res));
 	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */
 	g->ctx.sl2vl_off = !subn->opt.qos;
 	rc = subnet_to_fabric(subn, &e->fabric, &err) ||
 	     routing_init(&e->routing, &e->fabric, e->name) || map_switches(e, subn, &err) ||
-	     engine_run_ctx(e->name, &e->fabric, &p->opts, &g->ctx, &e->routing, &res, &err);
+	     engine_run_ctx(e->name, &e->fabric, &opts, &g->ctx, &e->routing, &res, &err);
 	if (res.warning[0])
 		plog(p, OSM_LOG_ERROR, "WRN %s: %s", e->name, res.warning);
 	if (rc) {
 		plog(p, OSM_LOG_ERROR, "ERR %s: %s; OpenSM falls back to the next routing engine",
 		     e->name, err.msg[0] ? err.msg : "out of memory");
+		ctl_note_failure(p, e->name, err.msg[0] ? err.msg : "out of memory");
 		engine_reset(e);
 		return -1;
 	}
 	store_hops(e);
 	e->ready = 1;
 	e->routings++;
+	ctl_note_routing(p, e->name, &e->fabric, &res);
 	plog(p, OSM_LOG_INFO,
 	     "%s: routed %u switches, %u LIDs in %.3f s (verify %.3f s: %llu pairs, 0 unreachable,"
 	     " 0 credit loops, %u VL, max hops %u); %s",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_event_plugin.h>
 #include <opensm/osm_version.h>
 
@@ -49,6 +50,7 @@ static void *sarnue_create(osm_opensm_t *osm)
 		free(p);
 		return NULL;
 	}
+	ctl_start(p);
 	plog(p, OSM_LOG_INFO,
 	     "loaded %s, engines sar-updn, sar-nue and sar-dfsssp registered, options '%s'%s",
 	     PACKAGE_STRING, text ? text : "",
@@ -58,14 +60,19 @@ static void *sarnue_create(osm_opensm_t *osm)
 
 static void sarnue_delete(void *data)
 {
-	free(data);
+	struct sarnue_plugin *p = data;
+
+	ctl_stop(p);
+	free(p);
 }
 
 static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_data)
 {
 	(void)event_data;
-	if (event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE)
+	if (event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
+		ctl_note_tables_programmed(data);
 		engines_write_pending_dumps(data);
+	}
 }
 
 /* The symbol OpenSM looks up; osm_version must match the running OpenSM exactly. */

@@ -6,13 +6,21 @@
 #ifndef SARNUE_PLUGIN_H
 #define SARNUE_PLUGIN_H
 
+/*
+ * osm_config.h first, in every file of the plugin: it defines ENABLE_OSM_PERF_MGR, which adds
+ * fields to osm_subn_opt_t.  Without it the compiler lays out osm_subn_t and osm_opensm_t
+ * differently from the opensm binary, and fields such as force_reroute and sm are misread.
+ */
+#include <opensm/osm_config.h>
 #include <opensm/osm_opensm.h>
 
+#include "engines.h"
 #include "fabric.h"
 #include "options.h"
 #include "routing.h"
 
 struct sarnue_plugin;
+struct ctl_server;
 
 struct sarnue_engine {
 	struct sarnue_plugin *plugin;
@@ -30,6 +38,7 @@ struct sarnue_plugin {
 	unsigned option_errors;
 	/* Engine whose dumps are due once OpenSM reports the routing done. */
 	struct sarnue_engine *dumps_pending;
+	struct ctl_server *ctl; /* the control socket, NULL when off or unavailable */
 };
 
 void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
@@ -46,5 +55,20 @@ int engines_register(struct sarnue_plugin *p);
  * OpenSM reports the routing done, so that large dumps do not delay programming the switches.
  */
 void engines_write_pending_dumps(struct sarnue_plugin *p);
+
+/*
+ * The control socket (ctl.c).  ctl_start() logs and returns -1 when it cannot listen; OpenSM
+ * then runs on without it.  The ctl_note_* calls feed `status` and `topology` and are no-ops
+ * without a socket.
+ */
+int ctl_start(struct sarnue_plugin *p);
+void ctl_stop(struct sarnue_plugin *p);
+void ctl_note_routing_started(struct sarnue_plugin *p);
+void ctl_note_tables_programmed(struct sarnue_plugin *p);
+void ctl_note_routing(struct sarnue_plugin *p, const char *engine, const struct fabric *f,
+		      const struct engine_result *res);
+void ctl_note_failure(struct sarnue_plugin *p, const char *engine, const char *msg);
+/* The job map to route with: the one `jobs FILE` installed, else the job_map option. */
+void ctl_job_map_path(struct sarnue_plugin *p, char *buf, size_t size);
 
 #endif

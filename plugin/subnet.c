@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_node.h>
 #include <opensm/osm_port.h>
 #include <opensm/osm_subnet.h>

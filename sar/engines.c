@@ -122,6 +122,9 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 	}
 	if (job_map_bind(*use, f, o->job_host_match, err))
 		return -1;
+	res->jobs = (*use)->njobs;
+	res->job_hosts = job_map_bound_nodes(*use);
+	res->unknown_hosts = (*use)->unknown_hosts;
 	if ((*use)->unknown_hosts)
 		add_warning(res, "job map %s: %u hostname(s) not in the fabric, first '%s'",
 			    o->job_map, (*use)->unknown_hosts, (*use)->first_unknown);
@@ -199,6 +202,7 @@ static int dfsssp_overflow_to_nue(const struct fabric *f, const struct job_map *
 	snprintf(res->summary, sizeof(res->summary), "DFSSSP needs %u layers, %u VLs: Nue, ",
 		 drep->layers_needed, drep->max_vls);
 	nue_summary(&rep, res);
+	res->fallbacks = rep.destinations;
 	return 0;
 }
 
@@ -262,6 +266,7 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 	size_t used = strlen(res->summary);
 	unsigned i;
 
+	res->fallbacks = rep->fallbacks;
 	used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
 				 "%u VL%s (%s), %u destinations", rep->vls,
 				 rep->vls == 1 ? "" : "s", rep->partitioner, rep->destinations);

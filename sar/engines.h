@@ -18,6 +18,8 @@ struct engine_result {
 	int verified;
 	char summary[512]; /* engine-specific: roots, ranks, layers, fall-backs */
 	char warning[512]; /* what the operator should know although routing went on */
+	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */
+	uint32_t fallbacks; /* destinations on escape paths, or moved from DFSSSP to Nue */
 };
 
 /*

@@ -1,6 +1,7 @@
 /*
  * sarnue.c - the `sarnue` command: dispatches to gen (synthetic fabrics), route (offline
- * routing with the plugin's engines) and check (verification of any routing tables).
+ * routing with the plugin's engines), check (verification of any routing tables) and ctl (the
+ * plugin's control socket).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@ static const char usage[] =
 	"  gen     write a synthetic fabric as an ibsim net file (fat trees, tori, random, dragonfly)\n"
 	"  route   route a net file offline with a sarnue engine and write OpenSM-style dump files\n"
 	"  check   verify routing tables: reachability, forwarding loops, credit loops, hops\n"
+	"  ctl     talk to the plugin in a running OpenSM: status, reroute, jobs FILE\n"
 	"  version print the version\n"
 	"\n"
 	"'sarnue COMMAND --help' describes each command.\n";
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
 		return check_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "route"))
 		return route_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ctl"))
+		return ctl_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gen"))
 		return gen_main(argc - 1, argv + 1);
 	fprintf(stderr, "sarnue: unknown command '%s'\n%s", argv[1], usage);

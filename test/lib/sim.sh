@@ -42,6 +42,7 @@
 #   SIM_CONF        opensm.conf in use     SIM_OPENSM_LOG log of the last OpenSM run
 #   SIM_IBSIM_PID   ibsim's PID            SIM_OPENSM_PID PID of the running OpenSM
 #   SIM_IBDMCHK_OUT full output of the last sim_ibdmchk
+#   SIM_CTL_SOCKET  the plugin's control socket (in SIM_TMP unless the options say otherwise)
 #   IBSIM_SOCKNAME  exported, so libumad2sim clients find our ibsim
 #
 # Caveat: call these functions in the main shell, not inside $(...) or a
@@ -54,6 +55,7 @@ _SIM_SH_LOADED=1
 
 SIM_TMP=""
 SIM_DUMP_DIR=""
+SIM_CTL_SOCKET=""
 SIM_CONF=""
 SIM_OPENSM_LOG=""
 SIM_IBSIM_PID=""
@@ -294,6 +296,7 @@ sim_setup() {
 	done
 	SIM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sarnue-sim.XXXXXXXX") || { _sim_fail "sim_setup: mktemp -d failed"; return 1; }
 	SIM_DUMP_DIR=$SIM_TMP/dump
+	SIM_CTL_SOCKET=$SIM_TMP/ctl.sock
 	mkdir -p -- "$SIM_DUMP_DIR" "$SIM_TMP/cache" || { _sim_fail "sim_setup: cannot populate $SIM_TMP"; return 1; }
 	_SIM_OWNER=$BASHPID
 	_SIM_CLEANED=0
@@ -438,8 +441,10 @@ sim_write_opensm_conf() {
 		if [[ -n ${SIM_PLUGIN:-} ]]; then
 			printf 'event_plugin_name %s\n' "$SIM_PLUGIN"
 		fi
-		if [[ -n ${SIM_PLUGIN_OPTIONS:-} ]]; then
-			printf 'event_plugin_options %s\n' "$SIM_PLUGIN_OPTIONS"
+		# The control socket goes into the temp dir unless the options
+		# name another place (a later key wins).
+		if [[ -n ${SIM_PLUGIN:-} ]]; then
+			printf 'event_plugin_options ctl_socket=%s %s\n' "$SIM_CTL_SOCKET" "${SIM_PLUGIN_OPTIONS:-}"
 		fi
 		# Point every optional input file into the temp dir (where it does
 		# not exist) so the host's /etc/opensm cannot change the results.

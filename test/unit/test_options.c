@@ -60,6 +60,28 @@ static void test_errors_keep_defaults(void)
 	CHECK(strstr(e.last, "'novalue' is not key=value") != NULL);
 }
 
+/* The control socket: absolute path or off, owner read/write always kept, a group name. */
+static void test_ctl_socket(void)
+{
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+
+	options_defaults(&o);
+	CHECK(!strcmp(o.ctl_socket, OPT_DEFAULT_CTL_SOCKET) && o.ctl_mode == 0660);
+	CHECK(options_parse_line(&o, "ctl_socket=/var/run/x.sock ctl_mode=0600 ctl_group=slurm",
+				 "epo", 0, collect, &e) == 0);
+	CHECK(!strcmp(o.ctl_socket, "/var/run/x.sock") && o.ctl_mode == 0600);
+	CHECK(!strcmp(o.ctl_group, "slurm"));
+	CHECK(options_parse_line(&o, "ctl_socket=off", "epo", 0, collect, &e) == 0);
+	CHECK(o.ctl_socket[0] == '\0');
+	CHECK(options_parse_line(&o,
+				 "ctl_socket=relative.sock ctl_mode=0400 ctl_mode=0999 "
+				 "ctl_mode=660x",
+				 "epo", 0, collect, &e) == 4);
+	CHECK(o.ctl_socket[0] == '\0' && o.ctl_mode == 0600);
+	CHECK(strstr(e.last, "bad value for ctl_mode: '660x'") != NULL);
+}
+
 static void test_config_file(void)
 {
 	char path[] = "/tmp/sarnue-opt-XXXXXX", line[1200];
@@ -86,6 +108,7 @@ int main(void)
 {
 	test_valid();
 	test_errors_keep_defaults();
+	test_ctl_socket();
 	test_config_file();
 	return CHECK_RESULT();
 }

@@ -1,0 +1,170 @@
+#!/bin/bash
+# The plugin's control socket under ibsim, with a running OpenSM and sar-dfsssp: `sarnue ctl`
+# status, topology, reroute and jobs FILE; a reroute through `jobs` changes the LFTs read back
+# from the switches exactly as the new job map implies (a fresh OpenSM started with that map as
+# its job_map option programs the same tables); a malformed map is refused with file:line and
+# changes nothing; malformed protocol lines get error replies while OpenSM keeps sweeping; the
+# socket file gets the configured mode and disappears when OpenSM stops.
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+t_skip_unless ibsim opensm ibroute python3
+. "$SARNUE_SRCDIR/test/lib/sim.sh"
+sim_setup || exit 1
+
+ENGINE=sar-dfsssp
+export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=$ENGINE SIM_QOS=TRUE
+export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export SIM_PLUGIN_OPTIONS="ctl_mode=0600"
+
+ctl() {
+	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
+}
+
+# A JSON field of `sarnue ctl --json status`.
+status_field() {
+	ctl --json status | python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print(json.dumps(v) if isinstance(v,bool) or v is None else v)' "$1"
+}
+
+# Waits until OpenSM has written the unicast tables N times (status "tables_programmed"), so
+# that the switches hold what the last routing computed.
+wait_routings() {
+	local want=$1 end=$((SECONDS + 120)) n
+	while ((SECONDS < end)); do
+		n=$(status_field tables_programmed 2>/dev/null) || n=0
+		((n >= want)) && return 0
+		sleep 0.5
+	done
+	echo "routings stayed at ${n:-?}, wanted $want"
+	return 1
+}
+
+files_differ() {
+	! cmp -s "$1" "$2"
+}
+
+# Sends raw lines and prints the plugin's reply lines (for protocol errors sarnue ctl refuses).
+raw() {
+	python3 - "$SIM_CTL_SOCKET" "$@" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(20)
+s.connect(sys.argv[1])
+s.sendall("".join(a + "\n" for a in sys.argv[2:]).encode())
+s.shutdown(socket.SHUT_WR)
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.decode())
+EOF
+}
+
+"$SARNUE_BIN" gen fattree2 --leaves 6 --spines 3 --hosts-per-leaf 6 -o "$SIM_TMP/ft.net" 2>/dev/null ||
+	t_fail "sarnue gen"
+# Jobs across several leaves: the weights of sar-dfsssp change with them.
+printf 'node0001 7\nnode0002 7\nnode0007 7\nnode0008 7\nnode0013 7\nnode0019 8\nnode0025 8\nnode0031 8\nnode0032 8\n' \
+	>"$SIM_TMP/j1.map"
+printf 'node0001 7\nnode0002\n' >"$SIM_TMP/bad.map"
+
+sim_start_ibsim "$SIM_TMP/ft.net" || { t_fail "ibsim started"; t_done; }
+sim_start_opensm || { t_fail "OpenSM started"; t_done; }
+sim_wait_subnet_up || { t_fail "subnet up"; t_done; }
+wait_routings 1 || t_fail "the plugin routed once"
+
+t_expect "socket file exists" test -S "$SIM_CTL_SOCKET"
+t_expect "socket mode is ctl_mode (0600)" test "$(stat -c %a "$SIM_CTL_SOCKET")" = 600
+t_grep "plugin logged where it listens" "sarnue: ctl: listening on $SIM_CTL_SOCKET" "$SIM_OPENSM_LOG"
+
+# status
+status=$(ctl --json status)
+t_expect "status is one JSON object" python3 -c 'import json,sys; json.loads(sys.argv[1])' "$status"
+t_expect "status names the engine" test "$(status_field engine)" = "$ENGINE"
+t_expect "status: no jobs yet" test "$(status_field jobs)" = 0
+t_expect "status: VLs of the routing (DFSSSP spreads over all 8)" test "$(status_field vls)" = 8
+t_expect "status: phase idle" test "$(status_field phase)" = idle
+t_expect "status: no reroute pending" test "$(status_field reroute_pending)" = false
+text=$(ctl status)
+t_expect "status text has one line per field" grep -q '^engine: *sar-dfsssp$' <<<"$text"
+
+# topology: one line per host, each naming the leaf switch its HCA is cabled to
+topo=$(ctl topology)
+t_expect "topology lists 36 HCA ports" test "$(grep -c '^host ' <<<"$topo")" = 36
+t_expect "topology ends with the count" test "$(tail -n 1 <<<"$topo")" = "36 ports"
+t_expect "topology: node0001 and node0006 share a leaf, node0007 is on another" python3 - "$topo" <<'EOF'
+import sys
+leaf = {l.split()[1]: l.split()[4] for l in sys.argv[1].splitlines() if l.startswith("host ")}
+sys.exit(not (leaf["node0001"] == leaf["node0006"] != leaf["node0007"]))
+EOF
+
+sim_read_lfts "$SIM_TMP/lfts.0" || t_fail "LFTs read back before the job map"
+
+# reroute without changes: one more routing, same tables
+routings=$(status_field tables_programmed)
+t_expect "ctl reroute is accepted" ctl reroute
+wait_routings $((routings + 1)) || t_fail "reroute made OpenSM route again"
+t_grep "plugin logged the reroute request" "sarnue: ctl: reroute requested" "$SIM_OPENSM_LOG"
+sim_read_lfts "$SIM_TMP/lfts.r" && t_expect "reroute with the same inputs keeps the LFTs" \
+	cmp -s "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.r"
+
+# jobs FILE: installed, rerouted, LFTs change
+routings=$(status_field tables_programmed)
+out=$(ctl jobs "$SIM_TMP/j1.map")
+t_expect "ctl jobs accepted a good map ($out)" grep -q "installed: 9 entries, 2 jobs; reroute requested" <<<"$out"
+wait_routings $((routings + 1)) || t_fail "jobs made OpenSM route again"
+t_expect "status: 2 jobs on 9 hosts" test "$(status_field jobs)/$(status_field job_hosts)" = 2/9
+t_expect "status: the installed job map" test "$(status_field job_map)" = "$SIM_TMP/j1.map"
+sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "LFTs read back after the job map"
+t_expect "the job map changed the LFTs in the switches" files_differ "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.1"
+
+# a malformed map: refused with file:line, nothing changes
+routings=$(status_field tables_programmed)
+out=$(ctl jobs "$SIM_TMP/bad.map" 2>&1)
+rc=$?
+t_expect "ctl jobs refuses a malformed map (exit 1, got $rc)" test $rc -eq 1
+t_expect "the refusal names file:line" grep -q 'bad.map:2:' <<<"$out"
+sleep 3
+t_expect "no routing after the refusal" test "$(status_field tables_programmed)" = "$routings"
+t_expect "the previous job map stays installed" test "$(status_field job_map)" = "$SIM_TMP/j1.map"
+t_expect "ctl jobs with an unreadable file fails locally (exit 3)" \
+	bash -c '"$0" ctl --socket "$1" jobs /nonexistent/map; test $? -eq 3' "$SARNUE_BIN" "$SIM_CTL_SOCKET"
+
+# protocol errors: replies, no effect on OpenSM
+reply=$(raw "frobnicate" "status extra" "jobs relative.map" "" "help")
+t_expect "unknown command gets an error reply" grep -q "^error unknown command 'frobnicate'" <<<"$reply"
+t_expect "argument to status gets an error reply" grep -q '^error status takes no argument' <<<"$reply"
+t_expect "relative job map path refused" grep -q '^error relative.map: the job map path must be absolute' <<<"$reply"
+t_expect "empty line gets an error reply" grep -q '^error empty command' <<<"$reply"
+t_expect "help answers after the errors, in order" test "$(tail -n 1 <<<"$reply")" = ok
+long=$(head -c 5000 /dev/zero | tr '\0' x)
+reply=$(raw "$long")
+t_expect "an over-long line is refused" grep -q '^error line longer than 4096 bytes' <<<"$reply"
+t_expect "OpenSM still answers after bad clients" test "$(status_field engine)" = "$ENGINE"
+
+# What the job map implies: a fresh OpenSM given the same map as its option routes the same.
+sim_stop_opensm
+t_expect "socket file removed when OpenSM stops" test ! -e "$SIM_CTL_SOCKET"
+export SIM_PLUGIN_OPTIONS="ctl_mode=0600 job_map=$SIM_TMP/j1.map"
+SIM_CONF=""
+sim_start_opensm && sim_wait_subnet_up && wait_routings 1 || t_fail "second OpenSM routed"
+sim_read_lfts "$SIM_TMP/lfts.2" || t_fail "LFTs read back from the second OpenSM"
+t_expect "reroute via ctl jobs gave exactly the tables the job map implies" \
+	cmp -s "$SIM_TMP/lfts.1" "$SIM_TMP/lfts.2"
+
+# A stale socket file left behind is replaced; a regular file in its place is not.
+sim_stop_opensm
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SIM_CTL_SOCKET"
+SIM_CONF=""
+sim_start_opensm && sim_wait_subnet_up || t_fail "third OpenSM came up"
+t_expect "a stale socket file is replaced" ctl status
+sim_stop_opensm
+echo "not a socket" >"$SIM_CTL_SOCKET"
+SIM_CONF=""
+sim_start_opensm && sim_wait_subnet_up || t_fail "fourth OpenSM came up"
+t_grep "a regular file is not replaced, and the log says so" \
+	"ERR ctl: .*ctl.sock exists and is not a socket" "$SIM_OPENSM_LOG"
+t_expect "OpenSM routed anyway" test "$(sim_routing_engine_used)" = "$ENGINE"
+t_expect "the file is left alone" grep -q "not a socket" "$SIM_CTL_SOCKET"
+sim_stop_opensm
+t_done
