@@ -28,7 +28,6 @@ sim_setup || exit 1
 
 FILTERD=${SARNUE_FILTERD:-$(dirname -- "$SARNUE_BIN")/sarnue-filterd}
 NET=$SIM_TMP/ft.net
-CTL=$SIM_TMP/ctl.sock
 MAP=$SIM_TMP/jobs
 LOG=$SIM_TMP/filterd.log
 OUT=$SIM_TMP/filterd.out
@@ -41,7 +40,6 @@ slurm_start node0001 node0002 node0003 node0004 node0005 node0006 node0007 node0
 t_ok "Slurm cluster of 10 nodes up"
 
 export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-dfsssp SIM_QOS=TRUE
-export SIM_PLUGIN_OPTIONS="ctl_socket=$CTL"
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if ! sim_start_ibsim "$NET" || ! sim_start_opensm || ! sim_wait_subnet_up 120; then
 	t_fail "ibsim and OpenSM with the plugin up"
@@ -49,6 +47,7 @@ if ! sim_start_ibsim "$NET" || ! sim_start_opensm || ! sim_wait_subnet_up 120; t
 	exit 1
 fi
 sim_wait_log "sarnue: sar-dfsssp: routed" 60 1 || true
+CTL=${SIM_CTL_SOCKET:-$SIM_TMP/ctl.sock}
 HAVE_CTL=0
 for _ in $(seq 50); do
 	[[ -S $CTL ]] && { HAVE_CTL=1; break; }
@@ -67,27 +66,27 @@ count() {
 	echo "${n:-0}"
 }
 
+# Times OpenSM wrote the unicast tables (the plugin's status), so that the switches hold what
+# the last routing computed.
 routings() {
-	count "sarnue: sar-dfsssp: routed" "$SIM_OPENSM_LOG"
+	local n
+	n=$("$SARNUE_BIN" ctl --socket "$CTL" --json status 2>/dev/null |
+		sed -n 's/.*"tables_programmed": *\([0-9]*\).*/\1/p')
+	echo "${n:-0}"
 }
 
-# LFTs as the switches hold them, into FILE (needs the simulated fabric's LID routing).
+# wait_routings N: until OpenSM wrote the tables N times.
+wait_routings() {
+	local n=$1 end=$((SECONDS + 60))
+	while (($(routings) < n)); do
+		((SECONDS < end)) || return 1
+		sleep 0.3
+	done
+}
+
+# LFTs as the switches hold them, into FILE.
 lfts() {
 	sim_read_lfts "$1" >/dev/null 2>&1
-}
-
-subnet_ups() {
-	count 'SUBNET UP' "$SIM_OPENSM_LOG"
-}
-
-# wait_routings N UPS: until OpenSM logged N sar-dfsssp routings and more than UPS "SUBNET UP"
-# (the sweep that programmed the new tables is over).
-wait_routings() {
-	local n=$1 ups=$2 end=$((SECONDS + 60))
-	while (($(routings) < n || $(subnet_ups) <= ups)); do
-		((SECONDS < end)) || return 1
-		sleep 0.2
-	done
 }
 
 not_same() {
@@ -119,6 +118,7 @@ submit() {
 	printf '%s\n' "$id"
 }
 
+((HAVE_CTL)) && { wait_routings 1 || t_fail "OpenSM wrote the first tables"; }
 lfts "$SIM_TMP/lfts.0" || t_fail "LFTs read back before any job"
 
 # ---------------------------------------------------------------- the daemon with real squeue
@@ -133,7 +133,7 @@ t_grep "first poll: no jobs, no change" "poll 1: .* 0 jobs.*; no change" "$LOG"
 t_grep "topology logged: 8 hosts under 2 leaves" "topology from .*ft.net: 8 hosts, 8 HCA ports, 2 leaf switches" "$LOG"
 
 # A: four hosts on two leaves.
-r0=$(routings) u0=$(subnet_ups)
+r0=$(routings)
 if A=$(submit 'node[0003-0006]' 4); then
 	t_ok "job A (node0003-0006) runs"
 	wait_polls 2 || t_fail "daemon polled after job A"
@@ -141,8 +141,8 @@ if A=$(submit 'node[0003-0006]' 4); then
 	if ((HAVE_CTL)); then
 		t_expect "job A: job map holds exactly node0003-0006 with the job id" \
 			diff <(grep -v '^#' "$MAP" | sort) <(printf 'node%04d %s\n' 3 "$A" 4 "$A" 5 "$A" 6 "$A")
-		t_grep "job A: plugin accepted the map" "sent: job map $MAP installed: 4 hosts, 1 jobs" "$LOG"
-		t_expect "job A: OpenSM rerouted" wait_routings $((r0 + 1)) "$u0"
+		t_grep "job A: plugin accepted the map" "sent: job map $MAP installed: 4 entries, 1 jobs; reroute requested" "$LOG"
+		t_expect "job A: OpenSM rerouted" wait_routings $((r0 + 1))
 		lfts "$SIM_TMP/lfts.A" && t_expect "job A: LFTs read back from the switches changed" \
 			not_same "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.A"
 	else
@@ -180,14 +180,13 @@ t_expect "job A replaced by C: no further reroute decided" \
 	test "$(grep -c 'reroute: multi-switch' "$LOG")" -eq 1
 
 # D: the multi-switch job ends.
-u1=$(subnet_ups)
 scancel "$C"
 slurm_wait_gone "$C" 60 || t_fail "job C ended"
 wait_polls 2 || t_fail "daemon polled after job C ended"
 t_grep "job C ended: reroute decided" "reroute: multi-switch node sets changed \(\+0 -1\)" "$LOG"
 if ((HAVE_CTL)); then
 	t_expect "job C ended: job map has no hosts" test -z "$(grep -v '^#' "$MAP")"
-	t_expect "job C ended: OpenSM rerouted" wait_routings $((r1 + 1)) "$u1"
+	t_expect "job C ended: OpenSM rerouted" wait_routings $((r1 + 1))
 	lfts "$SIM_TMP/lfts.D" && t_expect "job C ended: LFTs back to the job-less routing" \
 		cmp -s "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.D"
 	t_expect "single-switch job and replacement caused no routing" test "$(routings)" -eq $((r1 + 1))

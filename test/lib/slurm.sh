@@ -202,7 +202,7 @@ _slurm_job_pids() {
 	local p cmd parent
 	[[ -n $SLURM_TMP ]] || return 0
 	for p in /proc/[0-9]*; do
-		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
 		[[ $cmd == *"$SLURM_TMP/spool-"* ]] || continue
 		printf '%s\n' "${p#/proc/}"
 		parent=$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null)
