@@ -262,6 +262,16 @@ t_expect "socket unreachable: the job map was written with the 4 hosts" \
 	test "$(grep -c "^node000[3-6] $A2\$" "$SIM_TMP/jobs-nosock")" -eq 4
 t_expect "job map written atomically (no temp file left)" \
 	test -z "$(find "$SIM_TMP" -maxdepth 1 -name 'jobs-nosock.tmp*')"
+if ((HAVE_CTL)); then
+	# Topology from the plugin (no --fabric): the `topology` command of the socket.
+	LOG=$SIM_TMP/filterd-ctltopo.log
+	"$FILTERD" --once --dry-run --socket "$CTL" --job-map "$SIM_TMP/jobs-ctl" --log "$LOG" \
+		</dev/null >"$SIM_TMP/filterd-ctltopo.out"
+	t_grep "topology from the control socket: 8 hosts, 2 leaves" \
+		"topology from $CTL: 8 hosts, 8 HCA ports, 2 leaf switches" "$LOG"
+	t_expect "topology from the control socket: the job's 4 hosts in the dry-run map" \
+		test "$(grep -c "^node000[3-6] $A2\$" "$SIM_TMP/filterd-ctltopo.out")" -eq 4
+fi
 scancel "$A2" 2>/dev/null
 
 if ((!HAVE_CTL)); then
