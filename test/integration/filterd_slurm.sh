@@ -271,6 +271,33 @@ if ((HAVE_CTL)); then
 		"topology from $CTL: 8 hosts, 8 HCA ports, 2 leaf switches" "$LOG"
 	t_expect "topology from the control socket: the job's 4 hosts in the dry-run map" \
 		test "$(grep -c "^node000[3-6] $A2\$" "$SIM_TMP/filterd-ctltopo.out")" -eq 4
+	# --min-gain: the current LFTs from OpenSM's dumps against sar-dfsssp routed offline for
+	# the new job set; nothing can gain 100%, so the change is held back and says why.
+	LOG=$SIM_TMP/filterd-gain.log
+	"$FILTERD" --once --dry-run --min-gain 100 --fabric "$SIM_DUMP_DIR" --socket "$CTL" \
+		--job-map "$SIM_TMP/jobs-gain" --log "$LOG" </dev/null >/dev/null
+	t_grep "--min-gain 100: low gain logged with both maximum effective EFIs" \
+		"low gain: node sets changed \(\+1 -0\) but max effective EFI [0-9]+ -> [0-9]+ predicted, gain -?[0-9.]+% < 100.0%" "$LOG"
+fi
+
+# --daemon: detaches, writes its PID file, polls, stops on SIGTERM sent to that PID.
+LOG=$SIM_TMP/filterd-daemon.log
+"$FILTERD" --daemon --pidfile "$SIM_TMP/filterd.pid" --interval 1 --dry-run --fabric "$NET" \
+	--job-map "$SIM_TMP/jobs-daemon" --log "$LOG" </dev/null
+for _ in $(seq 50); do
+	[[ -s $SIM_TMP/filterd.pid ]] && break
+	sleep 0.1
+done
+dpid=$(cat "$SIM_TMP/filterd.pid" 2>/dev/null) || dpid=""
+if [[ $dpid =~ ^[0-9]+$ ]] && sim_track_pid "$dpid" "sarnue-filterd --daemon"; then
+	DPID=$dpid
+	wait_polls 2 || true
+	t_expect "--daemon: polls in the background (PID from the pid file)" \
+		test "$(count ' poll [0-9]+:' "$LOG")" -ge 2
+	sim_stop_pid "$dpid"
+	t_expect "--daemon: pid file removed at SIGTERM" test ! -e "$SIM_TMP/filterd.pid"
+else
+	t_fail "--daemon: pid file written"
 fi
 scancel "$A2" 2>/dev/null
 
