@@ -637,8 +637,6 @@ static int run_command(char *const *argv, const char *label, double timeout, str
 		fab_error_set(err, "%s: %s: %s", label, how, first_line(&errb, line, sizeof(line)));
 		goto out;
 	}
-	if (!out->s && outbuf_read(out, -1) == -2) /* make out->s a valid empty string */
-		goto out;
 	ret = 0;
 out:
 	if (!out->s) {
@@ -915,6 +913,7 @@ static int predicted_gain(struct filterd *d, double *gain, uint64_t *cur, uint64
 	int ret = -1;
 
 	snprintf(map, sizeof(map), "%s.candidate", d->a.job_map);
+	fabric_init(&f);
 	memset(&r, 0, sizeof(r));
 	memset(&p, 0, sizeof(p));
 	if (load_fabric(&d->a, &f, subnet, sizeof(subnet), err))
