@@ -1,0 +1,425 @@
+/*
+ * slurmjobs.c - parsers for squeue's JSON and fixed-format text output (see slurmjobs.h).
+ *
+ * JSON layouts: Slurm 22.05 gives "job_state": "RUNNING" and "time_limit": minutes (4294967295
+ * or 4294967294 for none); 23.02 and later give "job_state": ["RUNNING"] and "time_limit":
+ * {"set": true, "infinite": false, "number": 60}.  Both are accepted; members not needed are
+ * skipped (and still syntax-checked).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "slurmjobs.h"
+
+void slurm_jobs_init(struct slurm_jobs *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void slurm_jobs_free(struct slurm_jobs *s)
+{
+	free(s->strings);
+	free(s->v);
+	slurm_jobs_init(s);
+}
+
+static int put_string(struct slurm_jobs *s, const char *str, size_t n, uint32_t *off)
+{
+	if (s->len + n + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 4096;
+		char *grown;
+
+		while (cap < s->len + n + 1)
+			cap *= 2;
+		grown = realloc(s->strings, cap);
+		if (!grown)
+			return -1;
+		s->strings = grown;
+		s->cap = cap;
+	}
+	memcpy(s->strings + s->len, str, n);
+	s->strings[s->len + n] = '\0';
+	*off = (uint32_t)s->len;
+	s->len += n + 1;
+	return 0;
+}
+
+/* A new job with every string empty. */
+static struct slurm_job *add_job(struct slurm_jobs *s)
+{
+	struct slurm_job *job;
+	uint32_t empty;
+
+	if (s->n == s->ncap) {
+		uint32_t cap = s->ncap ? 2 * s->ncap : 64;
+		struct slurm_job *grown = realloc(s->v, (size_t)cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		s->v = grown;
+		s->ncap = cap;
+	}
+	if (put_string(s, "", 0, &empty))
+		return NULL;
+	job = &s->v[s->n++];
+	job->id = job->partition = job->nodes = empty;
+	job->time_limit = SLURM_TIME_UNLIMITED;
+	job->running = 0;
+	return job;
+}
+
+static void reset(struct slurm_jobs *s)
+{
+	s->len = 0;
+	s->n = 0;
+}
+
+/* ------------------------------------------------------------------ time notation */
+
+/* Up to three ':'-separated numbers at s; count in *n. */
+static int clock_fields(const char *s, size_t len, uint32_t *f, int *n)
+{
+	size_t i = 0;
+
+	*n = 0;
+	for (;;) {
+		size_t start = i;
+		uint32_t v = 0;
+
+		while (i < len && s[i] >= '0' && s[i] <= '9') {
+			if (v > 100000000)
+				return -1;
+			v = v * 10 + (uint32_t)(s[i++] - '0');
+		}
+		if (i == start || *n == 3)
+			return -1;
+		f[(*n)++] = v;
+		if (i == len)
+			return 0;
+		if (s[i++] != ':')
+			return -1;
+	}
+}
+
+int slurm_parse_time(const char *s, size_t len, uint32_t *minutes)
+{
+	const char *dash = memchr(s, '-', len);
+	uint32_t f[3], days = 0;
+	uint64_t secs;
+	int n;
+
+	if ((len == 9 && !memcmp(s, "UNLIMITED", 9)) || (len == 7 && !memcmp(s, "NOT_SET", 7))) {
+		*minutes = SLURM_TIME_UNLIMITED;
+		return 0;
+	}
+	if (dash) {
+		uint32_t d[3];
+
+		if (clock_fields(s, (size_t)(dash - s), d, &n) || n != 1)
+			return -1;
+		days = d[0];
+		len -= (size_t)(dash - s) + 1;
+		s = dash + 1;
+	}
+	if (clock_fields(s, len, f, &n))
+		return -1;
+	if (dash) /* D-HH, D-HH:MM, D-HH:MM:SS */
+		secs = (uint64_t)f[0] * 3600 + (n > 1 ? f[1] * 60ull : 0) + (n > 2 ? f[2] : 0);
+	else if (n == 1) /* MM */
+		secs = (uint64_t)f[0] * 60;
+	else if (n == 2) /* MM:SS */
+		secs = (uint64_t)f[0] * 60 + f[1];
+	else /* HH:MM:SS */
+		secs = (uint64_t)f[0] * 3600 + (uint64_t)f[1] * 60 + f[2];
+	secs += (uint64_t)days * 86400;
+	if ((secs + 59) / 60 >= SLURM_TIME_UNLIMITED)
+		return -1;
+	*minutes = (uint32_t)((secs + 59) / 60);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+struct json_ctx {
+	struct json j;
+	struct json_buf key, val;
+	struct slurm_jobs *s;
+};
+
+/* A string value, or a number printed as an integer (job ids are numbers). */
+static int read_word(struct json_ctx *c, uint32_t *off)
+{
+	double v;
+	char num[32];
+
+	if (json_peek(&c->j) == JSON_NUMBER) {
+		if (json_number(&c->j, &v))
+			return -1;
+		snprintf(num, sizeof(num), "%.0f", v);
+		return put_string(c->s, num, strlen(num), off) ? json_fail(&c->j, "out of memory")
+							       : 0;
+	}
+	if (json_peek(&c->j) == JSON_NULL)
+		return json_null(&c->j);
+	if (json_string(&c->j, &c->val))
+		return -1;
+	return put_string(c->s, c->val.s, c->val.len, off) ? json_fail(&c->j, "out of memory") : 0;
+}
+
+/* "job_state": "RUNNING" or ["RUNNING", "COMPLETING"]. */
+static int read_state(struct json_ctx *c, int *running)
+{
+	unsigned i = 0;
+	int more;
+
+	if (json_peek(&c->j) == JSON_STRING) {
+		if (json_string(&c->j, &c->val))
+			return -1;
+		*running = !strcmp(c->val.s, "RUNNING");
+		return 0;
+	}
+	if (json_array_begin(&c->j))
+		return -1;
+	while ((more = json_array_next(&c->j, &i)) > 0) {
+		if (json_string(&c->j, &c->val))
+			return -1;
+		if (!strcmp(c->val.s, "RUNNING"))
+			*running = 1;
+	}
+	return more;
+}
+
+static int minutes_of(struct json_ctx *c, double v, uint32_t *out)
+{
+	if (v < 0 || v != (double)(uint64_t)v)
+		return json_fail(&c->j, "time_limit is not a whole number of minutes");
+	/* Slurm's INFINITE and NO_VAL. */
+	*out = v >= 4294967294.0 ? SLURM_TIME_UNLIMITED : (uint32_t)v;
+	return 0;
+}
+
+/* "time_limit": N, null, or {"set": B, "infinite": B, "number": N}. */
+static int read_time_limit(struct json_ctx *c, uint32_t *out)
+{
+	int set = 1, infinite = 0, more;
+	double number = 0;
+	unsigned i = 0;
+
+	switch (json_peek(&c->j)) {
+	case JSON_NUMBER:
+		if (json_number(&c->j, &number))
+			return -1;
+		return minutes_of(c, number, out);
+	case JSON_NULL:
+		*out = SLURM_TIME_UNLIMITED;
+		return json_null(&c->j);
+	default:
+		break;
+	}
+	if (json_object_begin(&c->j))
+		return -1;
+	while ((more = json_object_next(&c->j, &i, &c->key)) > 0) {
+		int r;
+
+		if (!strcmp(c->key.s, "set"))
+			r = json_bool(&c->j, &set);
+		else if (!strcmp(c->key.s, "infinite"))
+			r = json_bool(&c->j, &infinite);
+		else if (!strcmp(c->key.s, "number"))
+			r = json_number(&c->j, &number);
+		else
+			r = json_skip(&c->j);
+		if (r)
+			return -1;
+	}
+	if (more < 0)
+		return -1;
+	if (!set || infinite) {
+		*out = SLURM_TIME_UNLIMITED;
+		return 0;
+	}
+	return minutes_of(c, number, out);
+}
+
+static int read_job(struct json_ctx *c)
+{
+	struct slurm_job *job = add_job(c->s);
+	unsigned i = 0;
+	int more, have_id = 0;
+
+	if (!job)
+		return json_fail(&c->j, "out of memory");
+	if (json_object_begin(&c->j))
+		return -1;
+	while ((more = json_object_next(&c->j, &i, &c->key)) > 0) {
+		int r;
+
+		/* add_job() and read_word() may move c->s->v: index, not pointer. */
+		job = &c->s->v[c->s->n - 1];
+		if (!strcmp(c->key.s, "job_id")) {
+			r = read_word(c, &job->id);
+			have_id = 1;
+		} else if (!strcmp(c->key.s, "job_state")) {
+			r = read_state(c, &job->running);
+		} else if (!strcmp(c->key.s, "partition")) {
+			r = read_word(c, &job->partition);
+		} else if (!strcmp(c->key.s, "nodes")) {
+			r = read_word(c, &job->nodes);
+		} else if (!strcmp(c->key.s, "time_limit")) {
+			r = read_time_limit(c, &job->time_limit);
+		} else {
+			r = json_skip(&c->j);
+		}
+		if (r)
+			return -1;
+	}
+	if (more < 0)
+		return -1;
+	if (!have_id)
+		return json_fail(&c->j, "job without \"job_id\"");
+	return 0;
+}
+
+static int read_jobs(struct json_ctx *c)
+{
+	unsigned i = 0;
+	int more;
+
+	if (json_array_begin(&c->j))
+		return -1;
+	while ((more = json_array_next(&c->j, &i)) > 0)
+		if (read_job(c))
+			return -1;
+	return more;
+}
+
+int slurm_jobs_parse_json(struct slurm_jobs *s, const char *text, size_t len, const char *name,
+			  struct fab_error *err)
+{
+	struct json_ctx c = { .s = s };
+	unsigned i = 0;
+	int more, have_jobs = 0, ret = -1;
+
+	reset(s);
+	json_init(&c.j, text, len, name, err);
+	if (json_object_begin(&c.j))
+		goto out;
+	while ((more = json_object_next(&c.j, &i, &c.key)) > 0) {
+		if (!strcmp(c.key.s, "jobs")) {
+			if (read_jobs(&c))
+				goto out;
+			have_jobs = 1;
+		} else if (json_skip(&c.j)) {
+			goto out;
+		}
+	}
+	if (more < 0 || json_end(&c.j))
+		goto out;
+	if (!have_jobs) {
+		fab_error_set(err, "%s: no \"jobs\" member in the JSON object", name);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret)
+		reset(s);
+	json_buf_free(&c.key);
+	json_buf_free(&c.val);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ text */
+
+/* Splits line into at most max blank-separated words; returns their count. */
+static int split_words(const char *line, size_t len, const char **w, size_t *wl, int max)
+{
+	size_t i = 0;
+	int n = 0;
+
+	while (i < len) {
+		while (i < len && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		if (n == max)
+			return max + 1;
+		w[n] = line + i;
+		while (i < len && line[i] != ' ' && line[i] != '\t')
+			i++;
+		wl[n] = (size_t)(line + i - w[n]);
+		n++;
+	}
+	return n;
+}
+
+static int text_line(struct slurm_jobs *s, const char *line, size_t len, const char *name,
+		     unsigned lineno, struct fab_error *err)
+{
+	const char *w[5];
+	size_t wl[5];
+	struct slurm_job *job;
+	int n = split_words(line, len, w, wl, 5);
+	uint32_t off;
+
+	if (n == 0)
+		return 0;
+	/* A pending job has no node list: four words. */
+	if (n < 4 || n > 5) {
+		fab_error_set(
+			err,
+			"%s:%u: expected \"%s\" (job, state, partition, time limit, nodes), got %d words",
+			name, lineno, SLURM_SQUEUE_FORMAT, n > 5 ? 6 : n);
+		return -1;
+	}
+	job = add_job(s);
+	if (!job)
+		goto oom;
+	if (put_string(s, w[0], wl[0], &off))
+		goto oom;
+	s->v[s->n - 1].id = off;
+	s->v[s->n - 1].running = wl[1] == 7 && !memcmp(w[1], "RUNNING", 7);
+	if (put_string(s, w[2], wl[2], &off))
+		goto oom;
+	s->v[s->n - 1].partition = off;
+	if (slurm_parse_time(w[3], wl[3], &s->v[s->n - 1].time_limit)) {
+		fab_error_set(err, "%s:%u: column %zu: bad time limit '%.*s'", name, lineno,
+			      (size_t)(w[3] - line) + 1, (int)(wl[3] > 40 ? 40 : wl[3]), w[3]);
+		return -1;
+	}
+	if (n == 5) {
+		if (put_string(s, w[4], wl[4], &off))
+			goto oom;
+		s->v[s->n - 1].nodes = off;
+	}
+	return 0;
+oom:
+	fab_error_set(err, "%s: out of memory", name);
+	return -1;
+}
+
+int slurm_jobs_parse_text(struct slurm_jobs *s, const char *text, size_t len, const char *name,
+			  struct fab_error *err)
+{
+	size_t pos = 0;
+	unsigned lineno = 0;
+
+	reset(s);
+	if (memchr(text, '\0', len)) {
+		fab_error_set(err, "%s: binary data (NUL byte) in squeue output", name);
+		return -1;
+	}
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		lineno++;
+		if (text_line(s, text + pos, end - pos, name, lineno, err)) {
+			reset(s);
+			return -1;
+		}
+		pos = end + 1;
+	}
+	return 0;
+}
