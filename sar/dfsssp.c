@@ -160,6 +160,70 @@ static void dijkstra(struct dfsssp *d, uint32_t t)
 	}
 }
 
+/*
+ * The intra-job load one switch's sources would leave behind on a candidate next channel e
+ * (towards v): its own channel's load and the mean per-channel load of v's onward route, both
+ * including what this destination's farther switches already committed.  Squared, so that
+ * spreading wins over stacking.
+ */
+static uint64_t spread_cost(const struct dfsssp *d, uint32_t s, uint32_t e, uint32_t v)
+{
+	uint64_t up = d->weight[e] - d->base + d->acc[s], dn = 0;
+
+	if (d->hop[v])
+		dn = (d->dist[v] - d->hop[v] * d->base) / d->hop[v] + d->acc[v] + d->acc[s];
+	return up * up + dn * dn * d->hop[v];
+}
+
+/* Switch s picks its next channel among those one hop closer to the destination. */
+static void spread_switch(struct dfsssp *d, uint32_t s)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	uint32_t e, v, best = d->next[s];
+	uint64_t cost, low = UINT64_MAX;
+
+	for (e = off[s]; d->acc[s] && e < off[s + 1]; e++) {
+		v = d->g.to[e];
+		if (d->dist[v] == UINT64_MAX || d->hop[v] + 1 != d->hop[s])
+			continue;
+		cost = spread_cost(d, s, e, v);
+		/* Dijkstra's own choice wins ties. */
+		if (cost < low || (cost == low && e == d->next[s])) {
+			low = cost;
+			best = e;
+		}
+	}
+	d->next[s] = best;
+	d->weight[best] += d->acc[s];
+	d->acc[d->g.to[best]] += d->acc[s];
+}
+
+/*
+ * Job phase: Dijkstra sends every switch of one destination the same way when few switches
+ * hold the job's sources (the other switches add nothing), so one destination's whole intra-job
+ * traffic lands on one spine and one down-link (thesis figure 5.2: 66 where plain DFSSSP has
+ * 60).  Here the switches, farthest first, re-pick among their minimum-hop next channels
+ * knowing what this destination's farther switches already put there, and the weights grow
+ * as they go, still only by intra-job paths (Alg 5.1 lines 8-10).  Hop counts and hence
+ * the layering stay those of Dijkstra; plain DFSSSP and the later phases do not use this.
+ */
+static void spread_tree(struct dfsssp *d)
+{
+	uint32_t i, h, maxhop = 0;
+
+	for (i = 0; i < d->nsettled; i++) {
+		uint32_t s = d->order[i];
+
+		d->acc[s] = d->add[s];
+		if (d->hop[s] > maxhop)
+			maxhop = d->hop[s];
+	}
+	for (h = maxhop; h >= 1; h--)
+		for (i = d->nsettled; i-- > 1;)
+			if (d->hop[d->order[i]] == h)
+				spread_switch(d, d->order[i]);
+}
+
 /* Every route adds add[s] to each channel from its source switch s to the destination. */
 static void update_weights(struct dfsssp *d)
 {
@@ -224,8 +288,8 @@ static void plain_additions(struct dfsssp *d)
 		d->add[s] = d->nsrc[s];
 }
 
-/* Routes every LID of port p (an end port or a switch's port 0). */
-static int route_port(struct dfsssp *d, uint32_t p)
+/* Routes every LID of port p (an end port or a switch's port 0); spread: job phase. */
+static int route_port(struct dfsssp *d, uint32_t p, int spread)
 {
 	const struct fabric *f = d->f;
 	const struct fab_port *port = &f->ports[p];
@@ -244,8 +308,11 @@ static int route_port(struct dfsssp *d, uint32_t p)
 		for (s = 0; s < d->g.nsw; s++)
 			if (s != t && d->next[s] == FAB_NONE)
 				return -1;
+		if (spread)
+			spread_tree(d);
 		set_lft(d, lid, t, exit_port, to_ca);
-		update_weights(d);
+		if (!spread)
+			update_weights(d);
 	}
 	return 0;
 }
@@ -424,7 +491,7 @@ static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_err
 			job_additions(d, f->ports[p].node);
 		else
 			plain_additions(d);
-		if (route_port(d, p)) {
+		if (route_port(d, p, ph == PH_JOB)) {
 			fab_error_set(err, "no route from every switch to %s port %u (LID %u)",
 				      fabric_node_desc(f, f->ports[p].node), f->ports[p].num,
 				      f->ports[p].base_lid);
