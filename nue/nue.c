@@ -48,6 +48,8 @@ struct nue {
 	uint64_t *keys;	      /* [max_lid + 1] sort keys */
 	uint64_t *ch_key;     /* [nch]: initial order of the dependency graph */
 	uint32_t *dest_count; /* [nsw]: destinations of the current layer per switch */
+	uint32_t *ca_count;   /* [nsw]: the CA and router LIDs among them */
+	uint32_t nca;	      /* their sum */
 
 	uint64_t *w_all, *w_job; /* [nch] channel weights; w_job only for the job phase */
 	uint32_t *src_lids;	 /* [nsw]: LIDs that send from each switch */
@@ -407,6 +409,9 @@ static void escape_children(struct nue *n)
 /*
  * Marks the escape paths used: at every tree switch b, the turns from each tree channel into b
  * towards each other tree neighbour whose side of the tree holds a destination of the layer.
+ * At the root every turn between tree channels is marked, as the reference does: still the
+ * dependencies of one tree's routes, hence acyclic, and it leaves the turns through the layer's
+ * most central switch reserved for the routes of every subtree.
  */
 static int mark_escape_paths(struct nue *n)
 {
@@ -428,7 +433,7 @@ static int mark_escape_paths(struct nue *n)
 			for (j = n->esc_child_off[b]; j < n->esc_child_off[b + 1]; j++) {
 				uint32_t c = n->esc_child[j], down = n->g.rev[n->esc_up[c]];
 
-				if (!n->esc_sub[c] || in[i] == n->esc_up[c])
+				if ((!n->esc_sub[c] && b != n->root) || in[i] == n->esc_up[c])
 					continue;
 				if (cdg_try_add(&n->g, in[i], down, CDG_USED) < 0)
 					return -1;
@@ -619,6 +624,7 @@ static int nue_alloc(struct nue *n)
 	n->keys = malloc(sizeof(uint64_t) * lids);
 	n->ch_key = malloc(sizeof(uint64_t) * ch);
 	n->dest_count = malloc(sizeof(uint32_t) * sw);
+	n->ca_count = malloc(sizeof(uint32_t) * sw);
 	n->w_all = malloc(sizeof(uint64_t) * ch);
 	n->w_job = malloc(sizeof(uint64_t) * ch);
 	n->src_lids = calloc(sw, sizeof(uint32_t));
@@ -637,10 +643,10 @@ static int nue_alloc(struct nue *n)
 	n->children = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->part || !n->dest || !n->keys ||
-	    !n->ch_key || !n->dest_count || !n->w_all || !n->w_job || !n->src_lids || !n->has_ca ||
-	    !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off || !n->esc_child ||
-	    !n->dist || !n->out || !n->done || !n->depth || !n->acc || !n->scratch ||
-	    !n->children || !n->seen)
+	    !n->ch_key || !n->dest_count || !n->ca_count || !n->w_all || !n->w_job ||
+	    !n->src_lids || !n->has_ca || !n->esc_up || !n->esc_sub || !n->esc_order ||
+	    !n->esc_child_off || !n->esc_child || !n->dist || !n->out || !n->done || !n->depth ||
+	    !n->acc || !n->scratch || !n->children || !n->seen)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -655,6 +661,7 @@ static void nue_free(struct nue *n)
 	free(n->keys);
 	free(n->ch_key);
 	free(n->dest_count);
+	free(n->ca_count);
 	free(n->w_all);
 	free(n->w_job);
 	free(n->src_lids);
@@ -810,11 +817,14 @@ static void order_layer(struct nue *n, unsigned layer)
 	uint32_t lid, i;
 
 	memset(n->dest_count, 0, sizeof(uint32_t) * n->nsw);
-	n->ndest = 0;
+	memset(n->ca_count, 0, sizeof(uint32_t) * n->nsw);
+	n->ndest = n->nca = 0;
 	for (lid = 1; lid <= n->f->max_lid; lid++) {
 		if (n->lid_sw[lid] == FAB_NONE || n->lid_layer[lid] != layer)
 			continue;
 		n->dest_count[n->lid_sw[lid]]++;
+		n->ca_count[n->lid_sw[lid]] += n->lid_exit[lid] != 0;
+		n->nca += n->lid_exit[lid] != 0;
 		n->keys[n->ndest++] = dest_class(n, lid) << 16 | lid;
 	}
 	qsort(n->keys, n->ndest, sizeof(uint64_t), cmp_u64);
@@ -890,7 +900,14 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 	n->rep->dests_per_layer[layer] = n->ndest;
 	if (!n->ndest)
 		return 0;
-	n->root = nue_central_switch(n->f, n->dest_count);
+	/*
+	 * The root is a switch with CAs of the layer when there are any.  In a fat tree a core
+	 * root hangs other core switches below edge switches, and the escape tree's turns down
+	 * and up again there block the minimal turns of many routes (max EFI ten times the
+	 * optimum on a 3-level tree); from an edge root the tree climbs and descends as the
+	 * minimal routes do.  Where every switch has CAs this changes nothing.
+	 */
+	n->root = nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL);
 	if (n->root == FAB_NONE) {
 		fab_error_set(err, "out of memory choosing the root of layer %u", layer);
 		return -1;

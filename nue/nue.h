@@ -28,6 +28,7 @@ struct nue_report {
 	uint32_t shortcuts;  /* routes improved through former island switches */
 	uint32_t job_destinations;
 	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
+	uint32_t layer_retries;	 /* layers routed again with escape paths towards every switch */
 };
 
 /*
@@ -48,8 +49,10 @@ const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part);
 /*
  * Root of a layer's escape paths: the switch of highest betweenness centrality inside the convex
  * subgraph of the destination switches (thesis algorithm 6.1 and Brandes' algorithm).
- * dest_count[s] is the number of the layer's destinations at switch s.
+ * dest_count[s] is the number of the layer's destinations at switch s.  With candidate, only
+ * switches with candidate[s] != 0 may win (the hull must contain one).
  */
-uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count);
+uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count,
+			    const uint32_t *candidate);
 
 #endif
