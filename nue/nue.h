@@ -23,9 +23,10 @@ struct nue_report {
 	uint32_t destinations;
 	uint32_t dests_per_layer[NUE_MAX_VLS];
 	uint64_t root_guid[NUE_MAX_VLS];
-	uint32_t fallbacks;  /* destinations routed on the escape paths */
-	uint32_t backtracks; /* successful local backtracking steps */
-	uint32_t shortcuts;  /* routes improved through former island switches */
+	uint32_t fallbacks;	  /* destinations routed on the escape paths */
+	uint32_t backtracks;	  /* successful local backtracking steps */
+	uint32_t second_attempts; /* impasses solved by routing again with few new turns */
+	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t job_destinations;
 	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
 	uint32_t layer_retries;	 /* layers routed again with escape paths towards every switch */

@@ -3,6 +3,7 @@
  * order against a brute-force cycle check; complete, loop-free and deadlock-free routing
  * (checked by the verifier) on the 5-ring with one VL, a 4x4x3 torus without a switch for 1-4
  * VLs, random graphs, a fat tree with LMC 2; balance and minimal routes on a 3-level fat tree;
+ * no fall-back on a 5x5x5 torus with one VL;
  * service levels equal to layers; job-first order;
  * determinism; clear errors for bad VL counts and disconnected switches.
  */
@@ -239,6 +240,28 @@ static void test_fat_tree_balance(void)
 	fabric_free(&f);
 }
 
+/*
+ * 5x5x5 torus with 4 hosts per switch on one layer: routing the destinations farthest from the
+ * escape root first leaves every one a deadlock-free route of its own (in LID order, 98 of 625
+ * fell back to the escape paths).
+ */
+static void test_torus_no_fallback(void)
+{
+	static unsigned links[3 * 125][2];
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+	unsigned n = testfab_torus(links, 5, 5, 5, -1);
+
+	CHECK(testfab_build(&f, 125, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	route_and_verify(&f, 1, "5x5x5 torus");
+	CHECK(route(&f, 1, NULL, &r, &rep, &err) == 0);
+	CHECK(rep.destinations == 625 && rep.fallbacks == 0);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 /* Nodes of the larger job are routed first; the same inputs give the same tables. */
 static void test_jobs_and_determinism(void)
 {
@@ -329,6 +352,7 @@ int main(void)
 	test_random_graphs();
 	test_lmc();
 	test_fat_tree_balance();
+	test_torus_no_fallback();
 	test_jobs_and_determinism();
 	test_errors();
 	test_central_switch();
