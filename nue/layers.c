@@ -336,7 +336,8 @@ static void count_sources(struct central *c)
 	}
 }
 
-uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count)
+uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count,
+			    const uint32_t *candidate)
 {
 	struct central c = { .f = f, .nsw = f->nswitches };
 	uint32_t s, best = FAB_NONE, ndest = 0;
@@ -366,7 +367,8 @@ uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count)
 		if (c.in_hull[s])
 			brandes_from(&c, s, dest_count);
 	for (s = 0; s < c.nsw; s++)
-		if (c.in_hull[s] && (best == FAB_NONE || c.score[s] > c.score[best]))
+		if (c.in_hull[s] && (!candidate || candidate[s]) &&
+		    (best == FAB_NONE || c.score[s] > c.score[best]))
 			best = s;
 out:
 	free(c.dist);

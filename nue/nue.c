@@ -48,6 +48,8 @@ struct nue {
 	uint64_t *keys;	      /* [max_lid + 1] sort keys */
 	uint64_t *ch_key;     /* [nch]: initial order of the dependency graph */
 	uint32_t *dest_count; /* [nsw]: destinations of the current layer per switch */
+	uint32_t *ca_count;   /* [nsw]: the CA and router LIDs among them */
+	uint32_t nca;	      /* their sum */
 
 	uint64_t *w_all, *w_job; /* [nch] channel weights; w_job only for the job phase */
 	uint32_t *src_lids;	 /* [nsw]: LIDs that send from each switch */
@@ -56,7 +58,9 @@ struct nue {
 	uint32_t *job_sw, *job_lids;
 
 	uint32_t root;
-	uint32_t *esc_up; /* [nsw]: tree channel towards the root */
+	uint64_t w_init;	/* initial channel weight: one hop */
+	uint64_t new_turn_cost; /* see route_lid */
+	uint32_t *esc_up;	/* [nsw]: tree channel towards the root */
 	uint32_t *esc_sub, *esc_order, *esc_child_off, *esc_child;
 
 	uint64_t *dist;
@@ -221,13 +225,21 @@ static int reroute(struct nue *n, uint32_t s, uint32_t c, uint32_t extra_in)
 
 /* --------------------------------------------------------------------- modified Dijkstra */
 
+/* Extra cost of the turn in->out on the second attempt at a destination: only if it is new. */
+static uint64_t turn_cost(const struct nue *n, uint32_t in, uint32_t out)
+{
+	if (!n->new_turn_cost || out == AT_DEST)
+		return 0;
+	return n->g.turn[cdg_turn_index(&n->g, in, out)] == CDG_UNUSED ? n->new_turn_cost : 0;
+}
+
 static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 {
 	uint32_t i;
 
 	for (i = n->g.sw_off[x]; i < n->g.sw_off[x + 1]; i++) {
 		uint32_t y = n->g.head[i], in = n->g.rev[i];
-		uint64_t nd = n->dist[x] + w[in];
+		uint64_t nd = n->dist[x] + w[in] + turn_cost(n, in, n->out[x]);
 
 		if (nd >= n->dist[y])
 			continue;
@@ -407,6 +419,9 @@ static void escape_children(struct nue *n)
 /*
  * Marks the escape paths used: at every tree switch b, the turns from each tree channel into b
  * towards each other tree neighbour whose side of the tree holds a destination of the layer.
+ * At the root every turn between tree channels is marked, as the reference does: still the
+ * dependencies of one tree's routes, hence acyclic, and it leaves the turns through the layer's
+ * most central switch reserved for the routes of every subtree.
  */
 static int mark_escape_paths(struct nue *n)
 {
@@ -428,7 +443,7 @@ static int mark_escape_paths(struct nue *n)
 			for (j = n->esc_child_off[b]; j < n->esc_child_off[b + 1]; j++) {
 				uint32_t c = n->esc_child[j], down = n->g.rev[n->esc_up[c]];
 
-				if (!n->esc_sub[c] || in[i] == n->esc_up[c])
+				if ((!n->esc_sub[c] && b != n->root) || in[i] == n->esc_up[c])
 					continue;
 				if (cdg_try_add(&n->g, in[i], down, CDG_USED) < 0)
 					return -1;
@@ -565,11 +580,10 @@ static void write_tables(struct nue *n, uint32_t lid, uint32_t d)
 	}
 }
 
-static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+/* Dijkstra with backtracking towards d; 1 when every switch is reached. */
+static int attempt(struct nue *n, uint32_t d, const uint64_t *w)
 {
-	uint32_t d = n->lid_sw[lid], s;
-	int job_phase = job_phase_dest(n, lid);
-	uint64_t *w = job_phase ? n->w_job : n->w_all;
+	uint32_t s;
 
 	for (s = 0; s < n->nsw; s++) {
 		n->dist[s] = INF_DIST;
@@ -581,15 +595,42 @@ static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	n->dist[d] = 0;
 	n->out[d] = AT_DEST;
 	minheap_set(&n->heap, d, 0);
-	while (run_dijkstra(n, w) < n->nsw) {
-		if (backtrack(n, w))
-			continue;
-		/* Lemma 6.4: the escape paths always exist; undo this run's turns and use them. */
-		undo_list(n, &n->wet, CDG_WET);
-		undo_list(n, &n->blocked, CDG_BLOCKED);
-		use_escape_paths(n, d);
-		n->rep->fallbacks++;
-		break;
+	while (run_dijkstra(n, w) < n->nsw)
+		if (!backtrack(n, w))
+			return 0;
+	return 1;
+}
+
+/* Undoes an attempt's turns; blocks it found may have depended on them. */
+static void undo_attempt(struct nue *n)
+{
+	undo_list(n, &n->wet, CDG_WET);
+	undo_list(n, &n->blocked, CDG_BLOCKED);
+}
+
+static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	uint32_t d = n->lid_sw[lid], s;
+	int job_phase = job_phase_dest(n, lid);
+	uint64_t *w = job_phase ? n->w_job : n->w_all;
+
+	if (!attempt(n, d, w)) {
+		/*
+		 * An impasse: routes that added few new dependencies leave more ways open, so
+		 * try again with every new turn costing about one hop extra.
+		 */
+		undo_attempt(n);
+		n->new_turn_cost = n->w_init;
+		s = attempt(n, d, w);
+		n->new_turn_cost = 0;
+		if (s) {
+			n->rep->second_attempts++;
+		} else {
+			/* Lemma 6.4: the escape paths always exist. */
+			undo_attempt(n);
+			use_escape_paths(n, d);
+			n->rep->fallbacks++;
+		}
 	}
 	for (s = 0; s < n->wet.n; s++)
 		if (n->g.turn[n->wet.turn[s]] == CDG_WET)
@@ -619,6 +660,7 @@ static int nue_alloc(struct nue *n)
 	n->keys = malloc(sizeof(uint64_t) * lids);
 	n->ch_key = malloc(sizeof(uint64_t) * ch);
 	n->dest_count = malloc(sizeof(uint32_t) * sw);
+	n->ca_count = malloc(sizeof(uint32_t) * sw);
 	n->w_all = malloc(sizeof(uint64_t) * ch);
 	n->w_job = malloc(sizeof(uint64_t) * ch);
 	n->src_lids = calloc(sw, sizeof(uint32_t));
@@ -637,10 +679,10 @@ static int nue_alloc(struct nue *n)
 	n->children = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->part || !n->dest || !n->keys ||
-	    !n->ch_key || !n->dest_count || !n->w_all || !n->w_job || !n->src_lids || !n->has_ca ||
-	    !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off || !n->esc_child ||
-	    !n->dist || !n->out || !n->done || !n->depth || !n->acc || !n->scratch ||
-	    !n->children || !n->seen)
+	    !n->ch_key || !n->dest_count || !n->ca_count || !n->w_all || !n->w_job ||
+	    !n->src_lids || !n->has_ca || !n->esc_up || !n->esc_sub || !n->esc_order ||
+	    !n->esc_child_off || !n->esc_child || !n->dist || !n->out || !n->done || !n->depth ||
+	    !n->acc || !n->scratch || !n->children || !n->seen)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -655,6 +697,7 @@ static void nue_free(struct nue *n)
 	free(n->keys);
 	free(n->ch_key);
 	free(n->dest_count);
+	free(n->ca_count);
 	free(n->w_all);
 	free(n->w_job);
 	free(n->src_lids);
@@ -803,18 +846,21 @@ static uint64_t dest_class(const struct nue *n, uint32_t lid)
 /*
  * The layer's destinations in routing order: LIDs of job nodes first, largest job first; then
  * CA and router LIDs; then switch LIDs, as the reference routes terminals before switches.
- * Within a class, ascending LID.
+ * Within a class, ascending LID here; order_far_first then sorts by distance from the root.
  */
 static void order_layer(struct nue *n, unsigned layer)
 {
 	uint32_t lid, i;
 
 	memset(n->dest_count, 0, sizeof(uint32_t) * n->nsw);
-	n->ndest = 0;
+	memset(n->ca_count, 0, sizeof(uint32_t) * n->nsw);
+	n->ndest = n->nca = 0;
 	for (lid = 1; lid <= n->f->max_lid; lid++) {
 		if (n->lid_sw[lid] == FAB_NONE || n->lid_layer[lid] != layer)
 			continue;
 		n->dest_count[n->lid_sw[lid]]++;
+		n->ca_count[n->lid_sw[lid]] += n->lid_exit[lid] != 0;
+		n->nca += n->lid_exit[lid] != 0;
 		n->keys[n->ndest++] = dest_class(n, lid) << 16 | lid;
 	}
 	qsort(n->keys, n->ndest, sizeof(uint64_t), cmp_u64);
@@ -882,6 +928,32 @@ static int seed_order(struct nue *n)
 	return cdg_seed_order(&n->g, n->ch_key);
 }
 
+/*
+ * Within each class of order_layer, destinations farthest from the layer's root go first.  Their
+ * routes cross most of the layer and have the fewest alternatives, so they are routed while the
+ * dependency graph is still sparse; those near the root are reached over few turns that earlier
+ * routes already hold.  On the 8x8x8 torus with 8 layers this cut the fall-backs from 20 to 1
+ * and the maximum EFI by 40%, and on one layer the maximum EFI to a fifth.
+ */
+static void order_far_first(struct nue *n)
+{
+	uint32_t i, cls_rank = 0;
+	uint64_t prev = 0;
+
+	bfs_levels(n, NULL, n->root, n->depth);
+	for (i = 0; i < n->ndest; i++) {
+		uint64_t cls = n->keys[i] >> 16, hop = n->depth[n->lid_sw[n->dest[i]]];
+
+		if (i && cls != prev)
+			cls_rank++;
+		prev = cls;
+		n->keys[i] = (uint64_t)cls_rank << 40 | (0xffffu - hop) << 16 | n->dest[i];
+	}
+	qsort(n->keys, n->ndest, sizeof(uint64_t), cmp_u64);
+	for (i = 0; i < n->ndest; i++)
+		n->dest[i] = (uint32_t)(n->keys[i] & 0xffff);
+}
+
 static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 {
 	uint32_t i;
@@ -890,7 +962,14 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 	n->rep->dests_per_layer[layer] = n->ndest;
 	if (!n->ndest)
 		return 0;
-	n->root = nue_central_switch(n->f, n->dest_count);
+	/*
+	 * The root is a switch with CAs of the layer when there are any.  In a fat tree a core
+	 * root hangs other core switches below edge switches, and the escape tree's turns down
+	 * and up again there block the minimal turns of many routes (max EFI ten times the
+	 * optimum on a 3-level tree); from an edge root the tree climbs and descends as the
+	 * minimal routes do.  Where every switch has CAs this changes nothing.
+	 */
+	n->root = nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL);
 	if (n->root == FAB_NONE) {
 		fab_error_set(err, "out of memory choosing the root of layer %u", layer);
 		return -1;
@@ -901,6 +980,7 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 		fab_error_set(err, "out of memory ordering layer %u", layer);
 		return -1;
 	}
+	order_far_first(n);
 	escape_tree(n);
 	escape_children(n);
 	if (mark_escape_paths(n)) {
@@ -962,6 +1042,7 @@ static void init_weights(struct nue *n)
 	w = total ? total * total : 1;
 	for (c = 0; c < n->nch; c++)
 		n->w_all[c] = n->w_job[c] = w;
+	n->w_init = w;
 }
 
 int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *r,

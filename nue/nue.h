@@ -23,11 +23,13 @@ struct nue_report {
 	uint32_t destinations;
 	uint32_t dests_per_layer[NUE_MAX_VLS];
 	uint64_t root_guid[NUE_MAX_VLS];
-	uint32_t fallbacks;  /* destinations routed on the escape paths */
-	uint32_t backtracks; /* successful local backtracking steps */
-	uint32_t shortcuts;  /* routes improved through former island switches */
+	uint32_t fallbacks;	  /* destinations routed on the escape paths */
+	uint32_t backtracks;	  /* successful local backtracking steps */
+	uint32_t second_attempts; /* impasses solved by routing again with few new turns */
+	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t job_destinations;
 	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
+	uint32_t layer_retries;	 /* layers routed again with escape paths towards every switch */
 };
 
 /*
@@ -48,8 +50,10 @@ const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part);
 /*
  * Root of a layer's escape paths: the switch of highest betweenness centrality inside the convex
  * subgraph of the destination switches (thesis algorithm 6.1 and Brandes' algorithm).
- * dest_count[s] is the number of the layer's destinations at switch s.
+ * dest_count[s] is the number of the layer's destinations at switch s.  With candidate, only
+ * switches with candidate[s] != 0 may win (the hull must contain one).
  */
-uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count);
+uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count,
+			    const uint32_t *candidate);
 
 #endif

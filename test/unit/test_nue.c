@@ -2,7 +2,9 @@
  * test_nue.c - unit tests of the Nue engine and its dependency graph: the dynamic topological
  * order against a brute-force cycle check; complete, loop-free and deadlock-free routing
  * (checked by the verifier) on the 5-ring with one VL, a 4x4x3 torus without a switch for 1-4
- * VLs, random graphs, a fat tree with LMC 2; service levels equal to layers; job-first order;
+ * VLs, random graphs, a fat tree with LMC 2; balance and minimal routes on a 3-level fat tree;
+ * no fall-back on a 5x5x5 torus with one VL;
+ * service levels equal to layers; job-first order;
  * determinism; clear errors for bad VL counts and disconnected switches.
  */
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "cdg.h"
 #include "check.h"
 #include "engines.h"
+#include "metrics.h"
 #include "nue.h"
 #include "testfab.h"
 #include "verify.h"
@@ -194,6 +197,71 @@ static void test_lmc(void)
 	fabric_free(&f);
 }
 
+/*
+ * 4-ary 3-tree: levels of 16 switches (leaves 0..15 with 4 hosts each, middle 16..31, top
+ * 32..47); switch w of top-down level l links to the switches of level l + 1 whose base-4 digits
+ * differ from w only in digit l.  Minimal routes here are all up then down, and a balanced routing
+ * loads no channel with more than about twice the mean.  An escape tree rooted in the core
+ * broke both: its down-and-up turns blocked minimal turns and piled routes onto few uplinks
+ * (max EFI 204, mean 54, some routes 2 hops longer).
+ */
+static void test_fat_tree_balance(void)
+{
+	unsigned links[128][2], hosts[48] = { 0 }, n = 0, l, w, x;
+	struct metrics_options mo;
+	struct metrics_efi e;
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+
+	for (l = 0; l < 2; l++)
+		for (w = 0; w < 16; w++)
+			for (x = 0; x < 4; x++) {
+				unsigned other = l ? (w & ~3u) | x : (w & 3u) | x << 2;
+
+				links[n][0] = (2 - l) * 16 + w;
+				links[n][1] = (1 - l) * 16 + other;
+				n++;
+			}
+	for (w = 0; w < 16; w++)
+		hosts[w] = 4;
+	CHECK(testfab_build_hosts(&f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	route_and_verify(&f, 1, "4-ary 3-tree");
+	CHECK(route(&f, 1, NULL, &r, &rep, &err) == 0);
+	metrics_options_default(&mo);
+	CHECK(metrics_efi(&f, &r, &mo, &e) == 0);
+	CHECK(e.routes == 64 * 63 && e.unrouted == 0);
+	CHECK(e.nonminimal == 0);
+	CHECK(e.dist.max <= 2 * e.dist.mean);
+	CHECK(rep.fallbacks == 0);
+	metrics_efi_free(&e);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * 5x5x5 torus with 4 hosts per switch on one layer: routing the destinations farthest from the
+ * escape root first leaves every one a deadlock-free route of its own (in LID order, 98 of 625
+ * fell back to the escape paths).
+ */
+static void test_torus_no_fallback(void)
+{
+	static unsigned links[3 * 125][2];
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+	unsigned n = testfab_torus(links, 5, 5, 5, -1);
+
+	CHECK(testfab_build(&f, 125, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	route_and_verify(&f, 1, "5x5x5 torus");
+	CHECK(route(&f, 1, NULL, &r, &rep, &err) == 0);
+	CHECK(rep.destinations == 625 && rep.fallbacks == 0);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 /* Nodes of the larger job are routed first; the same inputs give the same tables. */
 static void test_jobs_and_determinism(void)
 {
@@ -268,11 +336,11 @@ static void test_central_switch(void)
 	struct fabric f;
 
 	CHECK(testfab_build(&f, 7, 1, (const unsigned(*)[2])links, 6, 0) == 0);
-	CHECK(nue_central_switch(&f, dest_count) == f.nodes[0].sw);
+	CHECK(nue_central_switch(&f, dest_count, NULL) == f.nodes[0].sw);
 	/* With destinations only at the tail, the hub is off their convex subgraph. */
 	memset(dest_count, 0, sizeof(dest_count));
 	dest_count[f.nodes[4].sw] = dest_count[f.nodes[6].sw] = 1;
-	CHECK(nue_central_switch(&f, dest_count) == f.nodes[5].sw);
+	CHECK(nue_central_switch(&f, dest_count, NULL) == f.nodes[5].sw);
 	fabric_free(&f);
 }
 
@@ -283,6 +351,8 @@ int main(void)
 	test_faulty_torus();
 	test_random_graphs();
 	test_lmc();
+	test_fat_tree_balance();
+	test_torus_no_fallback();
 	test_jobs_and_determinism();
 	test_errors();
 	test_central_switch();
