@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "ctlclient.h"
+#include "verify.h"
 
 static const char usage[] =
 	"usage: sarnue ctl [--socket PATH] [--timeout SECONDS] [--json] COMMAND [ARG]\n"
@@ -127,20 +128,6 @@ static int build_command(int argc, char **argv, char *cmd, size_t size)
 	return 0;
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 /* Human-readable status: one "key: value" line per JSON field, in the plugin's order. */
 static void print_status_text(const char *json)
 {
@@ -176,10 +163,10 @@ static void print_reply(const char *verb, const struct ctl_args *a, const struct
 			return;
 		}
 		printf("{\"ok\":%s,\"reply\":", r->ok ? "true" : "false");
-		json_string(r->final);
+		verify_json_string(stdout, r->final);
 		if (r->data_len) {
 			printf(",\"data\":");
-			json_string(r->data);
+			verify_json_string(stdout, r->data);
 		}
 		printf("}\n");
 		return;

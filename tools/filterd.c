@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ctlclient.h"
+#include "verify.h"
 #include "engines.h"
 #include "jobfilter.h"
 #include "loaders.h"
@@ -1080,20 +1081,6 @@ static void decide(struct filterd *d, struct poll_report *rep, double now)
 	}
 }
 
-static void json_string_out(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", *s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 static int print_status(const void *ctx, FILE *out)
 {
 	const struct poll_report *r = ctx;
@@ -1104,7 +1091,7 @@ static int print_status(const void *ctx, FILE *out)
 		"{\"time\":\"%s\",\"poll\":%lu,\"ok\":%s,\"seconds\":%.6f,\"squeue_seconds\":%.6f,"
 		"\"squeue_format\":",
 		stamp, r->poll, r->ok ? "true" : "false", r->seconds, r->squeue_seconds);
-	json_string_out(out, r->squeue_format ? r->squeue_format : "");
+	verify_json_string(out, r->squeue_format ? r->squeue_format : "");
 	fprintf(out,
 		",\"jobs\":%u,\"running\":%u,\"short\":%u,\"excluded\":%u,\"no_nodes\":%u,"
 		"\"single_switch\":%u,\"multi_switch\":%u,\"multi_switch_hosts\":%u,"
@@ -1112,11 +1099,11 @@ static int print_status(const void *ctx, FILE *out)
 		r->st.jobs, r->st.running, r->st.short_jobs, r->st.excluded, r->st.no_nodes,
 		r->st.single_switch, r->st.multi_switch, r->st.multi_hosts, r->unknown, r->added,
 		r->removed);
-	json_string_out(out, r->decision);
+	verify_json_string(out, r->decision);
 	fputs(",\"reason\":", out);
-	json_string_out(out, r->reason);
+	verify_json_string(out, r->reason);
 	fputs(",\"handoff\":", out);
-	json_string_out(out, r->handoff);
+	verify_json_string(out, r->handoff);
 	fputs("}\n", out);
 	return ferror(out) ? -1 : 0;
 }
