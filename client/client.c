@@ -79,21 +79,6 @@ static void client_log(struct sarnue_client *c, enum sarnue_log_level level, con
 	c->cfg.log(c->cfg.log_arg, level, msg);
 }
 
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 const char *sarnue_kind_name(enum sarnue_kind kind)
 {
 	switch (kind) {
@@ -125,7 +110,7 @@ static int send_mad(struct sarnue_client *c, int agent, const uint8_t *mad, uint
 	/* No kernel timeout: requests are retried here, responses need none. */
 	rc = umad_send(c->portid, agent, c->umad, WIRE_MAD_LEN, 0, 0);
 	if (rc < 0)
-		return set_err(err, errlen, "umad_send to LID %u: %s", dlid, strerror(-rc));
+		return wire_error(err, errlen, "umad_send to LID %u: %s", dlid, strerror(-rc));
 	return 0;
 }
 
@@ -152,7 +137,7 @@ static int recv_mad(struct sarnue_client *c, int timeout_ms, uint8_t *out, uint1
 	if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EWOULDBLOCK)
 		return 0;
 	if (rc < 0)
-		return set_err(err, errlen, "umad_recv: %s", strerror(-rc));
+		return wire_error(err, errlen, "umad_recv: %s", strerror(-rc));
 	if (umad_status(c->umad)) {
 		/* A send of ours that the kernel gave up on; nothing to receive. */
 		client_log(c, SARNUE_LOG_DEBUG, "MAD completed with status %d",
@@ -243,8 +228,8 @@ static int transact(struct sarnue_client *c, int agent, uint8_t *req, uint16_t d
 		client_log(c, SARNUE_LOG_DEBUG, "no answer from LID %u within %u ms (try %u of %u)",
 			   dlid, timeout, t + 1, tries);
 	}
-	return set_err(err, errlen, "no answer from LID %u after %u tries of %u ms", dlid, tries,
-		       timeout);
+	return wire_error(err, errlen, "no answer from LID %u after %u tries of %u ms", dlid, tries,
+			  timeout);
 }
 
 static int portinfo_check(const uint8_t *mad, uint64_t tid, void *arg, char *err, size_t errlen)
@@ -262,7 +247,7 @@ static int refresh_port(struct sarnue_client *c, char *err, size_t errlen)
 
 	wire_portinfo_get(req, new_tid(c), (uint8_t)c->port);
 	if (transact(c, c->agent_dr, req, 0xFFFF, 0, 0, portinfo_check, &c->pi, why, sizeof(why)))
-		return set_err(err, errlen, "PortInfo of %s port %d: %s", c->ca, c->port, why);
+		return wire_error(err, errlen, "PortInfo of %s port %d: %s", c->ca, c->port, why);
 	return 0;
 }
 
@@ -296,18 +281,18 @@ static int informinfo(struct sarnue_client *c, uint16_t trap, int subscribe, cha
 	if (refresh_port(c, err, errlen))
 		return -1;
 	if (!c->pi.sm_lid)
-		return set_err(err, errlen, "%s port %d knows no SM LID yet (subnet not up)", c->ca,
-			       c->port);
+		return wire_error(err, errlen, "%s port %d knows no SM LID yet (subnet not up)",
+				  c->ca, c->port);
 	wire_informinfo_set(req, new_tid(c), trap, subscribe);
 	if (transact(c, c->agent_sa, req, c->pi.sm_lid, 1, WIRE_GSI_QKEY, informinfo_check, &a, why,
 		     sizeof(why)))
-		return set_err(err, errlen, "%s trap %u at SA LID %u: %s",
-			       subscribe ? "subscribing to" : "unsubscribing from", trap,
-			       c->pi.sm_lid, why);
+		return wire_error(err, errlen, "%s trap %u at SA LID %u: %s",
+				  subscribe ? "subscribing to" : "unsubscribing from", trap,
+				  c->pi.sm_lid, why);
 	if (a.status)
-		return set_err(err, errlen, "SA LID %u refused to %s trap %u: MAD status 0x%04x",
-			       c->pi.sm_lid, subscribe ? "subscribe to" : "unsubscribe from", trap,
-			       a.status);
+		return wire_error(err, errlen, "SA LID %u refused to %s trap %u: MAD status 0x%04x",
+				  c->pi.sm_lid, subscribe ? "subscribe to" : "unsubscribe from",
+				  trap, a.status);
 	return 0;
 }
 
@@ -593,19 +578,19 @@ static int register_agents(struct sarnue_client *c, char *err, size_t errlen)
 		1L << (WIRE_METHOD_REPORT % (8 * sizeof(long)));
 	c->agent_sa = umad_register(c->portid, WIRE_CLASS_SA, 2, 0, report_mask);
 	if (c->agent_sa < 0)
-		return set_err(err, errlen,
-			       "cannot register for SA reports on %s port %d: %s (another "
-			       "subscriber on this port?)",
-			       c->ca, c->port, strerror(-c->agent_sa));
+		return wire_error(err, errlen,
+				  "cannot register for SA reports on %s port %d: %s (another "
+				  "subscriber on this port?)",
+				  c->ca, c->port, strerror(-c->agent_sa));
 	c->agent_smi = umad_register(c->portid, WIRE_CLASS_SMI, 1, 0, NULL);
 	if (c->agent_smi < 0)
-		return set_err(err, errlen, "cannot register an SMP agent on %s port %d: %s", c->ca,
-			       c->port, strerror(-c->agent_smi));
+		return wire_error(err, errlen, "cannot register an SMP agent on %s port %d: %s",
+				  c->ca, c->port, strerror(-c->agent_smi));
 	c->agent_dr = umad_register(c->portid, WIRE_CLASS_SMI_DR, 1, 0, NULL);
 	if (c->agent_dr < 0)
-		return set_err(err, errlen,
-			       "cannot register a directed-route agent on %s port %d: %s", c->ca,
-			       c->port, strerror(-c->agent_dr));
+		return wire_error(err, errlen,
+				  "cannot register a directed-route agent on %s port %d: %s", c->ca,
+				  c->port, strerror(-c->agent_dr));
 	return 0;
 }
 
@@ -617,8 +602,8 @@ static int pick_port(struct sarnue_client *c, const struct sarnue_client_config 
 
 	rc = umad_get_port(cfg->ca, cfg->port, &p);
 	if (rc < 0)
-		return set_err(err, errlen, "no usable InfiniBand port (%s port %d): %s",
-			       cfg->ca ? cfg->ca : "first HCA", cfg->port, strerror(-rc));
+		return wire_error(err, errlen, "no usable InfiniBand port (%s port %d): %s",
+				  cfg->ca ? cfg->ca : "first HCA", cfg->port, strerror(-rc));
 	snprintf(c->ca, sizeof(c->ca), "%s", p.ca_name);
 	c->port = p.portnum;
 	c->port_guid = be64toh(p.port_guid);
@@ -633,24 +618,26 @@ int sarnue_client_open(const struct sarnue_client_config *cfg, struct sarnue_cli
 
 	*out = NULL;
 	if (umad_init() < 0)
-		return set_err(err, errlen, "libibumad cannot initialise (no umad kernel module?)");
+		return wire_error(err, errlen,
+				  "libibumad cannot initialise (no umad kernel module?)");
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return set_err(err, errlen, "out of memory");
+		return wire_error(err, errlen, "out of memory");
 	c->cfg = *cfg;
 	c->portid = -1;
 	c->next_tid = (uint32_t)time(NULL) << 8;
 	c->umad = calloc(1, umad_size() + WIRE_MAD_LEN);
 	if (!c->umad) {
-		set_err(err, errlen, "out of memory");
+		wire_error(err, errlen, "out of memory");
 		goto fail;
 	}
 	if (pick_port(c, cfg, err, errlen))
 		goto fail;
 	c->portid = umad_open_port(c->ca, c->port);
 	if (c->portid < 0) {
-		set_err(err, errlen, "cannot open %s port %d: %s (permission on /dev/infiniband?)",
-			c->ca, c->port, strerror(-c->portid));
+		wire_error(err, errlen,
+			   "cannot open %s port %d: %s (permission on /dev/infiniband?)", c->ca,
+			   c->port, strerror(-c->portid));
 		goto fail;
 	}
 	if (register_agents(c, err, errlen))

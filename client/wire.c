@@ -67,10 +67,7 @@ static uint64_t get64(const uint8_t *p)
 	return (uint64_t)get32(p) << 32 | get32(p + 4);
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int wire_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -121,8 +118,8 @@ int wire_mad_hdr_decode(const uint8_t *mad, size_t len, struct wire_mad_hdr *h, 
 			size_t errlen)
 {
 	if (len < 24)
-		return fail(err, errlen, "MAD of %zu bytes is shorter than its 24-byte header",
-			    len);
+		return wire_error(err, errlen,
+				  "MAD of %zu bytes is shorter than its 24-byte header", len);
 	h->base_version = mad[0];
 	h->mgmt_class = mad[1];
 	h->class_version = mad[2];
@@ -132,8 +129,8 @@ int wire_mad_hdr_decode(const uint8_t *mad, size_t len, struct wire_mad_hdr *h, 
 	h->attr_id = get16(mad + 16);
 	h->attr_mod = get32(mad + 20);
 	if (h->base_version != 1)
-		return fail(err, errlen, "MAD offset 0 (BaseVersion): %u, expected 1",
-			    h->base_version);
+		return wire_error(err, errlen, "MAD offset 0 (BaseVersion): %u, expected 1",
+				  h->base_version);
 	return 0;
 }
 
@@ -153,8 +150,9 @@ int wire_notice_decode(const uint8_t *buf, size_t len, struct wire_notice *n, ch
 		       size_t errlen)
 {
 	if (len < 64 || (len > 64 && len < WIRE_NOTICE_LEN))
-		return fail(err, errlen, "notice of %zu bytes is truncated (64 or %d bytes needed)",
-			    len, WIRE_NOTICE_LEN);
+		return wire_error(err, errlen,
+				  "notice of %zu bytes is truncated (64 or %d bytes needed)", len,
+				  WIRE_NOTICE_LEN);
 	memset(n, 0, sizeof(*n));
 	n->generic = !!(buf[0] & 0x80);
 	n->type = buf[0] & 0x7f;
@@ -186,12 +184,13 @@ int wire_path_report_notice(const struct wire_path_report *r, uint16_t sm_lid,
 	unsigned i;
 
 	if (!kind_valid(r->kind))
-		return fail(err, errlen, "report kind %d is neither unpath nor repath", r->kind);
+		return wire_error(err, errlen, "report kind %d is neither unpath nor repath",
+				  r->kind);
 	if (!r->seq)
-		return fail(err, errlen, "report sequence number 0 is reserved");
+		return wire_error(err, errlen, "report sequence number 0 is reserved");
 	if (r->nranges > WIRE_MAX_RANGES)
-		return fail(err, errlen, "%u LID ranges, at most %d fit into a notice", r->nranges,
-			    WIRE_MAX_RANGES);
+		return wire_error(err, errlen, "%u LID ranges, at most %d fit into a notice",
+				  r->nranges, WIRE_MAX_RANGES);
 	notice_header(n, 4 /* subnet management */, wire_kind_trap(r->kind), sm_lid);
 	memcpy(n->issuer_gid, sm_gid, 16);
 	put32(n->details + RPT_MAGIC, WIRE_MAGIC);
@@ -204,8 +203,9 @@ int wire_path_report_notice(const struct wire_path_report *r, uint16_t sm_lid,
 		const struct wire_lid_range *g = &r->ranges[i];
 
 		if (!g->first || g->first > g->last || g->last > WIRE_LID_MAX_UNICAST)
-			return fail(err, errlen, "LID range %u (%u-%u) is not a unicast range", i,
-				    g->first, g->last);
+			return wire_error(err, errlen,
+					  "LID range %u (%u-%u) is not a unicast range", i,
+					  g->first, g->last);
 		put16(n->details + RPT_RANGES + 4 * i, g->first);
 		put16(n->details + RPT_RANGES + 4 * i + 2, g->last);
 	}
@@ -227,34 +227,35 @@ int wire_path_report_decode(const struct wire_notice *n, struct wire_path_report
 		return 1;
 	memset(r, 0, sizeof(*r));
 	if (d[RPT_VERSION] != WIRE_VERSION)
-		return fail(err, errlen, "notice offset %d (version): %u, expected %d",
-			    DOFF(RPT_VERSION), d[RPT_VERSION], WIRE_VERSION);
+		return wire_error(err, errlen, "notice offset %d (version): %u, expected %d",
+				  DOFF(RPT_VERSION), d[RPT_VERSION], WIRE_VERSION);
 	kind = d[RPT_KIND];
 	if (!kind_valid(kind) || wire_kind_trap(kind) != n->trap_num)
-		return fail(err, errlen, "notice offset %d (kind): %u does not match trap %u",
-			    DOFF(RPT_KIND), kind, n->trap_num);
+		return wire_error(err, errlen, "notice offset %d (kind): %u does not match trap %u",
+				  DOFF(RPT_KIND), kind, n->trap_num);
 	r->kind = kind;
 	r->seq = get32(d + RPT_SEQ);
 	if (!r->seq)
-		return fail(err, errlen, "notice offset %d (sequence): 0 is reserved",
-			    DOFF(RPT_SEQ));
+		return wire_error(err, errlen, "notice offset %d (sequence): 0 is reserved",
+				  DOFF(RPT_SEQ));
 	r->lmc = d[RPT_LMC];
 	if (r->lmc > 7)
-		return fail(err, errlen, "notice offset %d (LMC): %u, at most 7", DOFF(RPT_LMC),
-			    r->lmc);
+		return wire_error(err, errlen, "notice offset %d (LMC): %u, at most 7",
+				  DOFF(RPT_LMC), r->lmc);
 	r->nranges = d[RPT_NRANGES];
 	if (r->nranges > WIRE_MAX_RANGES)
-		return fail(err, errlen, "notice offset %d (ranges): %u, at most %d",
-			    DOFF(RPT_NRANGES), r->nranges, WIRE_MAX_RANGES);
+		return wire_error(err, errlen, "notice offset %d (ranges): %u, at most %d",
+				  DOFF(RPT_NRANGES), r->nranges, WIRE_MAX_RANGES);
 	for (i = 0; i < r->nranges; i++) {
 		struct wire_lid_range *g = &r->ranges[i];
 
 		g->first = get16(d + RPT_RANGES + 4 * i);
 		g->last = get16(d + RPT_RANGES + 4 * i + 2);
 		if (!g->first || g->first > g->last || g->last > WIRE_LID_MAX_UNICAST)
-			return fail(err, errlen,
-				    "notice offset %d (range %u): %u-%u is not a unicast LID range",
-				    DOFF(RPT_RANGES + 4 * (int)i), i, g->first, g->last);
+			return wire_error(
+				err, errlen,
+				"notice offset %d (range %u): %u-%u is not a unicast LID range",
+				DOFF(RPT_RANGES + 4 * (int)i), i, g->first, g->last);
 	}
 	return 0;
 }
@@ -285,21 +286,21 @@ int wire_ack_decode(const struct wire_notice *n, struct wire_ack *a, char *err, 
 		return 1;
 	memset(a, 0, sizeof(*a));
 	if (d[ACK_VERSION] != WIRE_VERSION)
-		return fail(err, errlen, "notice offset %d (version): %u, expected %d",
-			    DOFF(ACK_VERSION), d[ACK_VERSION], WIRE_VERSION);
+		return wire_error(err, errlen, "notice offset %d (version): %u, expected %d",
+				  DOFF(ACK_VERSION), d[ACK_VERSION], WIRE_VERSION);
 	if (!(d[ACK_LOCAL_CHANGES] & 1) || get16(d + ACK_FLAGS) != ACK_FLAG_NODE_DESC)
-		return fail(err, errlen,
-			    "notice offset %d (change flags): 0x%04x with local changes %u, "
-			    "expected 0x0001 with 1",
-			    DOFF(ACK_FLAGS), get16(d + ACK_FLAGS), d[ACK_LOCAL_CHANGES]);
+		return wire_error(err, errlen,
+				  "notice offset %d (change flags): 0x%04x with local changes %u, "
+				  "expected 0x0001 with 1",
+				  DOFF(ACK_FLAGS), get16(d + ACK_FLAGS), d[ACK_LOCAL_CHANGES]);
 	if (!kind_valid(d[ACK_KIND]))
-		return fail(err, errlen, "notice offset %d (kind): %u is neither 1 nor 2",
-			    DOFF(ACK_KIND), d[ACK_KIND]);
+		return wire_error(err, errlen, "notice offset %d (kind): %u is neither 1 nor 2",
+				  DOFF(ACK_KIND), d[ACK_KIND]);
 	a->kind = d[ACK_KIND];
 	a->seq = get32(d + ACK_SEQ);
 	if (!a->seq)
-		return fail(err, errlen, "notice offset %d (sequence): 0 is reserved",
-			    DOFF(ACK_SEQ));
+		return wire_error(err, errlen, "notice offset %d (sequence): 0 is reserved",
+				  DOFF(ACK_SEQ));
 	a->lid = get16(d + ACK_LID);
 	a->capmask = get32(d + ACK_CAPMASK);
 	a->status = d[ACK_STATUS];
@@ -344,20 +345,22 @@ int wire_informinfo_resp_decode(const uint8_t *mad, size_t len, uint64_t tid, ui
 		return -1;
 	if (h.mgmt_class != WIRE_CLASS_SA || h.method != WIRE_METHOD_GET_RESP ||
 	    h.attr_id != WIRE_ATTR_INFORMINFO)
-		return fail(err, errlen,
-			    "MAD offset 1 (class 0x%02x, method 0x%02x, attribute 0x%04x): "
-			    "not a GetResp(InformInfo)",
-			    h.mgmt_class, h.method, h.attr_id);
+		return wire_error(err, errlen,
+				  "MAD offset 1 (class 0x%02x, method 0x%02x, attribute 0x%04x): "
+				  "not a GetResp(InformInfo)",
+				  h.mgmt_class, h.method, h.attr_id);
 	if (!tid_matches(h.tid, tid))
-		return fail(err, errlen, "MAD offset 8 (TID): 0x%016llx answers another request",
-			    (unsigned long long)h.tid);
+		return wire_error(err, errlen,
+				  "MAD offset 8 (TID): 0x%016llx answers another request",
+				  (unsigned long long)h.tid);
 	if (h.status)
 		return h.status;
 	if (len < WIRE_SA_DATA_OFF + WIRE_INFORMINFO_LEN)
-		return fail(err, errlen, "GetResp(InformInfo) of %zu bytes is truncated", len);
+		return wire_error(err, errlen, "GetResp(InformInfo) of %zu bytes is truncated",
+				  len);
 	if (get16(ii + 26) != trap_num)
-		return fail(err, errlen, "MAD offset %d (TrapNumber): %u, expected %u",
-			    WIRE_SA_DATA_OFF + 26, get16(ii + 26), trap_num);
+		return wire_error(err, errlen, "MAD offset %d (TrapNumber): %u, expected %u",
+				  WIRE_SA_DATA_OFF + 26, get16(ii + 26), trap_num);
 	return 0;
 }
 
@@ -367,15 +370,15 @@ int wire_report_decode(const uint8_t *mad, size_t len, struct wire_mad_hdr *h,
 	if (wire_mad_hdr_decode(mad, len, h, err, errlen))
 		return -1;
 	if (h->mgmt_class != WIRE_CLASS_SA || h->method != WIRE_METHOD_REPORT)
-		return fail(err, errlen,
-			    "MAD offset 1 (class 0x%02x, method 0x%02x): not a SubnAdmReport",
-			    h->mgmt_class, h->method);
+		return wire_error(err, errlen,
+				  "MAD offset 1 (class 0x%02x, method 0x%02x): not a SubnAdmReport",
+				  h->mgmt_class, h->method);
 	if (h->attr_id != WIRE_ATTR_NOTICE)
-		return fail(err, errlen, "MAD offset 16 (attribute): 0x%04x, expected Notice",
-			    h->attr_id);
+		return wire_error(err, errlen, "MAD offset 16 (attribute): 0x%04x, expected Notice",
+				  h->attr_id);
 	if (len < WIRE_SA_DATA_OFF + WIRE_NOTICE_LEN)
-		return fail(err, errlen, "Report of %zu bytes is truncated (%d needed)", len,
-			    WIRE_SA_DATA_OFF + WIRE_NOTICE_LEN);
+		return wire_error(err, errlen, "Report of %zu bytes is truncated (%d needed)", len,
+				  WIRE_SA_DATA_OFF + WIRE_NOTICE_LEN);
 	return wire_notice_decode(mad + WIRE_SA_DATA_OFF, WIRE_NOTICE_LEN, n, err, errlen);
 }
 
@@ -407,13 +410,13 @@ int wire_trap_decode(const uint8_t *mad, size_t len, struct wire_notice *n, char
 		return -1;
 	if (h.mgmt_class != WIRE_CLASS_SMI || h.method != WIRE_METHOD_TRAP ||
 	    h.attr_id != WIRE_ATTR_NOTICE)
-		return fail(err, errlen,
-			    "MAD offset 1 (class 0x%02x, method 0x%02x, attribute 0x%04x): "
-			    "not a SubnTrap(Notice)",
-			    h.mgmt_class, h.method, h.attr_id);
+		return wire_error(err, errlen,
+				  "MAD offset 1 (class 0x%02x, method 0x%02x, attribute 0x%04x): "
+				  "not a SubnTrap(Notice)",
+				  h.mgmt_class, h.method, h.attr_id);
 	if (len < WIRE_SMP_DATA_OFF + WIRE_SMP_DATA_LEN)
-		return fail(err, errlen, "Trap of %zu bytes is truncated (%d needed)", len,
-			    WIRE_SMP_DATA_OFF + WIRE_SMP_DATA_LEN);
+		return wire_error(err, errlen, "Trap of %zu bytes is truncated (%d needed)", len,
+				  WIRE_SMP_DATA_OFF + WIRE_SMP_DATA_LEN);
 	return wire_notice_decode(mad + WIRE_SMP_DATA_OFF, WIRE_SMP_DATA_LEN, n, err, errlen);
 }
 
@@ -439,17 +442,18 @@ int wire_portinfo_resp_decode(const uint8_t *mad, size_t len, uint64_t tid,
 		return -1;
 	if (h.mgmt_class != WIRE_CLASS_SMI_DR || h.method != WIRE_METHOD_GET_RESP ||
 	    h.attr_id != WIRE_ATTR_PORTINFO)
-		return fail(err, errlen,
-			    "MAD offset 1 (class 0x%02x, method 0x%02x, attribute 0x%04x): "
-			    "not a directed-route GetResp(PortInfo)",
-			    h.mgmt_class, h.method, h.attr_id);
+		return wire_error(err, errlen,
+				  "MAD offset 1 (class 0x%02x, method 0x%02x, attribute 0x%04x): "
+				  "not a directed-route GetResp(PortInfo)",
+				  h.mgmt_class, h.method, h.attr_id);
 	if (!tid_matches(h.tid, tid))
-		return fail(err, errlen, "MAD offset 8 (TID): 0x%016llx answers another request",
-			    (unsigned long long)h.tid);
+		return wire_error(err, errlen,
+				  "MAD offset 8 (TID): 0x%016llx answers another request",
+				  (unsigned long long)h.tid);
 	if (h.status & 0x7fff) /* the top bit is the direction bit D */
-		return fail(err, errlen, "MAD offset 4 (status): 0x%04x", h.status & 0x7fff);
+		return wire_error(err, errlen, "MAD offset 4 (status): 0x%04x", h.status & 0x7fff);
 	if (len < WIRE_SMP_DATA_OFF + WIRE_SMP_DATA_LEN)
-		return fail(err, errlen, "GetResp(PortInfo) of %zu bytes is truncated", len);
+		return wire_error(err, errlen, "GetResp(PortInfo) of %zu bytes is truncated", len);
 	pi->lid = get16(d + 16);
 	pi->sm_lid = get16(d + 18);
 	pi->capmask = get32(d + 20);
