@@ -1,7 +1,8 @@
 #!/bin/bash
 # OpenSM with the sarnue plugin routes ibsim's example fabrics (two switches with parallel
 # links, two-port HCAs) and small hand-written ones: the result verifies with sarnue check and
-# ibdmchk, and the LFTs in the simulated switches are exactly OpenSM's dump.
+# ibdmchk, and the LFTs in the simulated switches are exactly OpenSM's dump.  The README's demo
+# driver (sarnue-sim) reports its own check's figures.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibdmchk ibroute
@@ -14,4 +15,18 @@ for net in "$examples"/net "$examples"/net.2sw2path "$examples"/net.2sw2path4hca
 	[[ -r $net ]] || { t_fail "example net $net is readable"; continue; }
 	t_route_and_judge "$net" "$(basename -- "$net")"
 done
+
+# The demo driver of the README: its text summary must report what its own check measured.
+sim=$(dirname -- "$SARNUE_BIN")/tools/sarnue-sim
+if [[ -x $sim ]]; then
+	text=$("$sim" 2>/dev/null)
+	json=$("$sim" --json 2>/dev/null)
+	max=$(grep -o '"hops": {"min": [0-9]*, "max": [0-9]*' <<<"$json" | head -n 1 | sed 's/.*: //')
+	t_expect "sarnue-sim: the demo verdict is OK" grep -q 'verdict: *OK' <<<"$text"
+	t_expect "sarnue-sim: the summary's max hops (${max:-none}) is the check's and not 0" \
+		grep -q "hops: *max ${max:-x}, mean [1-9]" <<<"$text"
+	t_expect "sarnue-sim: a 2-level fat tree has max hops > 0" test "${max:-0}" -gt 0
+else
+	t_fail "sarnue-sim was built"
+fi
 t_done
