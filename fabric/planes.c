@@ -57,10 +57,8 @@ int fabric_plane_view(const struct fabric *f, enum fab_plane plane, struct fabri
 	for (lid = 0; lid <= f->max_lid; lid++) {
 		int high = fabric_lid_is_high(f, lid);
 
+		/* Switch LIDs are never high: they stay in the base plane. */
 		p = f->lid_port[lid];
-		if (p != FAB_NONE && f->ports[p].base_lid == lid && plane == FAB_PLANE_HIGH &&
-		    fabric_is_switch(f, f->ports[p].node))
-			p = FAB_NONE;
 		view->lid_port[lid] = (high == (plane == FAB_PLANE_HIGH)) ? p : FAB_NONE;
 	}
 	/*
