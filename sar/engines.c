@@ -644,6 +644,8 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
 		       : run_plain(name, f, o, ctx, 0, r, res, err);
 	res->route_seconds = now() - t0;
+	if (!rc && !res->fingerprint)
+		res->fingerprint = fabric_fingerprint(f);
 	if (!rc && o->verify)
 		rc = verify_result(f, r, res, err);
 	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */

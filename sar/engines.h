@@ -25,7 +25,7 @@ struct engine_result {
 	int planes, escape_reused;
 	char escape_engine[16]; /* "sar-updn" or "sar-nue"; empty without planes */
 	unsigned plane_vls;	/* n: base on VLs 0..n-2, escape on VL n-1 */
-	uint64_t fingerprint;	/* fabric_fingerprint() of the fabric routed (planes only) */
+	uint64_t fingerprint;	/* fabric_fingerprint() of the fabric routed */
 };
 
 /*

@@ -326,6 +326,7 @@ static void check_plain(const char *engine, const char *extra, int sl2vl_off, un
 	ctx.sl2vl_off = sl2vl_off;
 	CHECK(route(engine, &f, &o, &ctx, &r, &res) == 0);
 	CHECK(res.planes == 0 && res.escape_engine[0] == '\0');
+	CHECK(res.fingerprint == fabric_fingerprint(&f));
 	CHECK(strstr(res.warning, why) != NULL);
 	CHECK(res.verified && verify_ok(&res.verify));
 	for (lid = 1; lid <= f.max_lid; lid++)
