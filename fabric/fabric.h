@@ -148,6 +148,37 @@ int fabric_check_routable(const struct fabric *f, struct fab_error *err);
 /* Connected components over active switch-to-switch links: number, and one switch per extra one. */
 unsigned fabric_switch_components(const struct fabric *f, uint32_t *first_stray_switch);
 
+/*
+ * Two routing planes of an LMC >= 1 fabric (fabric/planes.c).  The base plane holds the base LID
+ * of every end port and every switch LID, the high plane the other LIDs of each CA/router port
+ * (base + 1 .. base + 2^lmc - 1).
+ */
+enum fab_plane {
+	FAB_PLANE_BASE,
+	FAB_PLANE_HIGH,
+};
+
+/* True for a LID of a CA/router port other than its base LID. */
+int fabric_lid_is_high(const struct fabric *f, uint32_t lid);
+
+/* Smallest LMC over CA/router ports with a LID (0 when there are none). */
+unsigned fabric_min_end_lmc(const struct fabric *f);
+
+/*
+ * A view of f in which lid_port[] holds only the plane's LIDs (base-plane end ports get LMC 0),
+ * so any engine routes just that plane.  The view shares everything else with f, must not
+ * outlive it, and is released with fabric_plane_view_free(), never fabric_free().
+ */
+int fabric_plane_view(const struct fabric *f, enum fab_plane plane, struct fabric *view);
+void fabric_plane_view_free(struct fabric *view);
+
+/*
+ * 64-bit hash of the topology as routing sees it: node GUIDs and types, port numbers, LIDs and
+ * LMCs, and every usable link with both ends, in GUID order (independent of load order).  Equal
+ * fingerprints mean the same topology; never 0 except when out of memory.
+ */
+uint64_t fabric_fingerprint(const struct fabric *f);
+
 /* GUID -> node index hash map, for loaders that resolve links by GUID. */
 struct fab_guid_map {
 	uint64_t *guids;

@@ -29,6 +29,11 @@ const char options_help[] =
 	"                            " OPT_DEFAULT_CTL_SOCKET "; off: none)\n"
 	"  ctl_mode=OCTAL            permissions of the socket (default 0660)\n"
 	"  ctl_group=NAME            group owning the socket (default: OpenSM's)\n"
+	"  planes=on|off             with LMC >= 1, route base LIDs with sar-dfsssp or sar-nue\n"
+	"                            on all VLs but the last, and the other LIDs with an\n"
+	"                            escape routing on the last VL (default off)\n"
+	"  escape=auto|updn|nue      escape routing of the high LIDs: Up*/Down*, Nue on one\n"
+	"                            VL, or whichever has the lower maximum EFI (default auto)\n"
 	"  config=PATH               read more key=value pairs from PATH (# comments)\n";
 
 void options_defaults(struct sarnue_options *o)
@@ -172,6 +177,19 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 			o->job_host_match = JOB_MATCH_FIRST_WORD;
 		else if (!strcmp(v, "description"))
 			o->job_host_match = JOB_MATCH_DESCRIPTION;
+		else
+			return -1;
+		return 0;
+	}
+	if (!strcmp(key, "planes"))
+		return parse_bool(v, &o->planes);
+	if (!strcmp(key, "escape")) {
+		if (!strcmp(v, "auto"))
+			o->escape = OPT_ESCAPE_AUTO;
+		else if (!strcmp(v, "updn"))
+			o->escape = OPT_ESCAPE_UPDN;
+		else if (!strcmp(v, "nue"))
+			o->escape = OPT_ESCAPE_NUE;
 		else
 			return -1;
 		return 0;

@@ -21,6 +21,13 @@ enum opt_dump {
 	OPT_DUMP_NEVER,
 };
 
+/* Escape routing of the high-LID plane (planes=on). */
+enum opt_escape {
+	OPT_ESCAPE_AUTO, /* both, keep the lower maximum EFI (ties: Up/Down) */
+	OPT_ESCAPE_UPDN,
+	OPT_ESCAPE_NUE, /* Nue on one VL */
+};
+
 struct sarnue_options {
 	uint64_t updn_roots[SARNUE_MAX_ROOTS];
 	unsigned n_updn_roots;
@@ -38,6 +45,9 @@ struct sarnue_options {
 	char ctl_socket[OPT_PATH_MAX];
 	unsigned ctl_mode;  /* permission bits of the socket file */
 	char ctl_group[64]; /* group owning the socket; empty: OpenSM's */
+	/* LMC >= 1: base LIDs by the engine, the other LIDs by an escape routing on its own VL */
+	int planes;
+	enum opt_escape escape;
 };
 
 /* Receives one message per rejected key or value; the option keeps its default. */

@@ -67,6 +67,7 @@ void engine_ctx_init(struct engine_ctx *c)
 void engine_ctx_free(struct engine_ctx *c)
 {
 	job_map_free(&c->jobs);
+	escape_plane_free(&c->escape);
 	engine_ctx_init(c);
 }
 
@@ -356,9 +357,10 @@ out:
 	return ret;
 }
 
+/* Routes f with DFSSSP (SAR weights with a job map) on at most vls VLs. */
 static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
-		      struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
-		      struct fab_error *err)
+		      struct engine_ctx *ctx, unsigned vls, struct routing *r,
+		      struct engine_result *res, struct fab_error *err)
 {
 	struct dfsssp_opts dopts = { 0 };
 	struct dfsssp_report rep;
@@ -373,7 +375,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 		goto out;
 	dopts.jobs = jobs && jobs->njobs ? jobs : NULL;
 	dopts.storage = storage;
-	dopts.max_vls = dfsssp_vls(f, o, ctx, res);
+	dopts.max_vls = vls;
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair
@@ -433,10 +435,12 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 			 rep->job_destinations, (unsigned long long)rep->cycle_searches);
 }
 
+/* Routes f with Nue on vls layers (and VLs). */
 static int run_nue(const struct fabric *f, const struct sarnue_options *o, struct engine_ctx *ctx,
-		   struct routing *r, struct engine_result *res, struct fab_error *err)
+		   unsigned vls, struct routing *r, struct engine_result *res,
+		   struct fab_error *err)
 {
-	struct nue_opts no = { .vls = nue_layers(o, ctx, res) };
+	struct nue_opts no = { .vls = vls };
 	struct job_map tmp, *jobs = NULL;
 	struct nue_report rep;
 	int ret = -1;
@@ -452,6 +456,123 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 out:
 	job_map_free(&tmp);
 	return ret;
+}
+
+/* One routing of every LID by the named engine; vls 0: what the engine would use. */
+static int run_plain(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		     struct engine_ctx *ctx, unsigned vls, struct routing *r,
+		     struct engine_result *res, struct fab_error *err)
+{
+	/* The switches no longer hold a kept escape plane's entries. */
+	if (ctx)
+		escape_plane_free(&ctx->escape);
+	if (!strcmp(name, "sar-nue"))
+		return run_nue(f, o, ctx, vls ? vls : nue_layers(o, ctx, res), r, res, err);
+	if (!strcmp(name, "sar-dfsssp"))
+		return run_dfsssp(f, o, ctx, vls ? vls : dfsssp_vls(f, o, ctx, res), r, res, err);
+	return run_updn(f, o, r, res, err);
+}
+
+/* Why two planes cannot be routed (a warning; the engine then routes plainly), or NULL. */
+static const char *no_planes_reason(const char *name, const struct fabric *f, unsigned n)
+{
+	if (!strcmp(name, "sar-updn"))
+		return "planes=on needs sar-dfsssp or sar-nue; sar-updn routes every LID on its "
+		       "one VL";
+	if (fabric_min_end_lmc(f) < 1)
+		return "planes=on needs LMC 1 or more on every end port (OpenSM's lmc); routing "
+		       "without planes";
+	if (n < 2)
+		return "planes=on needs 2 or more VLs (one for the escape plane; with qos FALSE "
+		       "or nue_vls=1 there is one); routing without planes";
+	return NULL;
+}
+
+static void planes_summary(struct engine_result *w, const struct escape_plane *e, const char *why)
+{
+	char base[sizeof(w->summary)];
+	size_t used;
+
+	snprintf(base, sizeof(base), "%s", w->summary);
+	used = (size_t)snprintf(w->summary, sizeof(w->summary),
+				"2 planes: base LIDs on VL%s 0..%u, high LIDs by %s on VL %u (%s",
+				w->plane_vls > 2 ? "s" : "", w->plane_vls - 2, e->engine, e->vl,
+				why);
+	if (e->max_efi && used < sizeof(w->summary))
+		used += (size_t)snprintf(w->summary + used, sizeof(w->summary) - used,
+					 ", max EFI %llu", (unsigned long long)e->max_efi);
+	if (e->other_max_efi && used < sizeof(w->summary))
+		used += (size_t)snprintf(w->summary + used, sizeof(w->summary) - used,
+					 " against %llu of %s",
+					 (unsigned long long)e->other_max_efi,
+					 strcmp(e->engine, "sar-updn") ? "sar-updn" : "sar-nue");
+	if (used < sizeof(w->summary))
+		snprintf(w->summary + used, sizeof(w->summary) - used, "); base: %.400s", base);
+}
+
+/*
+ * Two planes (planes.h): the base LIDs by the engine on n-1 VLs, the high LIDs by the escape
+ * routing on VL n-1, kept from the last routing while the topology is the same.
+ */
+static int run_planes(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		      struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
+		      struct fab_error *err)
+{
+	int dfsssp = !strcmp(name, "sar-dfsssp");
+	unsigned n = !strcmp(name, "sar-updn") ? 1
+		     : dfsssp		       ? dfsssp_vls(f, o, ctx, res)
+					       : nue_layers(o, ctx, res);
+	const char *reason = no_planes_reason(name, f, n), *why = "computed";
+	struct escape_plane local, *e = ctx ? &ctx->escape : &local;
+	struct fabric view;
+	struct routing br;
+	uint64_t fp;
+	int rc = -1;
+
+	if (reason) {
+		add_warning(res, "%s", reason);
+		return run_plain(name, f, o, ctx, n, r, res, err);
+	}
+	escape_plane_init(&local);
+	if (fabric_plane_view(f, FAB_PLANE_BASE, &view)) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	if (routing_init(&br, &view, name)) {
+		fabric_plane_view_free(&view);
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	rc = dfsssp ? run_dfsssp(&view, o, ctx, n - 1, &br, res, err)
+		    : run_nue(&view, o, ctx, n - 1, &br, res, err);
+	if (rc)
+		goto out;
+	rc = -1;
+	fp = fabric_fingerprint(f);
+	if (escape_plane_matches(e, fp, o, n - 1)) {
+		why = "kept: same topology";
+		res->escape_reused = 1;
+	} else {
+		if (e->valid)
+			why = e->fingerprint != fp ? "computed: topology changed"
+						   : "computed: escape options or VLs changed";
+		if (escape_plane_route(f, fp, o, n - 1, e, err))
+			goto out;
+	}
+	if (planes_merge(f, &br, e, r, err))
+		goto out;
+	res->planes = 1;
+	res->plane_vls = n;
+	res->fingerprint = fp;
+	snprintf(res->escape_engine, sizeof(res->escape_engine), "%s", e->engine);
+	planes_summary(res, e, why);
+	rc = 0;
+out:
+	routing_free(&br);
+	fabric_plane_view_free(&view);
+	if (e == &local)
+		escape_plane_free(&local);
+	return rc;
 }
 
 static int verify_result(const struct fabric *f, const struct routing *r, struct engine_result *res,
@@ -516,20 +637,19 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 	memset(res, 0, sizeof(*res));
 	if (check_link_vls(f, err))
 		return -1;
-	if (!strcmp(name, "sar-updn")) {
-		rc = run_updn(f, o, r, res, err);
-	} else if (!strcmp(name, "sar-nue")) {
-		rc = run_nue(f, o, ctx, r, res, err);
-	} else if (!strcmp(name, "sar-dfsssp")) {
-		rc = run_dfsssp(f, o, ctx, r, res, err);
-	} else {
+	if (!engine_known(name)) {
 		fab_error_set(err, "unknown engine '%s'", name);
 		return -1;
 	}
+	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
+		       : run_plain(name, f, o, ctx, 0, r, res, err);
 	res->route_seconds = now() - t0;
-	if (rc)
-		return -1;
-	if (!o->verify)
-		return 0;
-	return verify_result(f, r, res, err);
+	if (!rc && !res->fingerprint)
+		res->fingerprint = fabric_fingerprint(f);
+	if (!rc && o->verify)
+		rc = verify_result(f, r, res, err);
+	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */
+	if (rc && ctx)
+		escape_plane_free(&ctx->escape);
+	return rc ? -1 : 0;
 }

@@ -9,6 +9,7 @@
 #include "fabric.h"
 #include "jobmap.h"
 #include "options.h"
+#include "planes.h"
 #include "routing.h"
 #include "verify.h"
 
@@ -20,6 +21,11 @@ struct engine_result {
 	char warning[512]; /* what the operator should know although routing went on */
 	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */
 	uint32_t fallbacks; /* destinations on escape paths, or moved from DFSSSP to Nue */
+	/* planes=on (see planes.h): routed as two planes; high-LID plane kept from last time */
+	int planes, escape_reused;
+	char escape_engine[16]; /* "sar-updn" or "sar-nue"; empty without planes */
+	unsigned plane_vls;	/* n: base on VLs 0..n-2, escape on VL n-1 */
+	uint64_t fingerprint;	/* fabric_fingerprint() of the fabric routed */
 };
 
 /*
@@ -30,6 +36,8 @@ struct engine_ctx {
 	struct job_map jobs; /* the last job map that parsed: kept when a new one is malformed */
 	int have_jobs;
 	int sl2vl_off; /* OpenSM will not program SL2VL (qos FALSE): one VL only */
+	/* the high-LID plane the switches hold, reused while the topology stays the same */
+	struct escape_plane escape;
 };
 
 void engine_ctx_init(struct engine_ctx *c);

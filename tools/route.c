@@ -27,9 +27,10 @@ static const char route_usage[] =
 	"ports in file order.\n"
 	"\n"
 	"options:\n"
-	"  -e, --engine NAME   sar-updn (default) or sar-nue\n"
+	"  -e, --engine NAME   sar-updn (default), sar-nue or sar-dfsssp\n"
 	"  -o, --out-dir DIR   where to write the dump files (default: do not write)\n"
-	"  --lmc N             LMC of end ports, 0..7 (default 0)\n"
+	"  --lmc N             LMC of end ports, 0..7 (default 0); with -O planes=on and\n"
+	"                      LMC >= 1 the engine routes two planes (README)\n"
 	"  --vls N             operational VLs of every port, 1..15 (default 8)\n"
 	"  -O KEY=VALUE        an engine option, as in event_plugin_options (repeatable):\n"
 	"%s"
@@ -158,10 +159,10 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 {
 	if (a->json) {
 		printf("{\"engine\": \"%s\", \"switches\": %u, \"lids\": %u, \"route_seconds\": %.6f, "
-		       "\"verify_seconds\": %.6f, \"peak_rss_kib\": %ld, \"summary\": \"%s\", "
-		       "\"verify\": ",
+		       "\"verify_seconds\": %.6f, \"peak_rss_kib\": %ld, \"planes\": %d, "
+		       "\"escape_engine\": \"%s\", \"summary\": \"%s\", \"verify\": ",
 		       a->engine, f->nswitches, f->max_lid, res->route_seconds, res->verify_seconds,
-		       peak_rss_kib(), res->summary);
+		       peak_rss_kib(), res->planes, res->escape_engine, res->summary);
 		if (res->verified)
 			verify_print_json(&res->verify, a->engine, stdout);
 		else

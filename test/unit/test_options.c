@@ -104,11 +104,30 @@ static void test_config_file(void)
 	CHECK(e.n == 1 && strstr(e.last, "cannot open config file"));
 }
 
+/* Two planes: off and auto by default; bad values keep them and name the key. */
+static void test_planes(void)
+{
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+
+	options_defaults(&o);
+	CHECK(o.planes == 0 && o.escape == OPT_ESCAPE_AUTO);
+	CHECK(options_parse_line(&o, "planes=on escape=nue", "epo", 0, collect, &e) == 0);
+	CHECK(o.planes == 1 && o.escape == OPT_ESCAPE_NUE);
+	CHECK(options_parse_line(&o, "escape=updn planes=off", "epo", 0, collect, &e) == 0);
+	CHECK(o.planes == 0 && o.escape == OPT_ESCAPE_UPDN);
+	CHECK(options_parse_line(&o, "planes=maybe escape=lash", "epo", 0, collect, &e) == 2);
+	CHECK(o.planes == 0 && o.escape == OPT_ESCAPE_UPDN);
+	CHECK(strstr(e.last, "bad value for escape: 'lash'") != NULL);
+	CHECK(strstr(options_help, "planes=on|off") && strstr(options_help, "escape=auto"));
+}
+
 int main(void)
 {
 	test_valid();
 	test_errors_keep_defaults();
 	test_ctl_socket();
 	test_config_file();
+	test_planes();
 	return CHECK_RESULT();
 }

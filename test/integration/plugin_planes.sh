@@ -1,0 +1,141 @@
+#!/bin/bash
+# Two routing planes (planes=on) under ibsim: OpenSM with lmc 1, qos TRUE and the plugin, for
+# sar-dfsssp and sar-nue.  The plugin logs the two planes; sarnue check verifies the union on its
+# dumps, ibdmchk agrees (on the base-LID paths it can walk); every path to a high LID has the
+# escape SL and every switch maps it to the escape VL, base paths stay below it.  Then a new job
+# map through the control socket reroutes: the LFTs read back from the switches show changed
+# base-LID entries and identical high-LID entries, and the plugin logs the escape plane as kept.
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+t_skip_unless ibsim opensm ibdmchk ibroute smpquery python3
+. "$SARNUE_SRCDIR/test/lib/sim.sh"
+sim_setup || exit 1
+
+export SIM_PLUGIN=sarnue SIM_QOS=TRUE SIM_LMC=1
+export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+ctl() {
+	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
+}
+
+status_field() {
+	ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+
+# Waits until OpenSM has written the unicast tables N times.
+wait_routings() {
+	local want=$1 end=$((SECONDS + 120)) n
+	while ((SECONDS < end)); do
+		n=$(status_field tables_programmed 2>/dev/null) || n=0
+		((n >= want)) && return 0
+		sleep 0.5
+	done
+	echo "routings stayed at ${n:-?}, wanted $want"
+	return 1
+}
+
+# The high LIDs (base + 1 of every CA port), one decimal per line, from OpenSM's subnet dump.
+high_lids() {
+	grep -o '{ CA [^}]*} LID:[0-9a-fA-F]*' "$SIM_DUMP_DIR/opensm-subnet.lst" |
+		sed 's/.*LID://' | sort -u | while read -r hex; do echo $((16#$hex + 1)); done
+}
+
+# LFT lines ("GUID 0xDLID PORT") of FILE towards high LIDs (plane=high) or the others (base).
+plane_lfts() {
+	awk -v plane="$1" 'NR == FNR { high[$1] = 1; next }
+		{ lid = 0; s = tolower(substr($2, 3))
+		  for (i = 1; i <= length(s); i++) lid = lid * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		  if ((lid in high) == (plane == "high")) print }' "$SIM_TMP/high.lids" "$2"
+}
+
+# Path-SL dump: every path to a high LID has SL $1, every other one a lower SL.
+psl_planes() {
+	awk -v esc="$1" 'NR == FNR { high[$1] = 1; next }
+		($2 in high) && $3 != esc { bad++ } !($2 in high) && $3 >= esc { bad++ }
+		($2 in high) { nh++ } END { exit bad > 0 || nh == 0 }' \
+		"$SIM_TMP/high.lids" "$SIM_DUMP_DIR/sarnue-path-sl.dump"
+}
+
+# SL2VL read back: on every switch port pair SL $1 goes to VL $1, and SLs 0..$1-1 below it.
+sl2vl_planes() {
+	awk -v esc="$1" '
+		function nib(s, i) { return index("0123456789abcdef", substr(tolower(s), i, 1)) - 1 }
+		NF != 11 { exit 1 }
+		{ for (sl = 0; sl <= esc; sl++) { v = nib($(4 + int(sl / 2)), 3 + sl % 2)
+			if ((sl == esc) != (v == esc)) exit 1 } }
+		END { exit NR == 0 }' "$2"
+}
+
+check_dumps() {
+	local name=$1 esc=$2 json
+	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --lmc 1 --json)
+	t_expect "$name: sarnue check verified both planes (0 unreachable, 0 credit loops)" \
+		grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"
+	t_expect "$name: sarnue check walked the high LIDs too" \
+		grep -q "\"destinations\": $(($(wc -l <"$SIM_TMP/high.lids") * 2 + 9))," <<<"$json"
+	t_expect "$name: VL $esc in use (escape plane)" grep -q "\"vls_used\": $((esc + 1))," <<<"$json"
+	t_expect "$name: paths to high LIDs use SL $esc, the others lower SLs" psl_planes "$esc"
+	t_expect "$name: ibdmchk finds no credit loop" \
+		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+}
+
+"$SARNUE_BIN" gen fattree2 --leaves 6 --spines 3 --hosts-per-leaf 6 -o "$SIM_TMP/ft.net" 2>/dev/null ||
+	t_fail "sarnue gen"
+# Jobs across several leaves: the base plane's weights change with them.
+printf 'node0001 7\nnode0002 7\nnode0007 7\nnode0008 7\nnode0013 7\nnode0019 8\nnode0025 8\nnode0031 8\nnode0032 8\n' \
+	>"$SIM_TMP/j1.map"
+
+for ENGINE in sar-dfsssp sar-nue; do
+	export SIM_ROUTING_ENGINE=$ENGINE
+	export SIM_PLUGIN_OPTIONS="planes=on nue_vls=4"
+	SIM_CONF=""
+	sim_start_ibsim "$SIM_TMP/ft.net" || { t_fail "$ENGINE: ibsim started"; continue; }
+	if ! sim_start_opensm || ! sim_wait_subnet_up || ! wait_routings 1; then
+		t_fail "$ENGINE: OpenSM routed with the plugin"
+		sim_stop_opensm
+		sim_stop_ibsim
+		continue
+	fi
+	line=$(grep "sarnue: $ENGINE: routed" "$SIM_OPENSM_LOG" | tail -n 1)
+	t_expect "$ENGINE: the plugin logged two planes ($line)" \
+		grep -Eq '2 planes: base LIDs on VLs 0\.\.[0-9]+, high LIDs by sar-(updn|nue) on VL [0-9]+ \(computed' <<<"$line"
+	esc=$(sed -n 's/.*high LIDs by sar-[a-z]* on VL \([0-9]*\) .*/\1/p' <<<"$line")
+	case $ENGINE in
+	sar-dfsssp) want=7 ;; # every VL ibsim's links offer (8), the last one for the escape plane
+	*) want=3 ;;          # nue_vls=4
+	esac
+	t_expect "$ENGINE: escape plane on VL $want (got ${esc:-none})" test "${esc:-x}" = "$want"
+	esc=${esc:-0}
+	high_lids >"$SIM_TMP/high.lids"
+	t_expect "$ENGINE: 36 high LIDs in the subnet dump" test "$(wc -l <"$SIM_TMP/high.lids")" = 36
+	check_dumps "$ENGINE" "$esc"
+	if sim_read_sl2vl "$SIM_TMP/sl2vl.live"; then
+		t_expect "$ENGINE: switches map SL $esc to VL $esc and the base SLs below it" \
+			sl2vl_planes "$esc" "$SIM_TMP/sl2vl.live"
+	else
+		t_fail "$ENGINE: SL2VL read back from the switches"
+	fi
+	sim_read_lfts "$SIM_TMP/lfts.0" || t_fail "$ENGINE: LFTs read back before the job map"
+
+	routings=$(status_field tables_programmed)
+	out=$(ctl jobs "$SIM_TMP/j1.map")
+	t_expect "$ENGINE: ctl jobs accepted the map ($out)" grep -q "reroute requested" <<<"$out"
+	wait_routings $((routings + 1)) || t_fail "$ENGINE: jobs made OpenSM route again"
+	line=$(grep "sarnue: $ENGINE: routed" "$SIM_OPENSM_LOG" | tail -n 1)
+	t_expect "$ENGINE: the escape plane was kept ($line)" grep -q "(kept: same topology" <<<"$line"
+	sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "$ENGINE: LFTs read back after the job map"
+	plane_lfts high "$SIM_TMP/lfts.0" >"$SIM_TMP/high.0"
+	plane_lfts high "$SIM_TMP/lfts.1" >"$SIM_TMP/high.1"
+	plane_lfts base "$SIM_TMP/lfts.0" >"$SIM_TMP/base.0"
+	plane_lfts base "$SIM_TMP/lfts.1" >"$SIM_TMP/base.1"
+	t_expect "$ENGINE: high-LID entries read back ($(wc -l <"$SIM_TMP/high.0") of them)" \
+		test "$(wc -l <"$SIM_TMP/high.0")" -eq $((36 * 9))
+	t_expect "$ENGINE: high-LID entries unchanged by the job map" \
+		cmp -s "$SIM_TMP/high.0" "$SIM_TMP/high.1"
+	t_expect "$ENGINE: base-LID entries changed by the job map ($(diff "$SIM_TMP/base.0" "$SIM_TMP/base.1" | grep -c '^>') lines)" \
+		bash -c '! cmp -s "$0" "$1"' "$SIM_TMP/base.0" "$SIM_TMP/base.1"
+	check_dumps "$ENGINE after the job map" "$esc"
+	sim_stop_opensm
+	sim_stop_ibsim
+done
+t_done
