@@ -21,6 +21,13 @@ enum opt_dump {
 	OPT_DUMP_NEVER,
 };
 
+/* How a reroute with unchanged topology reaches the switches (doc/five-phase.md). */
+enum opt_update {
+	OPT_UPDATE_AUTO,       /* five-phase when the routing has two planes, else plain */
+	OPT_UPDATE_FIVE_PHASE, /* always announce, wait for acknowledgements, then push */
+	OPT_UPDATE_PLAIN,      /* push at once, as OpenSM does */
+};
+
 struct sarnue_options {
 	uint64_t updn_roots[SARNUE_MAX_ROOTS];
 	unsigned n_updn_roots;
@@ -38,6 +45,12 @@ struct sarnue_options {
 	char ctl_socket[OPT_PATH_MAX];
 	unsigned ctl_mode;  /* permission bits of the socket file */
 	char ctl_group[64]; /* group owning the socket; empty: OpenSM's */
+	/* five-phase update: mode, seconds to wait for acknowledgements, policy on timeout */
+	enum opt_update update;
+	unsigned update_timeout;
+	int update_proceed; /* on timeout: 0 keep the old tables (abort), 1 push anyway */
+	unsigned update_retry;	/* seconds between report rounds */
+	unsigned update_rounds; /* silent rounds before a subscriber expires */
 };
 
 /* Receives one message per rejected key or value; the option keeps its default. */
