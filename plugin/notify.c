@@ -222,15 +222,21 @@ int notify_retry(struct notify *n, osm_opensm_t *osm)
 
 int notify_count_subscribers(osm_opensm_t *osm)
 {
-	struct acks_port *ports;
-	size_t n, i, k = 0;
-	int rc;
+	int n;
 
 	if (lock_shared(osm))
 		return -1;
-	rc = collect_subscribers(osm, &ports, &n);
+	n = notify_count_subscribers_locked(osm);
 	unlock_shared(osm);
-	if (rc)
+	return n;
+}
+
+int notify_count_subscribers_locked(osm_opensm_t *osm)
+{
+	struct acks_port *ports;
+	size_t n, i, k = 0;
+
+	if (collect_subscribers(osm, &ports, &n))
 		return -1;
 	for (i = 0; i < n; i++) {
 		size_t j;

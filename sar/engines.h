@@ -20,6 +20,7 @@ struct engine_result {
 	char warning[512]; /* what the operator should know although routing went on */
 	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */
 	uint32_t fallbacks; /* destinations on escape paths, or moved from DFSSSP to Nue */
+	int planes;	    /* two routing planes (LMC 1 layout) */
 };
 
 /*
