@@ -349,7 +349,8 @@ void sarnue_client_unsubscribe_all(struct sarnue_client *c)
 			client_log(c, SARNUE_LOG_WARN, "%s", err);
 }
 
-static int send_ack(struct sarnue_client *c, enum wire_kind kind, uint32_t seq, uint8_t attempt)
+static int send_ack(struct sarnue_client *c, enum wire_kind kind, uint32_t seq, uint8_t attempt,
+		    uint8_t status)
 {
 	struct wire_ack a = { 0 };
 	struct wire_notice n;
@@ -367,6 +368,7 @@ static int send_ack(struct sarnue_client *c, enum wire_kind kind, uint32_t seq, 
 	a.lid = c->pi.lid;
 	a.capmask = c->pi.capmask;
 	a.attempt = attempt;
+	a.status = status;
 	wire_ack_notice(&a, &n);
 	wire_trap_encode(mad, new_tid(c), &n);
 	if (send_mad(c, c->agent_smi, mad, c->pi.sm_lid, 0, 0, err, sizeof(err))) {
@@ -375,7 +377,10 @@ static int send_ack(struct sarnue_client *c, enum wire_kind kind, uint32_t seq, 
 		return -1;
 	}
 	c->stats.acks++;
-	client_log(c, SARNUE_LOG_INFO, "acknowledged %s seq %u to SM LID %u (attempt %u)",
+	client_log(c, SARNUE_LOG_INFO, "%s %s seq %u to SM LID %u (attempt %u)",
+		   status == WIRE_ACK_OK	   ? "acknowledged"
+		   : status == WIRE_ACK_FAILED ? "reported the failed handler of"
+					       : "reported the running handler of",
 		   wire_kind_name(kind), seq, c->pi.sm_lid, attempt);
 	return 0;
 }
@@ -402,12 +407,14 @@ static void finish(struct sarnue_client *c, struct handled *h, int ok)
 {
 	h->outcome = ok ? OUTCOME_OK : OUTCOME_FAILED;
 	if (ok) {
-		send_ack(c, h->kind, h->seq, 0);
+		send_ack(c, h->kind, h->seq, 0, WIRE_ACK_OK);
 		return;
 	}
 	c->stats.handler_failures++;
 	client_log(c, SARNUE_LOG_ERROR, "handler failed for %s seq %u: not acknowledged",
 		   wire_kind_name(h->kind), h->seq);
+	/* Tells the subnet manager this host is alive, so its timeout policy decides. */
+	send_ack(c, h->kind, h->seq, 0, WIRE_ACK_FAILED);
 }
 
 static int handle_path_report(struct sarnue_client *c, const struct wire_path_report *r,
@@ -421,8 +428,11 @@ static int handle_path_report(struct sarnue_client *c, const struct wire_path_re
 		c->stats.repeats++;
 		client_log(c, SARNUE_LOG_INFO, "repeated %s seq %u (%s)", wire_kind_name(r->kind),
 			   r->seq, outcome_name(h->outcome));
-		if (h->outcome == OUTCOME_OK)
-			send_ack(c, r->kind, r->seq, ++h->attempt);
+		/* Every repeat is answered, so a live host never looks dead to the SM. */
+		send_ack(c, r->kind, r->seq, ++h->attempt,
+			 h->outcome == OUTCOME_OK	? WIRE_ACK_OK
+			 : h->outcome == OUTCOME_FAILED ? WIRE_ACK_FAILED
+							: WIRE_ACK_RUNNING);
 		return 0;
 	}
 	out->kind = (enum sarnue_kind)r->kind;

@@ -87,6 +87,13 @@ struct wire_path_report {
 	struct wire_lid_range ranges[WIRE_MAX_RANGES];
 };
 
+/* Status of an acknowledgement: only WIRE_ACK_OK acknowledges; the others say "alive". */
+enum wire_ack_status {
+	WIRE_ACK_OK = 0,      /* the handler succeeded */
+	WIRE_ACK_FAILED = 1,  /* the handler failed: this report will not be acknowledged */
+	WIRE_ACK_RUNNING = 2, /* the handler still runs */
+};
+
 /* The sarnue acknowledgement carried by a trap 144. */
 struct wire_ack {
 	enum wire_kind kind;

@@ -604,3 +604,31 @@ int fabric_check_routable(const struct fabric *f, struct fab_error *err)
 	}
 	return 0;
 }
+
+static int same_port(const struct fab_port *x, const struct fab_port *y)
+{
+	/* Routing treats INIT like ACTIVE (fabric_channel_up()), so only that split matters. */
+	return x->guid == y->guid && x->node == y->node && x->remote == y->remote &&
+	       x->base_lid == y->base_lid && x->lmc == y->lmc && x->op_vls == y->op_vls &&
+	       x->num == y->num && (x->state >= FAB_PORT_INIT) == (y->state >= FAB_PORT_INIT);
+}
+
+int fabric_same_topology(const struct fabric *a, const struct fabric *b)
+{
+	uint32_t i;
+
+	if (a->nnodes != b->nnodes || a->nports != b->nports || a->nswitches != b->nswitches ||
+	    a->max_lid != b->max_lid)
+		return 0;
+	for (i = 0; i < a->nnodes; i++) {
+		const struct fab_node *x = &a->nodes[i], *y = &b->nodes[i];
+
+		if (x->guid != y->guid || x->type != y->type || x->nports != y->nports ||
+		    x->first_port != y->first_port)
+			return 0;
+	}
+	for (i = 0; i < a->nports; i++)
+		if (!same_port(&a->ports[i], &b->ports[i]))
+			return 0;
+	return 1;
+}

@@ -121,6 +121,12 @@ static inline int fabric_is_switch(const struct fabric *f, uint32_t node)
 	return f->nodes[node].type == FAB_SWITCH;
 }
 
+/*
+ * True when a and b are the same subnet for routing purposes, index for index: nodes, ports,
+ * links, LIDs, LMCs, VLs and which links are up.  Tables routed on one then fit the other.
+ */
+int fabric_same_topology(const struct fabric *a, const struct fabric *b);
+
 /* The switch a CA/router port is attached to through an active link, or FAB_NONE. */
 uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port);
 

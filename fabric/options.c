@@ -34,6 +34,17 @@ const char options_help[] =
 	"                            escape routing on the last VL (default off)\n"
 	"  escape=auto|updn|nue      escape routing of the high LIDs: Up*/Down*, Nue on one\n"
 	"                            VL, or whichever has the lower maximum EFI (default auto)\n"
+	"  update=auto|five-phase|plain\n"
+	"                            how a reroute of an unchanged fabric reaches the\n"
+	"                            switches (default auto: five-phase with two planes)\n"
+	"  update_timeout=SECONDS    wait at most this long for acknowledgements, 1..3600\n"
+	"                            (default 60)\n"
+	"  update_on_timeout=abort|proceed\n"
+	"                            abort: keep the old tables; proceed: push them anyway\n"
+	"                            (default abort)\n"
+	"  update_retry=SECONDS      resend reports to silent subscribers, 1..60 (default 2)\n"
+	"  update_rounds=N           silent rounds before a subscriber expires, 1..100\n"
+	"                            (default 5)\n"
 	"  config=PATH               read more key=value pairs from PATH (# comments)\n";
 
 void options_defaults(struct sarnue_options *o)
@@ -44,6 +55,9 @@ void options_defaults(struct sarnue_options *o)
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
 	o->ctl_mode = 0660;
+	o->update_timeout = 60;
+	o->update_retry = 2;
+	o->update_rounds = 5;
 }
 
 static int report(opt_error_fn on_error, void *ctx, const char *source, unsigned line,
@@ -146,6 +160,19 @@ static int parse_mode(const char *v, unsigned *out)
 	return 0;
 }
 
+static int parse_update(const char *v, enum opt_update *out)
+{
+	if (!strcmp(v, "auto"))
+		*out = OPT_UPDATE_AUTO;
+	else if (!strcmp(v, "five-phase"))
+		*out = OPT_UPDATE_FIVE_PHASE;
+	else if (!strcmp(v, "plain"))
+		*out = OPT_UPDATE_PLAIN;
+	else
+		return -1;
+	return 0;
+}
+
 static int apply(struct sarnue_options *o, const char *key, const char *v)
 {
 	if (!strcmp(key, "updn_roots"))
@@ -192,6 +219,20 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 			o->escape = OPT_ESCAPE_NUE;
 		else
 			return -1;
+		return 0;
+	}
+	if (!strcmp(key, "update"))
+		return parse_update(v, &o->update);
+	if (!strcmp(key, "update_timeout"))
+		return parse_uint_range(v, 1, 3600, &o->update_timeout);
+	if (!strcmp(key, "update_retry"))
+		return parse_uint_range(v, 1, 60, &o->update_retry);
+	if (!strcmp(key, "update_rounds"))
+		return parse_uint_range(v, 1, 100, &o->update_rounds);
+	if (!strcmp(key, "update_on_timeout")) {
+		if (strcmp(v, "abort") && strcmp(v, "proceed"))
+			return -1;
+		o->update_proceed = !strcmp(v, "proceed");
 		return 0;
 	}
 	if (!strcmp(key, "dump")) {

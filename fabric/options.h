@@ -28,6 +28,13 @@ enum opt_escape {
 	OPT_ESCAPE_NUE, /* Nue on one VL */
 };
 
+/* How a reroute with unchanged topology reaches the switches (doc/five-phase.md). */
+enum opt_update {
+	OPT_UPDATE_AUTO,       /* five-phase when the routing has two planes, else plain */
+	OPT_UPDATE_FIVE_PHASE, /* always announce, wait for acknowledgements, then push */
+	OPT_UPDATE_PLAIN,      /* push at once, as OpenSM does */
+};
+
 struct sarnue_options {
 	uint64_t updn_roots[SARNUE_MAX_ROOTS];
 	unsigned n_updn_roots;
@@ -48,6 +55,12 @@ struct sarnue_options {
 	/* LMC >= 1: base LIDs by the engine, the other LIDs by an escape routing on its own VL */
 	int planes;
 	enum opt_escape escape;
+	/* five-phase update: mode, seconds to wait for acknowledgements, policy on timeout */
+	enum opt_update update;
+	unsigned update_timeout;
+	int update_proceed; /* on timeout: 0 keep the old tables (abort), 1 push anyway */
+	unsigned update_retry;	/* seconds between report rounds */
+	unsigned update_rounds; /* silent rounds before a subscriber expires */
 };
 
 /* Receives one message per rejected key or value; the option keeps its default. */

@@ -121,3 +121,104 @@ int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f)
 	r->sl_mode = ROUTING_SL_PER_SWITCH_DLID;
 	return 0;
 }
+
+/* The SL a packet entering at switch src_sw takes towards dlid. */
+static uint8_t sl_from_switch(const struct routing *r, uint32_t src_sw, uint32_t dlid)
+{
+	switch (r->sl_mode) {
+	case ROUTING_SL_PER_DLID:
+		return r->sl_by_dlid[dlid];
+	case ROUTING_SL_PER_SWITCH_DLID:
+		return r->sl_by_pair[(size_t)src_sw * r->lft_len + dlid];
+	case ROUTING_SL_UNIFORM:
+		break;
+	}
+	return r->sl_uniform;
+}
+
+static int lid_changed(const struct routing *a, const struct routing *b, uint32_t lid)
+{
+	uint32_t sw;
+
+	for (sw = 0; sw < a->nswitches; sw++) {
+		size_t at = (size_t)sw * a->lft_len + lid;
+
+		if (a->lft[at] != b->lft[at] || sl_from_switch(a, sw, lid) != sl_from_switch(b, sw, lid))
+			return 1;
+	}
+	return 0;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Merges neighbouring ranges across the smallest gaps until at most max remain. */
+static unsigned merge_ranges(struct routing_lid_range *rg, unsigned n, unsigned max)
+{
+	uint32_t *gaps, limit;
+	unsigned i, k = 0;
+
+	if (n <= max)
+		return n;
+	gaps = malloc(sizeof(*gaps) * (n - 1));
+	if (!gaps) {
+		/* One range over everything names no changed LID too few. */
+		rg[0].last = rg[n - 1].last;
+		return 1;
+	}
+	for (i = 0; i + 1 < n; i++)
+		gaps[i] = rg[i + 1].first - rg[i].last;
+	qsort(gaps, n - 1, sizeof(*gaps), cmp_u32);
+	limit = max > 1 ? gaps[n - max - 1] : UINT32_MAX;
+	free(gaps);
+	for (i = 1; i < n; i++) {
+		if (rg[i].first - rg[k].last <= limit)
+			rg[k].last = rg[i].last;
+		else
+			rg[++k] = rg[i];
+	}
+	return k + 1;
+}
+
+int routing_changed_lids(const struct routing *a, const struct routing *b,
+			 struct routing_lid_range *out, unsigned max, uint32_t *changed)
+{
+	struct routing_lid_range *rg = NULL;
+	unsigned n = 0, cap = 0;
+	uint32_t lid;
+
+	*changed = 0;
+	if (a->nswitches != b->nswitches || a->lft_len != b->lft_len || !max)
+		return -1;
+	for (lid = 1; lid < a->lft_len; lid++) {
+		if (!lid_changed(a, b, lid))
+			continue;
+		(*changed)++;
+		if (n && rg[n - 1].last + 1 == lid) {
+			rg[n - 1].last = lid;
+			continue;
+		}
+		if (n == cap) {
+			struct routing_lid_range *grown;
+
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(rg, sizeof(*rg) * cap);
+			if (!grown) {
+				free(rg);
+				return -1;
+			}
+			rg = grown;
+		}
+		rg[n].first = rg[n].last = lid;
+		n++;
+	}
+	n = merge_ranges(rg, n, max);
+	if (n)
+		memcpy(out, rg, sizeof(*rg) * n);
+	free(rg);
+	return (int)n;
+}

@@ -90,6 +90,21 @@ int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f);
 /* The switch whose LFTs a packet from slid meets first, FAB_NONE when none (see fabric.h). */
 uint32_t routing_lid_switch(const struct fabric *f, uint32_t lid);
 
+struct routing_lid_range {
+	uint32_t first, last;
+};
+
+/*
+ * The destination LIDs whose paths differ between a and b, two routings of the same fabric:
+ * an LFT entry on some switch or the SL from some source switch.  Written to out as at most max
+ * ranges of LIDs, ascending; when there are more, neighbours are merged across the smallest
+ * gaps, so a range may also name unchanged LIDs but never misses a changed one.  *changed
+ * counts the changed LIDs.  Returns the number of ranges (0: identical), -1 when a and b do not
+ * belong to the same fabric or memory ran out.
+ */
+int routing_changed_lids(const struct routing *a, const struct routing *b,
+			 struct routing_lid_range *out, unsigned max, uint32_t *changed);
+
 static inline void routing_set_pair_sl(struct routing *r, uint32_t src_sw, uint32_t dlid,
 				       uint8_t sl)
 {

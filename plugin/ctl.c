@@ -136,8 +136,9 @@ static char *status_json(struct ctl_server *s)
 		"\"job_map\":",
 		st.vls, st.jobs, st.job_hosts, st.unknown_hosts, st.fallbacks);
 	verify_json_string(out, st.job_map[0] ? st.job_map : s->p->opts.job_map);
-	fprintf(out, ",\"reroute_pending\":%s,\"phase\":\"idle\",\"last_error\":",
-		st.reroute_pending ? "true" : "false");
+	fprintf(out, ",\"reroute_pending\":%s", st.reroute_pending ? "true" : "false");
+	update_status_json(s->p, out);
+	fputs(",\"last_error\":", out);
 	verify_json_string(out, st.last_error);
 	fputc('}', out);
 	if (fclose(out)) {

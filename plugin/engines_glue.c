@@ -24,10 +24,20 @@
 struct glue_engine {
 	struct sarnue_engine e; /* first: OpenSM's context pointer is also &e */
 	struct engine_ctx ctx;
+	struct engine_result pending_res; /* of the tables an update announced */
 };
+
+static void drop_pending(struct sarnue_engine *e)
+{
+	if (!e->have_pending)
+		return;
+	routing_free(&e->pending);
+	e->have_pending = 0;
+}
 
 static void engine_reset(struct sarnue_engine *e)
 {
+	drop_pending(e);
 	routing_free(&e->routing);
 	fabric_free(&e->fabric);
 	free(e->osm_switches);
@@ -73,46 +83,163 @@ static void store_hops(struct sarnue_engine *e)
 	}
 }
 
+/* Fails this routing: OpenSM moves on to the next engine of routing_engine. */
+static int routing_failed(struct sarnue_engine *e, const char *msg)
+{
+	struct sarnue_plugin *p = e->plugin;
+
+	plog(p, OSM_LOG_ERROR, "ERR %s: %s; OpenSM falls back to the next routing engine", e->name,
+	     msg[0] ? msg : "out of memory");
+	ctl_note_failure(p, e->name, msg[0] ? msg : "out of memory");
+	engine_reset(e);
+	return -1;
+}
+
+static void log_routed(struct sarnue_engine *e, const struct engine_result *res)
+{
+	plog(e->plugin, OSM_LOG_INFO,
+	     "%s: routed %u switches, %u LIDs in %.3f s (verify %.3f s: %llu pairs, 0 unreachable,"
+	     " 0 credit loops, %u VL, max hops %u); %s",
+	     e->name, e->fabric.nswitches, e->fabric.max_lid, res->route_seconds,
+	     res->verify_seconds, (unsigned long long)res->verify.pairs,
+	     verify_count_bits(res->verify.vls_used), res->verify.max_hops, res->summary);
+}
+
+/*
+ * An update is running and the fabric did not change: program the tables the switches hold
+ * (KEEP) or the ones the update announced (ADOPT), never anything else.
+ */
+static int reuse_tables(struct glue_engine *g, enum update_decision d)
+{
+	struct sarnue_engine *e = &g->e;
+	struct sarnue_plugin *p = e->plugin;
+	struct fab_error err = { "" };
+
+	if (d == UPDATE_ADOPT) {
+		routing_free(&e->routing);
+		e->routing = e->pending;
+		memset(&e->pending, 0, sizeof(e->pending));
+		e->have_pending = 0;
+	}
+	free(e->osm_switches);
+	e->osm_switches = NULL;
+	if (map_switches(e, &p->osm->subn, &err))
+		return routing_failed(e, err.msg);
+	store_hops(e);
+	e->ready = 1;
+	if (d == UPDATE_ADOPT) {
+		e->routings++;
+		update_adopted(p);
+		ctl_note_routing(p, e->name, &e->fabric, &g->pending_res);
+		log_routed(e, &g->pending_res);
+		plog(p, OSM_LOG_INFO, "%s: programming the tables the update announced", e->name);
+	} else {
+		plog(p, OSM_LOG_INFO,
+		     "%s: keeping the programmed tables while an update waits for the hosts",
+		     e->name);
+	}
+	return 0;
+}
+
+/*
+ * A fresh routing of the fabric the switches are programmed for differs from their tables:
+ * hand it to a five-phase update (the switches keep their tables for now).  Returns 1 when
+ * handed over, 0 when it should go out at once.
+ */
+static int announce(struct glue_engine *g, struct routing *fresh, const struct engine_result *res)
+{
+	struct sarnue_engine *e = &g->e;
+	struct sarnue_plugin *p = e->plugin;
+	struct routing_lid_range ranges[WIRE_MAX_RANGES];
+	uint32_t changed;
+	uint8_t lmc = 0;
+	uint32_t i;
+	int n;
+
+	if (!update_wanted(p, res->planes))
+		return 0;
+	n = routing_changed_lids(&e->routing, fresh, ranges, WIRE_MAX_RANGES, &changed);
+	if (n <= 0)
+		return 0; /* identical tables: nothing to announce */
+	for (i = 0; i < e->fabric.nports; i++)
+		if (!fabric_is_switch(&e->fabric, e->fabric.ports[i].node) &&
+		    e->fabric.ports[i].lmc > lmc)
+			lmc = e->fabric.ports[i].lmc;
+	drop_pending(e);
+	e->pending = *fresh;
+	e->have_pending = 1;
+	g->pending_res = *res;
+	update_start(p, lmc, ranges, (unsigned)n, changed);
+	return 1;
+}
+
+/* Routes nf (which the engine takes over) with the engine and installs or announces it. */
+static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topology)
+{
+	struct sarnue_engine *e = &g->e;
+	struct sarnue_plugin *p = e->plugin;
+	struct sarnue_options opts = p->opts;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct routing fresh;
+	int rc;
+
+	ctl_job_map_path(p, opts.job_map, sizeof(opts.job_map));
+	memset(&res, 0, sizeof(res));
+	memset(&fresh, 0, sizeof(fresh));
+	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */
+	g->ctx.sl2vl_off = !p->osm->subn.opt.qos;
+	rc = routing_init(&fresh, nf, e->name) ||
+	     engine_run_ctx(e->name, nf, &opts, &g->ctx, &fresh, &res, &err);
+	if (res.warning[0])
+		plog(p, OSM_LOG_ERROR, "WRN %s: %s", e->name, res.warning);
+	if (rc) {
+		routing_free(&fresh);
+		fabric_free(nf);
+		return routing_failed(e, err.msg);
+	}
+	if (same_topology && e->ready && announce(g, &fresh, &res)) {
+		fabric_free(nf);
+		return reuse_tables(g, UPDATE_KEEP);
+	}
+	engine_reset(e);
+	e->fabric = *nf;
+	e->routing = fresh;
+	if (map_switches(e, &p->osm->subn, &err))
+		return routing_failed(e, err.msg);
+	store_hops(e);
+	e->ready = 1;
+	e->routings++;
+	ctl_note_routing(p, e->name, &e->fabric, &res);
+	log_routed(e, &res);
+	return 0;
+}
+
 static int build_lid_matrices(void *context)
 {
 	struct glue_engine *g = context;
 	struct sarnue_engine *e = &g->e;
 	struct sarnue_plugin *p = e->plugin;
-	osm_subn_t *subn = &p->osm->subn;
-	struct sarnue_options opts = p->opts;
-	struct engine_result res;
 	struct fab_error err = { "" };
-	int rc;
+	enum update_decision d;
+	struct fabric nf;
+	int same;
 
 	ctl_note_routing_started(p);
-	ctl_job_map_path(p, opts.job_map, sizeof(opts.job_map));
-	engine_reset(e);
-	memset(&res, 0, sizeof(res));
-	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */
-	g->ctx.sl2vl_off = !subn->opt.qos;
-	rc = subnet_to_fabric(subn, &e->fabric, &err) ||
-	     routing_init(&e->routing, &e->fabric, e->name) || map_switches(e, subn, &err) ||
-	     engine_run_ctx(e->name, &e->fabric, &opts, &g->ctx, &e->routing, &res, &err);
-	if (res.warning[0])
-		plog(p, OSM_LOG_ERROR, "WRN %s: %s", e->name, res.warning);
-	if (rc) {
-		plog(p, OSM_LOG_ERROR, "ERR %s: %s; OpenSM falls back to the next routing engine",
-		     e->name, err.msg[0] ? err.msg : "out of memory");
-		ctl_note_failure(p, e->name, err.msg[0] ? err.msg : "out of memory");
-		engine_reset(e);
-		return -1;
+	fabric_init(&nf);
+	if (subnet_to_fabric(&p->osm->subn, &nf, &err)) {
+		fabric_free(&nf);
+		return routing_failed(e, err.msg);
 	}
-	store_hops(e);
-	e->ready = 1;
-	e->routings++;
-	ctl_note_routing(p, e->name, &e->fabric, &res);
-	plog(p, OSM_LOG_INFO,
-	     "%s: routed %u switches, %u LIDs in %.3f s (verify %.3f s: %llu pairs, 0 unreachable,"
-	     " 0 credit loops, %u VL, max hops %u); %s",
-	     e->name, e->fabric.nswitches, e->fabric.max_lid, res.route_seconds, res.verify_seconds,
-	     (unsigned long long)res.verify.pairs, verify_count_bits(res.verify.vls_used),
-	     res.verify.max_hops, res.summary);
-	return 0;
+	same = e->ready && fabric_same_topology(&e->fabric, &nf);
+	d = update_on_routing(p, same);
+	if (e->have_pending && !update_keeps_pending(p) && d != UPDATE_ADOPT)
+		drop_pending(e); /* the update ended or was aborted */
+	if (d != UPDATE_ROUTE) {
+		fabric_free(&nf);
+		return reuse_tables(g, d);
+	}
+	return route_fresh(g, &nf, same);
 }
 
 static int want_dumps(const struct sarnue_plugin *p)
@@ -134,9 +261,25 @@ static void write_dumps(struct sarnue_engine *e)
 		plog(p, OSM_LOG_ERROR, "ERR cannot write %s: %s", path, strerror(errno));
 }
 
+/*
+ * 64-LID blocks of sw whose new entries differ from what OpenSM last wrote to the switch: the
+ * blocks OpenSM sends (osm_ucast_mgr.c skips equal ones unless a full update is forced).
+ */
+static unsigned changed_blocks(const osm_switch_t *sw, uint32_t max_lid)
+{
+	unsigned b, n = 0;
+
+	for (b = 0; b * IB_SMP_DATA_SIZE <= max_lid; b++)
+		n += memcmp(sw->new_lft + b * IB_SMP_DATA_SIZE, sw->lft + b * IB_SMP_DATA_SIZE,
+			    IB_SMP_DATA_SIZE) != 0;
+	return n;
+}
+
 static int build_fwd_tables(void *context)
 {
 	struct sarnue_engine *e = context;
+	struct sarnue_plugin *p = e->plugin;
+	unsigned blocks = 0, switches = 0, n;
 	uint32_t i, lid;
 
 	if (!e->ready)
@@ -150,8 +293,15 @@ static int build_fwd_tables(void *context)
 			if (lid && lft[lid] != FAB_NO_PORT && lft[lid] != 0)
 				osm_switch_count_path(sw, lft[lid]);
 		}
+		n = sw->lft ? changed_blocks(sw, sw->max_lid_ho) : 0;
+		blocks += n;
+		switches += n > 0;
 	}
-	e->plugin->dumps_pending = e;
+	p->lft_blocks_changed = blocks;
+	p->lft_switches_changed = switches;
+	plog(p, OSM_LOG_INFO, "%s: %u LFT block(s) of 64 LIDs differ on %u of %u switch(es)",
+	     e->name, blocks, switches, e->fabric.nswitches);
+	p->dumps_pending = e;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_inform.h>
 
 #include "notify.h"
@@ -221,15 +222,21 @@ int notify_retry(struct notify *n, osm_opensm_t *osm)
 
 int notify_count_subscribers(osm_opensm_t *osm)
 {
-	struct acks_port *ports;
-	size_t n, i, k = 0;
-	int rc;
+	int n;
 
 	if (lock_shared(osm))
 		return -1;
-	rc = collect_subscribers(osm, &ports, &n);
+	n = notify_count_subscribers_locked(osm);
 	unlock_shared(osm);
-	if (rc)
+	return n;
+}
+
+int notify_count_subscribers_locked(osm_opensm_t *osm)
+{
+	struct acks_port *ports;
+	size_t n, i, k = 0;
+
+	if (collect_subscribers(osm, &ports, &n))
 		return -1;
 	for (i = 0; i < n; i++) {
 		size_t j;
@@ -302,13 +309,13 @@ int notify_handle_trap(struct notify *n, osm_opensm_t *osm, const void *notice)
 	}
 	pthread_mutex_lock(&n->lock);
 	n->acks_seen++;
-	v = acks_record(&n->acks, guid, wn.issuer_lid, ack.seq, ack.kind);
+	v = acks_record(&n->acks, guid, wn.issuer_lid, ack.seq, ack.kind, ack.status);
 	pending = acks_pending(&n->acks);
 	pthread_mutex_unlock(&n->lock);
 	nlog(osm, OSM_LOG_INFO,
-	     "acknowledgement of %s seq %u from port 0x%016llx (LID %u, attempt %u): %s, %zu "
-	     "pending",
+	     "acknowledgement of %s seq %u from port 0x%016llx (LID %u, attempt %u, status %u):"
+	     " %s, %zu pending",
 	     wire_kind_name(ack.kind), ack.seq, (unsigned long long)guid, wn.issuer_lid,
-	     ack.attempt, acks_verdict_name(v), pending);
+	     ack.attempt, ack.status, acks_verdict_name(v), pending);
 	return 1;
 }

@@ -54,6 +54,8 @@ int notify_retry(struct notify *n, osm_opensm_t *osm);
 
 /* Distinct ports subscribed to trap 68 or 69 now; takes OpenSM's lock. -1 on error. */
 int notify_count_subscribers(osm_opensm_t *osm);
+/* Same, for callers that hold OpenSM's lock already (the routing callbacks). */
+int notify_count_subscribers_locked(osm_opensm_t *osm);
 
 /* Subscribers that still have to acknowledge the current report. */
 size_t notify_pending(struct notify *n);

@@ -51,6 +51,7 @@ static void *sarnue_create(osm_opensm_t *osm)
 		return NULL;
 	}
 	ctl_start(p);
+	update_init(p);
 	plog(p, OSM_LOG_INFO,
 	     "loaded %s, engines sar-updn, sar-nue and sar-dfsssp registered, options '%s'%s",
 	     PACKAGE_STRING, text ? text : "",
@@ -63,6 +64,7 @@ static void sarnue_delete(void *data)
 	struct sarnue_plugin *p = data;
 
 	ctl_stop(p);
+	update_stop(p);
 	free(p);
 }
 
@@ -72,6 +74,7 @@ static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_d
 
 	if (event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
 		ctl_note_tables_programmed(p);
+		update_note_programmed(p, p->lft_blocks_changed, p->lft_switches_changed);
 		engines_write_pending_dumps(p);
 	} else if (event_id == OSM_EVENT_ID_TRAP) {
 		notify_handle_trap(&p->notify, p->osm, event_data);

@@ -19,6 +19,7 @@
 #include "notify.h"
 #include "options.h"
 #include "routing.h"
+#include "update.h"
 
 struct sarnue_plugin;
 struct ctl_server;
@@ -30,6 +31,10 @@ struct sarnue_engine {
 	struct routing routing;
 	osm_switch_t **osm_switches; /* [fabric.nswitches]: OpenSM's switch for each model switch */
 	int ready;		     /* routing holds verified tables for the current sweep */
+	uint64_t fingerprint;	     /* of the fabric the routing was made for */
+	/* Tables a five-phase update announced, waiting for the hosts (update.h). */
+	struct routing pending;
+	int have_pending;
 	unsigned routings;	     /* successful runs, for the log */
 };
 
@@ -42,6 +47,9 @@ struct sarnue_plugin {
 	struct ctl_server *ctl; /* the control socket, NULL when off or unavailable */
 	/* UnPath/RePath reports and their acknowledgements (five-phase update). */
 	struct notify notify;
+	struct update *update; /* the five-phase update's state and thread (update.c) */
+	/* What the last routing changed in the switches: 64-LID LFT blocks, switches. */
+	unsigned lft_blocks_changed, lft_switches_changed;
 };
 
 void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)

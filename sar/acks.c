@@ -83,7 +83,8 @@ void acks_begin(struct acks *a, uint32_t seq, int kind)
 	}
 }
 
-enum acks_verdict acks_record(struct acks *a, uint64_t guid, uint16_t lid, uint32_t seq, int kind)
+enum acks_verdict acks_record(struct acks *a, uint64_t guid, uint16_t lid, uint32_t seq, int kind,
+			      unsigned status)
 {
 	struct acks_sub *s = find(a, guid, lid);
 
@@ -104,6 +105,11 @@ enum acks_verdict acks_record(struct acks *a, uint64_t guid, uint16_t lid, uint3
 	if (s->acked) {
 		a->duplicates++;
 		return ACKS_DUPLICATE;
+	}
+	if (status) {
+		s->missed = 0;
+		a->not_done++;
+		return ACKS_NOT_DONE;
 	}
 	s->acked = 1;
 	return ACKS_NEW;
@@ -160,6 +166,8 @@ const char *acks_verdict_name(enum acks_verdict v)
 		return "stale";
 	case ACKS_UNKNOWN:
 		return "unknown port";
+	case ACKS_NOT_DONE:
+		return "not done";
 	}
 	return "?";
 }

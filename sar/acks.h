@@ -35,6 +35,7 @@ enum acks_verdict {
 	ACKS_DUPLICATE, /* this port had already acknowledged it */
 	ACKS_STALE,	/* another sequence number or kind, or no report outstanding */
 	ACKS_UNKNOWN,	/* not a subscriber */
+	ACKS_NOT_DONE,	/* the current report, but the handler failed or still runs */
 };
 
 struct acks {
@@ -43,7 +44,7 @@ struct acks {
 	uint32_t seq; /* report waited for; 0: none */
 	int kind;
 	unsigned max_rounds; /* rounds a subscriber may miss before it expires */
-	unsigned long duplicates, stale, unknown, revived;
+	unsigned long duplicates, stale, unknown, revived, not_done;
 };
 
 void acks_init(struct acks *a, unsigned max_rounds);
@@ -58,8 +59,13 @@ int acks_sync(struct acks *a, const struct acks_port *ports, size_t n);
 /* Starts waiting for (seq, kind): every subscriber that has not expired is pending. */
 void acks_begin(struct acks *a, uint32_t seq, int kind);
 
-/* Records an acknowledgement; guid 0 means "match by LID". */
-enum acks_verdict acks_record(struct acks *a, uint64_t guid, uint16_t lid, uint32_t seq, int kind);
+/*
+ * Records an acknowledgement; guid 0 means "match by LID".  A non-zero status (the host's
+ * handler failed or still runs) proves the subscriber alive, so it does not expire, but it stays
+ * pending: the update's timeout policy decides.
+ */
+enum acks_verdict acks_record(struct acks *a, uint64_t guid, uint16_t lid, uint32_t seq, int kind,
+			      unsigned status);
 
 /* Subscribers still pending for the current report. */
 size_t acks_pending(const struct acks *a);

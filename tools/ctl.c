@@ -128,29 +128,43 @@ static int build_command(int argc, char **argv, char *cmd, size_t size)
 	return 0;
 }
 
-/* Human-readable status: one "key: value" line per JSON field, in the plugin's order. */
+/*
+ * Human-readable status: one "key: value" line per JSON field, in the plugin's order; the
+ * fields of a nested object get its name as prefix ("update.phase_number"), arrays stay whole.
+ */
 static void print_status_text(const char *json)
 {
-	const char *p = json;
+	const char *p = json, *q;
+	char prefix[32] = "";
 
-	while ((p = strchr(p, '"'))) {
-		const char *key = p + 1, *kend = strchr(key, '"'), *v, *vend;
-		char label[64];
+	while ((q = strchr(p, '"'))) {
+		const char *key = q + 1, *kend = strchr(key, '"'), *v, *vend;
+		char label[96];
 		int quoted;
 
+		if (memchr(p, '}', (size_t)(q - p)))
+			prefix[0] = '\0'; /* the nested object ended before this key */
 		if (!kend || kend[1] != ':')
 			break;
 		v = kend + 2;
+		if (*v == '{') {
+			snprintf(prefix, sizeof(prefix), "%.*s.", (int)(kend - key), key);
+			p = v + 1;
+			continue;
+		}
 		quoted = *v == '"';
 		if (quoted) {
 			v++;
 			for (vend = v; *vend && !(*vend == '"' && vend[-1] != '\\'); vend++)
 				;
+		} else if (*v == '[') {
+			vend = strchr(v, ']');
+			vend = vend ? vend + 1 : v + strlen(v);
 		} else {
 			vend = v + strcspn(v, ",}");
 		}
-		snprintf(label, sizeof(label), "%.*s:", (int)(kend - key), key);
-		printf("%-20s %.*s\n", label, (int)(vend - v), v);
+		snprintf(label, sizeof(label), "%s%.*s:", prefix, (int)(kend - key), key);
+		printf("%-24s %.*s\n", label, (int)(vend - v), v);
 		p = vend + (quoted ? 1 : 0);
 	}
 }

@@ -355,12 +355,25 @@ sim_start_ibsim() {
 	export IBSIM_SOCKNAME="sarnue-$$-$BASHPID-$RANDOM"
 	# These would make libumad2sim clients talk TCP to some other ibsim.
 	unset IBSIM_SERVER_NAME IBSIM_SERVER_PORT
-	local log=$SIM_TMP/ibsim.log
+	local log=$SIM_TMP/ibsim.log console=/dev/null
+	# SIM_IBSIM_CONSOLE=1: ibsim reads its console commands from a FIFO that
+	# sim_ibsim_cmd writes to (to take links down while OpenSM runs).
+	if [[ ${SIM_IBSIM_CONSOLE:-0} == 1 ]]; then
+		console=$SIM_TMP/ibsim.console
+		rm -f "$console"
+		mkfifo "$console" || { _sim_fail "cannot create $console"; return 1; }
+	fi
 	# Default limits (2048 nodes, 256 switches) are too small for the
 	# generated fabrics; memory is allocated lazily, so generous is cheap.
-	ibsim -s -n -N "${SIM_IBSIM_NODES:-8192}" -S "${SIM_IBSIM_SWITCHES:-2048}" \
-		-P "${SIM_IBSIM_PORTS:-131072}" "$@" "$net" </dev/null >"$log" 2>&1 &
+	local -a console_opt=(-n)
+	[[ $console != /dev/null ]] && console_opt=()
+	ibsim -s "${console_opt[@]}" -N "${SIM_IBSIM_NODES:-8192}" -S "${SIM_IBSIM_SWITCHES:-2048}" \
+		-P "${SIM_IBSIM_PORTS:-131072}" "$@" "$net" <"$console" >"$log" 2>&1 &
 	SIM_IBSIM_PID=$!
+	if [[ $console != /dev/null ]]; then
+		# Held open for ibsim's lifetime: a FIFO without writers reads as end of file.
+		exec {_SIM_IBSIM_CONSOLE_FD}>"$console"
+	fi
 	sim_track_pid "$SIM_IBSIM_PID" ibsim || true
 	local timeout=${SIM_IBSIM_TIMEOUT:-30}
 	local end=$((SECONDS + timeout))
@@ -395,6 +408,14 @@ sim_start_ibsim() {
 	_sim_msg "ibsim up: pid $SIM_IBSIM_PID, socket $IBSIM_SOCKNAME, $(basename -- "$net") ${parsed:-}"
 }
 
+# sim_ibsim_cmd COMMAND...: one command on ibsim's console (needs
+# SIM_IBSIM_CONSOLE=1 at start), e.g. sim_ibsim_cmd 'Unlink "S-0001"[7]'.
+sim_ibsim_cmd() {
+	[[ -n ${_SIM_IBSIM_CONSOLE_FD:-} ]] || { _sim_fail "sim_ibsim_cmd: ibsim was not started with SIM_IBSIM_CONSOLE=1"; return 1; }
+	printf '%s\n' "$*" >&"$_SIM_IBSIM_CONSOLE_FD" || { _sim_fail "sim_ibsim_cmd: ibsim's console is closed"; return 1; }
+	_sim_msg "ibsim console: $*"
+}
+
 # sim_stop_ibsim: stops the fabric (and first a running OpenSM, whose
 # MADs would otherwise go nowhere). Cleanup does this anyway at exit.
 sim_stop_ibsim() {
@@ -406,6 +427,10 @@ sim_stop_ibsim() {
 	SIM_IBSIM_PID=""
 	i=$(_sim_pid_index "$pid") || return 0
 	_sim_stop_index "$i"
+	if [[ -n ${_SIM_IBSIM_CONSOLE_FD:-} ]]; then
+		exec {_SIM_IBSIM_CONSOLE_FD}>&-
+		_SIM_IBSIM_CONSOLE_FD=""
+	fi
 	_sim_msg "ibsim stopped (pid $pid)"
 }
 

@@ -150,9 +150,38 @@ static void test_netfile_ibnetdiscover(void)
 	fabric_free(&f);
 }
 
+/* Two models of one subnet match; a link down, a LID moved or an extra host do not. */
+static void test_same_topology(void)
+{
+	unsigned links[8][2];
+	unsigned n = testfab_ring(links, 4);
+	struct fabric a, b;
+	uint32_t p;
+
+	CHECK(testfab_build(&a, 4, 2, (const unsigned(*)[2])links, n, 1) == 0);
+	CHECK(testfab_build(&b, 4, 2, (const unsigned(*)[2])links, n, 1) == 0);
+	CHECK(fabric_same_topology(&a, &b) && fabric_same_topology(&b, &a));
+	/* INIT and ACTIVE route alike. */
+	p = a.switches[0];
+	p = a.nodes[p].first_port + 1;
+	a.ports[p].state = FAB_PORT_INIT;
+	CHECK(fabric_same_topology(&a, &b));
+	a.ports[p].state = FAB_PORT_DOWN;
+	CHECK(!fabric_same_topology(&a, &b));
+	a.ports[p].state = FAB_PORT_ACTIVE;
+	b.ports[b.endports[5]].base_lid++;
+	CHECK(!fabric_same_topology(&a, &b));
+	fabric_free(&b);
+	CHECK(testfab_build(&b, 4, 3, (const unsigned(*)[2])links, n, 1) == 0);
+	CHECK(!fabric_same_topology(&a, &b));
+	fabric_free(&a);
+	fabric_free(&b);
+}
+
 int main(void)
 {
 	test_builder_and_lids();
+	test_same_topology();
 	test_netfile_ibsim();
 	test_netfile_errors();
 	test_netfile_ibnetdiscover();

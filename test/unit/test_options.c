@@ -82,6 +82,32 @@ static void test_ctl_socket(void)
 	CHECK(strstr(e.last, "bad value for ctl_mode: '660x'") != NULL);
 }
 
+/* The five-phase update: mode, timeout, policy, retry interval and rounds, with ranges. */
+static void test_update(void)
+{
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+
+	options_defaults(&o);
+	CHECK(o.update == OPT_UPDATE_AUTO && o.update_timeout == 60 && !o.update_proceed);
+	CHECK(o.update_retry == 2 && o.update_rounds == 5);
+	CHECK(options_parse_line(&o,
+				 "update=five-phase update_timeout=8 update_on_timeout=proceed "
+				 "update_retry=1 update_rounds=3",
+				 "epo", 0, collect, &e) == 0);
+	CHECK(o.update == OPT_UPDATE_FIVE_PHASE && o.update_timeout == 8 && o.update_proceed);
+	CHECK(o.update_retry == 1 && o.update_rounds == 3);
+	CHECK(options_parse_line(&o, "update=plain update_on_timeout=abort", "epo", 0, collect,
+				 &e) == 0);
+	CHECK(o.update == OPT_UPDATE_PLAIN && !o.update_proceed);
+	CHECK(options_parse_line(&o,
+				 "update=sometimes update_timeout=0 update_timeout=3601 "
+				 "update_on_timeout=maybe update_retry=61 update_rounds=0",
+				 "epo", 0, collect, &e) == 6);
+	CHECK(o.update == OPT_UPDATE_PLAIN && o.update_timeout == 8 && o.update_retry == 1);
+	CHECK(strstr(e.last, "bad value for update_rounds: '0'") != NULL);
+}
+
 static void test_config_file(void)
 {
 	char path[] = "/tmp/sarnue-opt-XXXXXX", line[1200];
@@ -127,6 +153,7 @@ int main(void)
 	test_valid();
 	test_errors_keep_defaults();
 	test_ctl_socket();
+	test_update();
 	test_config_file();
 	test_planes();
 	return CHECK_RESULT();
