@@ -34,20 +34,6 @@ wait_routings() {
 	return 1
 }
 
-# The high LIDs (base + 1 of every CA port), one decimal per line, from OpenSM's subnet dump.
-high_lids() {
-	grep -o '{ CA [^}]*} LID:[0-9a-fA-F]*' "$SIM_DUMP_DIR/opensm-subnet.lst" |
-		sed 's/.*LID://' | sort -u | while read -r hex; do echo $((16#$hex + 1)); done
-}
-
-# LFT lines ("GUID 0xDLID PORT") of FILE towards high LIDs (plane=high) or the others (base).
-plane_lfts() {
-	awk -v plane="$1" 'NR == FNR { high[$1] = 1; next }
-		{ lid = 0; s = tolower(substr($2, 3))
-		  for (i = 1; i <= length(s); i++) lid = lid * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		  if ((lid in high) == (plane == "high")) print }' "$SIM_TMP/high.lids" "$2"
-}
-
 # Path-SL dump: every path to a high LID has SL $1, every other one a lower SL.
 psl_planes() {
 	awk -v esc="$1" 'NR == FNR { high[$1] = 1; next }
@@ -106,7 +92,7 @@ for ENGINE in sar-dfsssp sar-nue; do
 	esac
 	t_expect "$ENGINE: escape plane on VL $want (got ${esc:-none})" test "${esc:-x}" = "$want"
 	esc=${esc:-0}
-	high_lids >"$SIM_TMP/high.lids"
+	sim_high_lids >"$SIM_TMP/high.lids"
 	t_expect "$ENGINE: 36 high LIDs in the subnet dump" test "$(wc -l <"$SIM_TMP/high.lids")" = 36
 	check_dumps "$ENGINE" "$esc"
 	if sim_read_sl2vl "$SIM_TMP/sl2vl.live"; then
@@ -124,10 +110,10 @@ for ENGINE in sar-dfsssp sar-nue; do
 	line=$(grep "sarnue: $ENGINE: routed" "$SIM_OPENSM_LOG" | tail -n 1)
 	t_expect "$ENGINE: the escape plane was kept ($line)" grep -q "(kept: same topology" <<<"$line"
 	sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "$ENGINE: LFTs read back after the job map"
-	plane_lfts high "$SIM_TMP/lfts.0" >"$SIM_TMP/high.0"
-	plane_lfts high "$SIM_TMP/lfts.1" >"$SIM_TMP/high.1"
-	plane_lfts base "$SIM_TMP/lfts.0" >"$SIM_TMP/base.0"
-	plane_lfts base "$SIM_TMP/lfts.1" >"$SIM_TMP/base.1"
+	sim_plane_lfts high "$SIM_TMP/high.lids" "$SIM_TMP/lfts.0" >"$SIM_TMP/high.0"
+	sim_plane_lfts high "$SIM_TMP/high.lids" "$SIM_TMP/lfts.1" >"$SIM_TMP/high.1"
+	sim_plane_lfts base "$SIM_TMP/high.lids" "$SIM_TMP/lfts.0" >"$SIM_TMP/base.0"
+	sim_plane_lfts base "$SIM_TMP/high.lids" "$SIM_TMP/lfts.1" >"$SIM_TMP/base.1"
 	t_expect "$ENGINE: high-LID entries read back ($(wc -l <"$SIM_TMP/high.0") of them)" \
 		test "$(wc -l <"$SIM_TMP/high.0")" -eq $((36 * 9))
 	t_expect "$ENGINE: high-LID entries unchanged by the job map" \

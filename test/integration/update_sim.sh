@@ -26,7 +26,8 @@ export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-dfsssp SIM_QOS=TRUE SIM_LMC=1
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export SIM_OPENSM_EXTRA="ignore_other_sm TRUE"
 export SIM_IBSIM_CONSOLE=1
-BASE_OPTS="dump=always update=five-phase update_retry=1 update_rounds=3"
+# planes=on with the default update=auto: two planes make reroutes five-phase.
+BASE_OPTS="dump=always planes=on update_retry=1 update_rounds=3"
 export SIM_PLUGIN_OPTIONS="$BASE_OPTS update_timeout=12"
 
 ctl() {
@@ -125,7 +126,10 @@ sim_start_ibsim "$SIM_TMP/ft.net" || { t_fail "ibsim started"; t_done; exit 1; }
 mapfile -d '' -t envp < <(_sim_client_env)
 start_fabric || { t_done; exit 1; }
 start_all
-t_expect "status: update mode five-phase, idle" test "$(status_field update.mode)/$(status_field phase)" = five-phase/idle
+t_expect "status: update mode auto, idle" test "$(status_field update.mode)/$(status_field phase)" = auto/idle
+t_grep "the routing has two planes" "2 planes: base LIDs on VLs" "$SIM_OPENSM_LOG"
+sim_high_lids >"$SIM_TMP/high.lids"
+t_expect "36 high LIDs in the subnet dump" test "$(wc -l <"$SIM_TMP/high.lids")" = 36
 
 # ---- 1. a job map that changes the routes, every agent acknowledges
 sim_read_lfts "$SIM_TMP/lfts.0" || t_fail "LFTs read before the update"
@@ -140,7 +144,13 @@ t_expect "the update completes" wait_status update.updates 1 90
 t_expect "... and ends idle (phase 5)" test "$(status_field update.phase_number)" = 5
 t_expect "... done, not aborted" test "$(status_field update.aborted)/$(status_field update.last_outcome)" = 0/done
 sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "LFTs read after the update"
-t_expect "the update changed the LFTs" bash -c '! cmp -s "$1" "$2"' _ "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.1"
+for f in 0 1; do
+	sim_plane_lfts high "$SIM_TMP/high.lids" "$SIM_TMP/lfts.$f" >"$SIM_TMP/high.$f"
+	sim_plane_lfts base "$SIM_TMP/high.lids" "$SIM_TMP/lfts.$f" >"$SIM_TMP/base.$f"
+done
+t_expect "the update changed base-LID entries" bash -c '! cmp -s "$1" "$2"' _ "$SIM_TMP/base.0" "$SIM_TMP/base.1"
+t_expect "high-LID entries never changed (and exist)" bash -c 'test -s "$1" && cmp -s "$1" "$2"' _ "$SIM_TMP/high.0" "$SIM_TMP/high.1"
+t_grep "the reroute kept the escape plane" "high LIDs by sar-[a-z]* on VL [0-9]+ \\(kept" "$SIM_OPENSM_LOG"
 for h in "${hosts[@]}"; do
 	t_expect "$h ran its UnPath handler for update $seq" test -s "$SIM_TMP/unpath-$seq-$h.env"
 	t_expect "$h ran its RePath handler for update $seq" test -s "$SIM_TMP/repath-$seq-$h.env"

@@ -918,6 +918,24 @@ sim_read_sl2vl() {
 	_sim_msg "read SL2VL of ${#sws[@]} switches: $(wc -l <"$out") lines in $out"
 }
 
+# sim_high_lids: the high LIDs (base + 1) of every CA port, one decimal per
+# line, from OpenSM's subnet dump (opensm-subnet.lst; LMC 1 two-plane layout).
+sim_high_lids() {
+	_sim_need_setup || return 1
+	grep -o '{ CA [^}]*} LID:[0-9a-fA-F]*' "$SIM_DUMP_DIR/opensm-subnet.lst" |
+		sed 's/.*LID://' | sort -u | while read -r hex; do echo $((16#$hex + 1)); done
+}
+
+# sim_plane_lfts high|base HIGH_LIDS_FILE LFTS_FILE: the lines of an LFT file
+# from sim_read_lfts ("GUID 0xDLID PORT") towards the high LIDs listed in
+# HIGH_LIDS_FILE (plane high), or towards every other LID (plane base).
+sim_plane_lfts() {
+	awk -v plane="$1" 'NR == FNR { high[$1] = 1; next }
+		{ lid = 0; s = tolower(substr($2, 3))
+		  for (i = 1; i <= length(s); i++) lid = lid * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		  if ((lid in high) == (plane == "high")) print }' "$2" "$3"
+}
+
 # sim_lfts_from_dump OUTFILE: OpenSM's view (opensm-lfts.dump) in the same
 # format as sim_read_lfts, so `diff` shows what did not reach the fabric.
 sim_lfts_from_dump() {
