@@ -71,7 +71,8 @@ static const char usage[] =
 	"OPTIONS\n"
 	"    Polling\n"
 	"    -i, --interval SECONDS    time between polls (default 300)\n"
-	"    -1, --once                poll once and exit (status 0 when the poll worked)\n"
+	"    -1, --once                poll once and exit (status 0 when the poll worked and a\n"
+	"                              needed reroute reached the plugin)\n"
 	"        --squeue PATH         squeue executable (default: squeue from PATH)\n"
 	"        --squeue-format auto|json|text\n"
 	"                              auto (default) tries --json, then the text format\n"
@@ -131,7 +132,8 @@ static const char usage[] =
 	"    changes).\n"
 	"\n"
 	"EXIT STATUS\n"
-	"    0 stopped by a signal, or --once and the poll worked; 1 the poll failed (--once);\n"
+	"    0 stopped by a signal, or --once and the poll worked; 1 the poll failed, or the\n"
+	"    plugin could not be told about a changed job map (--once);\n"
 	"    2 usage; 3 unreadable input at start-up.\n";
 
 enum squeue_format {
@@ -1021,7 +1023,8 @@ static void report_unknown(struct filterd *d)
 	hostlist_copy(&d->unknown, &d->js.unknown);
 }
 
-static void decide(struct filterd *d, struct poll_report *rep, double now)
+/* Decides and hands a changed job map over; -1 when the plugin could not be told. */
+static int decide(struct filterd *d, struct poll_report *rep, double now)
 {
 	struct decide_in in = { &d->installed, &d->js.keys, now, d->last_reroute,
 				d->a.min_interval };
@@ -1037,7 +1040,7 @@ static void decide(struct filterd *d, struct poll_report *rep, double now)
 		rep->decision = "no change";
 		snprintf(rep->reason, sizeof(rep->reason), "same %u multi-switch node set(s)",
 			 d->js.keys.n);
-		return;
+		return 0;
 	}
 	if (out.decision == DECIDE_DEFERRED) {
 		rep->decision = "deferred";
@@ -1045,14 +1048,14 @@ static void decide(struct filterd *d, struct poll_report *rep, double now)
 			rep->reason, sizeof(rep->reason),
 			"node sets changed (+%u -%u) but the last reroute was %.0f s ago (minimum %.0f s, %.0f s left)",
 			out.added, out.removed, now - d->last_reroute, d->a.min_interval, out.wait);
-		return;
+		return 0;
 	}
 	if (d->a.min_gain > 0) {
 		if (predicted_gain(d, &gain, &cur, &pred, &err)) {
 			rep->decision = "error";
 			snprintf(rep->reason, sizeof(rep->reason), "predicting the gain: %s",
 				 err.msg);
-			return;
+			return 0;
 		}
 		if (gain < d->a.min_gain) {
 			rep->decision = "low gain";
@@ -1061,7 +1064,7 @@ static void decide(struct filterd *d, struct poll_report *rep, double now)
 				"node sets changed (+%u -%u) but max effective EFI %llu -> %llu predicted, gain %.1f%% < %.1f%%",
 				out.added, out.removed, (unsigned long long)cur,
 				(unsigned long long)pred, gain, d->a.min_gain);
-			return;
+			return 0;
 		}
 	}
 	rep->decision = "reroute";
@@ -1076,9 +1079,10 @@ static void decide(struct filterd *d, struct poll_report *rep, double now)
 		hostlist_copy(&d->installed, &d->js.keys);
 		d->last_reroute = now;
 		d->reroutes++;
-	} else {
-		rep->decision = "reroute pending";
+		return 0;
 	}
+	rep->decision = "reroute pending";
+	return -1;
 }
 
 static int print_status(const void *ctx, FILE *out)
@@ -1131,6 +1135,7 @@ static int poll_once(struct filterd *d)
 	struct poll_report rep;
 	struct fab_error err;
 	double t0 = now_mono();
+	int rc;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.poll = ++d->polls;
@@ -1146,10 +1151,10 @@ static int poll_once(struct filterd *d)
 	rep.st = d->js.st;
 	rep.unknown = d->js.unknown.n;
 	report_unknown(d);
-	decide(d, &rep, now_mono());
+	rc = decide(d, &rep, now_mono());
 	rep.seconds = now_mono() - t0;
 	report(d, &rep);
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ start-up and main loop */

@@ -256,6 +256,8 @@ A2=$(submit 'node[0003-0006]' 4) || t_fail "job A2 runs"
 LOG=$SIM_TMP/filterd-nosock.log
 "$FILTERD" --once --fabric "$NET" --socket "$SIM_TMP/absent.sock" --job-map "$SIM_TMP/jobs-nosock" \
 	--log "$LOG" </dev/null
+rc=$?
+t_expect "socket unreachable: --once exits 1 (got $rc)" test "$rc" -eq 1
 t_grep "socket unreachable: logged, map kept, retry announced" \
 	"reroute pending: .*control socket unreachable .*absent.sock.*; job map kept, retrying next poll" "$LOG"
 t_expect "socket unreachable: the job map was written with the 4 hosts" \
