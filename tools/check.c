@@ -92,9 +92,9 @@ static const char check_usage[] =
 	"\n"
 	"Long runs report progress on stderr every few seconds.\n"
 	"\n"
-	"exit status: 0 verified, 1 unreachable pairs, loops or credit loops, 2 usage (including\n"
-	"an unreadable or malformed job map, named with file:line), 3 unreadable or malformed\n"
-	"fabric or tables, or an SVG that cannot be written.\n";
+	"exit status: 0 verified, 1 unreachable pairs, loops or credit loops, 2 usage, 3 unreadable\n"
+	"or malformed input (fabric, tables or job map, named with file:line), or an SVG that\n"
+	"cannot be written.\n";
 
 struct check_args {
 	const char *dump_dir, *subnet, *fdbs, *path_sl, *sl2vl, *ca;
@@ -484,7 +484,7 @@ int check_main(int argc, char **argv)
 	/* A job map is an option's argument: reject it before any expensive loading. */
 	if (a.job_map && job_map_parse(&jm, a.job_map, &err)) {
 		cli_error("check", "%s", err.msg);
-		rc = EXIT_USAGE;
+		rc = EXIT_INPUT;
 		goto out;
 	}
 	if (a.dump_dir && resolve_dump_dir(&a, owned)) {

@@ -92,10 +92,10 @@ t_grep "text: unknown host named" 'unknown hostnames \(first: ghost\)' "$tmp/m.t
 "$SARNUE_BIN" check --dump-dir "$tmp/dump" --no-metrics >"$tmp/plain.txt"
 t_expect "--no-metrics: verifier only" test "$(grep -c 'EFI' "$tmp/plain.txt")" = 0
 
-# Bad input: malformed job map (exit 2, file:line), unreadable one, bad numbers.
+# Bad input: malformed job map (exit 3 like any bad input, file:line), unreadable one, bad numbers.
 printf 'node0001 a\nnode0002\n' >"$tmp/bad.map"
-expect_fail 2 'bad.map:2: expected' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --job-map "$tmp/bad.map"
-expect_fail 2 'missing.map: No such file' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --job-map "$tmp/missing.map"
+expect_fail 3 'bad.map:2: expected' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --job-map "$tmp/bad.map"
+expect_fail 3 'missing.map: No such file' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --job-map "$tmp/missing.map"
 expect_fail 2 '--bisections x: expected a number' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --bisections x
 expect_fail 2 '--job-host-match fuzzy' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --job-host-match fuzzy
 expect_fail 3 'nowhere/loads.svg' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --svg "$tmp/nowhere/loads.svg"
