@@ -109,6 +109,8 @@ for ENGINE in sar-dfsssp sar-nue; do
 	wait_routings $((routings + 1)) || t_fail "$ENGINE: jobs made OpenSM route again"
 	line=$(grep "sarnue: $ENGINE: routed" "$SIM_OPENSM_LOG" | tail -n 1)
 	t_expect "$ENGINE: the escape plane was kept ($line)" grep -q "(kept: same topology" <<<"$line"
+	t_grep "$ENGINE: no host subscribed, so the reroute was plain, not five-phase" \
+		"sarnue: no host subscribed to path reports: plain reroute" "$SIM_OPENSM_LOG"
 	sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "$ENGINE: LFTs read back after the job map"
 	sim_plane_lfts high "$SIM_TMP/high.lids" "$SIM_TMP/lfts.0" >"$SIM_TMP/high.0"
 	sim_plane_lfts high "$SIM_TMP/high.lids" "$SIM_TMP/lfts.1" >"$SIM_TMP/high.1"

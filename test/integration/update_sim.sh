@@ -140,9 +140,12 @@ seq=$(status_field update.seq)
 t_expect "status: four subscribers waited for" test "$(status_field update.subscribers)" = 4
 sim_read_lfts "$SIM_TMP/lfts.p2" || t_fail "LFTs read in phase 2"
 t_expect "phase 2: the switches still hold the old tables" cmp -s "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.p2"
+t_expect "a reroute asked for in phase 2 is accepted" ctl reroute
+t_expect "... and queued, not lost" wait_status update.queued true 20
 t_expect "the update completes" wait_status update.updates 1 90
 t_expect "... and ends idle (phase 5)" test "$(status_field update.phase_number)" = 5
 t_expect "... done, not aborted" test "$(status_field update.aborted)/$(status_field update.last_outcome)" = 0/done
+t_grep "the queued reroute ran after the update" "a reroute requested during update $seq runs now" "$SIM_OPENSM_LOG"
 sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "LFTs read after the update"
 for f in 0 1; do
 	sim_plane_lfts high "$SIM_TMP/high.lids" "$SIM_TMP/lfts.$f" >"$SIM_TMP/high.$f"
