@@ -16,28 +16,6 @@ export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=$ENGINE SIM_QOS=TRUE
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export SIM_PLUGIN_OPTIONS="ctl_mode=0600"
 
-ctl() {
-	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
-}
-
-# A JSON field of `sarnue ctl --json status`.
-status_field() {
-	ctl --json status | python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print(json.dumps(v) if isinstance(v,bool) or v is None else v)' "$1"
-}
-
-# Waits until OpenSM has written the unicast tables N times (status "tables_programmed"), so
-# that the switches hold what the last routing computed.
-wait_routings() {
-	local want=$1 end=$((SECONDS + 120)) n
-	while ((SECONDS < end)); do
-		n=$(status_field tables_programmed 2>/dev/null) || n=0
-		((n >= want)) && return 0
-		sleep 0.5
-	done
-	echo "routings stayed at ${n:-?}, wanted $want"
-	return 1
-}
-
 files_differ() {
 	! cmp -s "$1" "$2"
 }
@@ -71,25 +49,25 @@ printf 'node0001 7\nnode0002\n' >"$SIM_TMP/bad.map"
 sim_start_ibsim "$SIM_TMP/ft.net" || { t_fail "ibsim started"; t_done; }
 sim_start_opensm || { t_fail "OpenSM started"; t_done; }
 sim_wait_subnet_up || { t_fail "subnet up"; t_done; }
-wait_routings 1 || t_fail "the plugin routed once"
+sim_wait_programmed 1 || t_fail "the plugin routed once"
 
 t_expect "socket file exists" test -S "$SIM_CTL_SOCKET"
 t_expect "socket mode is ctl_mode (0600)" test "$(stat -c %a "$SIM_CTL_SOCKET")" = 600
 t_grep "plugin logged where it listens" "sarnue: ctl: listening on $SIM_CTL_SOCKET" "$SIM_OPENSM_LOG"
 
 # status
-status=$(ctl --json status)
+status=$(sim_ctl --json status)
 t_expect "status is one JSON object" python3 -c 'import json,sys; json.loads(sys.argv[1])' "$status"
-t_expect "status names the engine" test "$(status_field engine)" = "$ENGINE"
-t_expect "status: no jobs yet" test "$(status_field jobs)" = 0
-t_expect "status: VLs of the routing (DFSSSP spreads over all 8)" test "$(status_field vls)" = 8
-t_expect "status: phase idle" test "$(status_field phase)" = idle
-t_expect "status: no reroute pending" test "$(status_field reroute_pending)" = false
-text=$(ctl status)
+t_expect "status names the engine" test "$(sim_status_field engine)" = "$ENGINE"
+t_expect "status: no jobs yet" test "$(sim_status_field jobs)" = 0
+t_expect "status: VLs of the routing (DFSSSP spreads over all 8)" test "$(sim_status_field vls)" = 8
+t_expect "status: phase idle" test "$(sim_status_field phase)" = idle
+t_expect "status: no reroute pending" test "$(sim_status_field reroute_pending)" = false
+text=$(sim_ctl status)
 t_expect "status text has one line per field" grep -q '^engine: *sar-dfsssp$' <<<"$text"
 
 # topology: one line per host, each naming the leaf switch its HCA is cabled to
-topo=$(ctl topology)
+topo=$(sim_ctl topology)
 t_expect "topology lists 36 HCA ports" test "$(grep -c '^host ' <<<"$topo")" = 36
 t_expect "topology ends with the count" test "$(tail -n 1 <<<"$topo")" = "36 ports"
 t_expect "topology: node0001 and node0006 share a leaf, node0007 is on another" python3 - "$topo" <<'EOF'
@@ -101,32 +79,32 @@ EOF
 sim_read_lfts "$SIM_TMP/lfts.0" || t_fail "LFTs read back before the job map"
 
 # reroute without changes: one more routing, same tables
-routings=$(status_field tables_programmed)
-t_expect "ctl reroute is accepted" ctl reroute
-wait_routings $((routings + 1)) || t_fail "reroute made OpenSM route again"
+routings=$(sim_status_field tables_programmed)
+t_expect "ctl reroute is accepted" sim_ctl reroute
+sim_wait_programmed $((routings + 1)) || t_fail "reroute made OpenSM route again"
 t_grep "plugin logged the reroute request" "sarnue: ctl: reroute requested" "$SIM_OPENSM_LOG"
 sim_read_lfts "$SIM_TMP/lfts.r" && t_expect "reroute with the same inputs keeps the LFTs" \
 	cmp -s "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.r"
 
 # jobs FILE: installed, rerouted, LFTs change
-routings=$(status_field tables_programmed)
-out=$(ctl jobs "$SIM_TMP/j1.map")
+routings=$(sim_status_field tables_programmed)
+out=$(sim_ctl jobs "$SIM_TMP/j1.map")
 t_expect "ctl jobs accepted a good map ($out)" grep -q "installed: 9 entries, 2 jobs; reroute requested" <<<"$out"
-wait_routings $((routings + 1)) || t_fail "jobs made OpenSM route again"
-t_expect "status: 2 jobs on 9 hosts" test "$(status_field jobs)/$(status_field job_hosts)" = 2/9
-t_expect "status: the installed job map" test "$(status_field job_map)" = "$SIM_TMP/j1.map"
+sim_wait_programmed $((routings + 1)) || t_fail "jobs made OpenSM route again"
+t_expect "status: 2 jobs on 9 hosts" test "$(sim_status_field jobs)/$(sim_status_field job_hosts)" = 2/9
+t_expect "status: the installed job map" test "$(sim_status_field job_map)" = "$SIM_TMP/j1.map"
 sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "LFTs read back after the job map"
 t_expect "the job map changed the LFTs in the switches" files_differ "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.1"
 
 # a malformed map: refused with file:line, nothing changes
-routings=$(status_field tables_programmed)
-out=$(ctl jobs "$SIM_TMP/bad.map" 2>&1)
+routings=$(sim_status_field tables_programmed)
+out=$(sim_ctl jobs "$SIM_TMP/bad.map" 2>&1)
 rc=$?
 t_expect "ctl jobs refuses a malformed map (exit 1, got $rc)" test $rc -eq 1
 t_expect "the refusal names file:line" grep -q 'bad.map:2:' <<<"$out"
 sleep 3
-t_expect "no routing after the refusal" test "$(status_field tables_programmed)" = "$routings"
-t_expect "the previous job map stays installed" test "$(status_field job_map)" = "$SIM_TMP/j1.map"
+t_expect "no routing after the refusal" test "$(sim_status_field tables_programmed)" = "$routings"
+t_expect "the previous job map stays installed" test "$(sim_status_field job_map)" = "$SIM_TMP/j1.map"
 t_expect "ctl jobs with an unreadable file fails locally (exit 3)" \
 	bash -c '"$0" ctl --socket "$1" jobs /nonexistent/map; test $? -eq 3' "$SARNUE_BIN" "$SIM_CTL_SOCKET"
 
@@ -140,14 +118,14 @@ t_expect "help answers after the errors, in order" test "$(tail -n 1 <<<"$reply"
 long=$(head -c 5000 /dev/zero | tr '\0' x)
 reply=$(raw "$long")
 t_expect "an over-long line is refused" grep -q '^error line longer than 4096 bytes' <<<"$reply"
-t_expect "OpenSM still answers after bad clients" test "$(status_field engine)" = "$ENGINE"
+t_expect "OpenSM still answers after bad clients" test "$(sim_status_field engine)" = "$ENGINE"
 
 # What the job map implies: a fresh OpenSM given the same map as its option routes the same.
 sim_stop_opensm
 t_expect "socket file removed when OpenSM stops" test ! -e "$SIM_CTL_SOCKET"
 export SIM_PLUGIN_OPTIONS="ctl_mode=0600 job_map=$SIM_TMP/j1.map"
 SIM_CONF=""
-sim_start_opensm && sim_wait_subnet_up && wait_routings 1 || t_fail "second OpenSM routed"
+sim_start_opensm && sim_wait_subnet_up && sim_wait_programmed 1 || t_fail "second OpenSM routed"
 sim_read_lfts "$SIM_TMP/lfts.2" || t_fail "LFTs read back from the second OpenSM"
 t_expect "reroute via ctl jobs gave exactly the tables the job map implies" \
 	cmp -s "$SIM_TMP/lfts.1" "$SIM_TMP/lfts.2"
@@ -157,7 +135,7 @@ sim_stop_opensm
 python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SIM_CTL_SOCKET"
 SIM_CONF=""
 sim_start_opensm && sim_wait_subnet_up || t_fail "third OpenSM came up"
-t_expect "a stale socket file is replaced" ctl status
+t_expect "a stale socket file is replaced" sim_ctl status
 sim_stop_opensm
 echo "not a socket" >"$SIM_CTL_SOCKET"
 SIM_CONF=""

@@ -14,26 +14,6 @@ sim_setup || exit 1
 export SIM_PLUGIN=sarnue SIM_QOS=TRUE SIM_LMC=1
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-ctl() {
-	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
-}
-
-status_field() {
-	ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
-}
-
-# Waits until OpenSM has written the unicast tables N times.
-wait_routings() {
-	local want=$1 end=$((SECONDS + 120)) n
-	while ((SECONDS < end)); do
-		n=$(status_field tables_programmed 2>/dev/null) || n=0
-		((n >= want)) && return 0
-		sleep 0.5
-	done
-	echo "routings stayed at ${n:-?}, wanted $want"
-	return 1
-}
-
 # Path-SL dump: every path to a high LID has SL $1, every other one a lower SL.
 psl_planes() {
 	awk -v esc="$1" 'NR == FNR { high[$1] = 1; next }
@@ -76,7 +56,7 @@ for ENGINE in sar-dfsssp sar-nue; do
 	export SIM_PLUGIN_OPTIONS="planes=on nue_vls=4"
 	SIM_CONF=""
 	sim_start_ibsim "$SIM_TMP/ft.net" || { t_fail "$ENGINE: ibsim started"; continue; }
-	if ! sim_start_opensm || ! sim_wait_subnet_up || ! wait_routings 1; then
+	if ! sim_start_opensm || ! sim_wait_subnet_up || ! sim_wait_programmed 1; then
 		t_fail "$ENGINE: OpenSM routed with the plugin"
 		sim_stop_opensm
 		sim_stop_ibsim
@@ -103,10 +83,10 @@ for ENGINE in sar-dfsssp sar-nue; do
 	fi
 	sim_read_lfts "$SIM_TMP/lfts.0" || t_fail "$ENGINE: LFTs read back before the job map"
 
-	routings=$(status_field tables_programmed)
-	out=$(ctl jobs "$SIM_TMP/j1.map")
+	routings=$(sim_status_field tables_programmed)
+	out=$(sim_ctl jobs "$SIM_TMP/j1.map")
 	t_expect "$ENGINE: ctl jobs accepted the map ($out)" grep -q "reroute requested" <<<"$out"
-	wait_routings $((routings + 1)) || t_fail "$ENGINE: jobs made OpenSM route again"
+	sim_wait_programmed $((routings + 1)) || t_fail "$ENGINE: jobs made OpenSM route again"
 	line=$(grep "sarnue: $ENGINE: routed" "$SIM_OPENSM_LOG" | tail -n 1)
 	t_expect "$ENGINE: the escape plane was kept ($line)" grep -q "(kept: same topology" <<<"$line"
 	t_grep "$ENGINE: no host subscribed, so the reroute was plain, not five-phase" \

@@ -30,39 +30,13 @@ export SIM_IBSIM_CONSOLE=1
 BASE_OPTS="dump=always planes=on update_retry=1 update_rounds=3"
 export SIM_PLUGIN_OPTIONS="$BASE_OPTS update_timeout=12"
 
-ctl() {
-	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
-}
-
-# A field of `sarnue ctl --json status`; "update.x" reaches into the update object.
-status_field() {
-	ctl --json status | python3 -c '
-import json, sys
-v = json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    v = v[k]
-print(json.dumps(v) if isinstance(v, (bool, list)) or v is None else v)' "$1"
-}
-
-# wait_status FIELD VALUE [TIMEOUT]
-wait_status() {
-	local end=$((SECONDS + ${3:-60})) v
-	while ((SECONDS < end)); do
-		v=$(status_field "$1" 2>/dev/null) || v=""
-		[[ $v == "$2" ]] && return 0
-		sleep 0.2
-	done
-	echo "status $1 stayed '${v:-?}', wanted '$2'"
-	return 1
-}
-
 # Waits until OpenSM has not routed for 5 s (the agents' start-up sweeps are over).
 settle() {
 	local last n quiet=0 end=$((SECONDS + 120))
-	last=$(status_field routings 2>/dev/null)
+	last=$(sim_status_field routings 2>/dev/null)
 	while ((quiet < 5 && SECONDS < end)); do
 		sleep 1
-		n=$(status_field routings 2>/dev/null)
+		n=$(sim_status_field routings 2>/dev/null)
 		if [[ $n == "$last" ]]; then quiet=$((quiet + 1)); else quiet=0; last=$n; fi
 	done
 }
@@ -119,14 +93,14 @@ log_line() {
 start_fabric() {
 	SIM_CONF=""
 	sim_start_opensm && sim_wait_subnet_up || { t_fail "OpenSM came up"; return 1; }
-	wait_status tables_programmed 1 60 >/dev/null || wait_status routings 1 60 || true
+	sim_wait_programmed 1 60 || true
 }
 
 sim_start_ibsim "$SIM_TMP/ft.net" || { t_fail "ibsim started"; t_done; exit 1; }
 mapfile -d '' -t envp < <(_sim_client_env)
 start_fabric || { t_done; exit 1; }
 start_all
-t_expect "status: update mode auto, idle" test "$(status_field update.mode)/$(status_field phase)" = auto/idle
+t_expect "status: update mode auto, idle" test "$(sim_status_field update.mode)/$(sim_status_field phase)" = auto/idle
 t_grep "the routing has two planes" "2 planes: base LIDs on VLs" "$SIM_OPENSM_LOG"
 sim_high_lids >"$SIM_TMP/high.lids"
 t_expect "36 high LIDs in the subnet dump" test "$(wc -l <"$SIM_TMP/high.lids")" = 36
@@ -134,17 +108,17 @@ t_expect "36 high LIDs in the subnet dump" test "$(wc -l <"$SIM_TMP/high.lids")"
 # ---- 1. a job map that changes the routes, every agent acknowledges
 sim_read_lfts "$SIM_TMP/lfts.0" || t_fail "LFTs read before the update"
 echo 4 >"$SIM_TMP/slow-H-0013" # phase 2 lasts at least 4 s
-t_expect "ctl jobs accepted" ctl jobs "$SIM_TMP/j1.map"
-t_expect "phase 2: waiting for the UnPath acknowledgements" wait_status phase wait-unpath 60
-seq=$(status_field update.seq)
-t_expect "status: four subscribers waited for" test "$(status_field update.subscribers)" = 4
+t_expect "ctl jobs accepted" sim_ctl jobs "$SIM_TMP/j1.map"
+t_expect "phase 2: waiting for the UnPath acknowledgements" sim_wait_status phase wait-unpath 60
+seq=$(sim_status_field update.seq)
+t_expect "status: four subscribers waited for" test "$(sim_status_field update.subscribers)" = 4
 sim_read_lfts "$SIM_TMP/lfts.p2" || t_fail "LFTs read in phase 2"
 t_expect "phase 2: the switches still hold the old tables" cmp -s "$SIM_TMP/lfts.0" "$SIM_TMP/lfts.p2"
-t_expect "a reroute asked for in phase 2 is accepted" ctl reroute
-t_expect "... and queued, not lost" wait_status update.queued true 20
-t_expect "the update completes" wait_status update.updates 1 90
-t_expect "... and ends idle (phase 5)" test "$(status_field update.phase_number)" = 5
-t_expect "... done, not aborted" test "$(status_field update.aborted)/$(status_field update.last_outcome)" = 0/done
+t_expect "a reroute asked for in phase 2 is accepted" sim_ctl reroute
+t_expect "... and queued, not lost" sim_wait_status update.queued true 20
+t_expect "the update completes" sim_wait_status update.updates 1 90
+t_expect "... and ends idle (phase 5)" test "$(sim_status_field update.phase_number)" = 5
+t_expect "... done, not aborted" test "$(sim_status_field update.aborted)/$(sim_status_field update.last_outcome)" = 0/done
 t_grep "the queued reroute ran after the update" "a reroute requested during update $seq runs now" "$SIM_OPENSM_LOG"
 sim_read_lfts "$SIM_TMP/lfts.1" || t_fail "LFTs read after the update"
 for f in 0 1; do
@@ -182,10 +156,10 @@ rm -f "$SIM_TMP/slow-H-0013"
 
 # ---- 2a. an agent whose handler fails: timeout, policy abort
 touch "$SIM_TMP/fail-H-0007"
-t_expect "ctl jobs (second map) accepted" ctl jobs "$SIM_TMP/j2.map"
-t_expect "the update ends after the timeout" wait_status update.updates 2 90
-seq=$(status_field update.seq)
-t_expect "... counted as aborted" test "$(status_field update.aborted)" = 1
+t_expect "ctl jobs (second map) accepted" sim_ctl jobs "$SIM_TMP/j2.map"
+t_expect "the update ends after the timeout" sim_wait_status update.updates 2 90
+seq=$(sim_status_field update.seq)
+t_expect "... counted as aborted" test "$(sim_status_field update.aborted)" = 1
 t_grep "log: timeout, update_on_timeout=abort" "update $seq aborted: timeout after 12 s with 1 subscriber\(s\) silent or not done \(update_on_timeout=abort\)" "$SIM_OPENSM_LOG"
 t_grep "log: the failing host answered as alive, not done" "acknowledgement of unpath seq $seq .*status 1\): not done" "$SIM_OPENSM_LOG"
 t_expect "the failing host never expired" bash -c '! grep -q "did not acknowledge unpath seq $1: expired" "$2"' _ "$seq" "$SIM_OPENSM_LOG"
@@ -207,9 +181,9 @@ start_fabric || { t_done; exit 1; }
 start_all
 sim_read_lfts "$SIM_TMP/lfts.3" || t_fail "LFTs read before the proceeding update"
 touch "$SIM_TMP/fail-H-0007"
-t_expect "ctl jobs accepted (proceed policy)" ctl jobs "$SIM_TMP/j2.map"
-t_expect "the update ends" wait_status update.updates 1 90
-seq=$(status_field update.seq)
+t_expect "ctl jobs accepted (proceed policy)" sim_ctl jobs "$SIM_TMP/j2.map"
+t_expect "the update ends" sim_wait_status update.updates 1 90
+seq=$(sim_status_field update.seq)
 t_grep "log: timeout, update_on_timeout=proceed pushes" "update $seq: phase 3 \(push\) at .*timeout after 10 s with 1 subscriber\(s\) silent or not done; update_on_timeout=proceed" "$SIM_OPENSM_LOG"
 sim_read_lfts "$SIM_TMP/lfts.3b" || t_fail "LFTs read after the proceeding update"
 t_expect "proceed: the new tables went out" bash -c '! cmp -s "$1" "$2"' _ "$SIM_TMP/lfts.3" "$SIM_TMP/lfts.3b"
@@ -217,26 +191,26 @@ rm -f "$SIM_TMP/fail-H-0007"
 
 # ---- 3. an agent killed in phase 2
 echo 60 >"$SIM_TMP/slow-H-0019"
-t_expect "ctl jobs accepted (agent to be killed)" ctl jobs "$SIM_TMP/j1.map"
-t_expect "phase 2 reached" wait_status phase wait-unpath 60
-seq=$(status_field update.seq)
+t_expect "ctl jobs accepted (agent to be killed)" sim_ctl jobs "$SIM_TMP/j1.map"
+t_expect "phase 2 reached" sim_wait_status phase wait-unpath 60
+seq=$(sim_status_field update.seq)
 sleep 1
 kill -KILL "${pid[H-0019]}"
-t_expect "the update completes without the killed agent" wait_status update.updates 2 90
-t_expect "... not aborted" test "$(status_field update.last_outcome)" = done
+t_expect "the update completes without the killed agent" sim_wait_status update.updates 2 90
+t_expect "... not aborted" test "$(sim_status_field update.last_outcome)" = done
 t_grep "log: the killed agent expired" "did not acknowledge unpath seq $seq: expired" "$SIM_OPENSM_LOG"
 rm -f "$SIM_TMP/slow-H-0019"
 pid[H-0019]=""
 
 # ---- 4. a link goes down during phase 2
 echo 30 >"$SIM_TMP/slow-H-0001"
-t_expect "ctl jobs accepted (link to fail)" ctl jobs "$SIM_TMP/j0.map"
-t_expect "phase 2 reached" wait_status phase wait-unpath 60
-seq=$(status_field update.seq)
+t_expect "ctl jobs accepted (link to fail)" sim_ctl jobs "$SIM_TMP/j0.map"
+t_expect "phase 2 reached" sim_wait_status phase wait-unpath 60
+seq=$(sim_status_field update.seq)
 sim_ibsim_cmd 'Unlink "S-0001"[7]'
-t_expect "the update ends" wait_status update.updates 3 120
+t_expect "the update ends" sim_wait_status update.updates 3 120
 t_grep "log: aborted to a full reroute, not property preserving" "update $seq: the topology changed in phase 2: full reroute now, not property preserving" "$SIM_OPENSM_LOG"
-t_expect "status: aborted by the topology change" grep -q "topology change" <<<"$(status_field update.last_outcome)"
+t_expect "status: aborted by the topology change" grep -q "topology change" <<<"$(sim_status_field update.last_outcome)"
 settle
 json=$(timeout 120 "${envp[@]}" "$SARNUE_BIN" check --live --path-sl "$SIM_DUMP_DIR/sarnue-path-sl.dump" --json 2>"$SIM_TMP/live.err")
 t_expect "after the link failure the tables verify (no credit loop)" \

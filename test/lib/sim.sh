@@ -918,6 +918,48 @@ sim_read_sl2vl() {
 	_sim_msg "read SL2VL of ${#sws[@]} switches: $(wc -l <"$out") lines in $out"
 }
 
+# sim_ctl ARGS...: `sarnue ctl` on the running OpenSM's control socket.
+sim_ctl() {
+	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
+}
+
+# sim_status_field FIELD: one field of `sarnue ctl --json status`; "a.b"
+# reaches into object a. Booleans, null and lists print as JSON.
+sim_status_field() {
+	sim_ctl --json status | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[k]
+print(json.dumps(v) if isinstance(v, (bool, list)) or v is None else v)' "$1"
+}
+
+# sim_wait_status FIELD VALUE [TIMEOUT]: until the status field equals VALUE.
+sim_wait_status() {
+	local end=$((SECONDS + ${3:-60})) v
+	while ((SECONDS < end)); do
+		v=$(sim_status_field "$1" 2>/dev/null) || v=""
+		[[ $v == "$2" ]] && return 0
+		sleep 0.2
+	done
+	echo "status $1 stayed '${v:-?}', wanted '$2'"
+	return 1
+}
+
+# sim_wait_programmed N [TIMEOUT]: until OpenSM has written the unicast
+# tables N times (status "tables_programmed"), so that the switches hold
+# what the last routing computed.
+sim_wait_programmed() {
+	local want=$1 end=$((SECONDS + ${2:-120})) n
+	while ((SECONDS < end)); do
+		n=$(sim_status_field tables_programmed 2>/dev/null) || n=0
+		((n >= want)) && return 0
+		sleep 0.3
+	done
+	echo "tables programmed ${n:-?} times, wanted $want"
+	return 1
+}
+
 # sim_high_lids: the high LIDs (base + 1) of every CA port, one decimal per
 # line, from OpenSM's subnet dump (opensm-subnet.lst; LMC 1 two-plane layout).
 sim_high_lids() {
