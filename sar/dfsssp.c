@@ -57,6 +57,9 @@ struct dfsssp {
 	uint32_t ndest;
 	uint32_t *job_off; /* CSR over switches: ports with jobs behind each switch */
 	uint32_t *job_port;
+	uint32_t njob;	  /* dest[0..njob): the job phase */
+	uint32_t *cnt;	  /* [nsw + 1] scratch of the improvement step */
+	uint8_t *through; /* [nsw] scratch of the improvement step */
 };
 
 static double now(void)
@@ -83,6 +86,8 @@ static void dfsssp_free(struct dfsssp *d)
 	free(d->dphase);
 	free(d->job_off);
 	free(d->job_port);
+	free(d->cnt);
+	free(d->through);
 }
 
 static int dfsssp_alloc(struct dfsssp *d)
@@ -102,8 +107,10 @@ static int dfsssp_alloc(struct dfsssp *d)
 	d->nsrc = calloc(nsw, sizeof(*d->nsrc));
 	d->dest = malloc(sizeof(*d->dest) * (f->nendports + 1));
 	d->dphase = malloc(f->nendports + 1);
-	if (!d->weight || !d->dist || !d->add || !d->acc || !d->next || !d->order || !d->hop ||
-	    !d->nsrc || !d->dest || !d->dphase)
+	d->cnt = malloc(sizeof(*d->cnt) * (nsw + 2));
+	d->through = malloc(nsw + 1);
+	if (!d->cnt || !d->through || !d->weight || !d->dist || !d->add || !d->acc || !d->next ||
+	    !d->order || !d->hop || !d->nsrc || !d->dest || !d->dphase)
 		return -1;
 	for (lid = 1; lid <= f->max_lid; lid++) {
 		uint32_t s = routing_lid_switch(f, lid);
@@ -449,6 +456,7 @@ static int order_destinations(struct dfsssp *d)
 		if (ph == PH_JOB)
 			njob = d->ndest;
 	}
+	d->njob = njob;
 	for (i = 0; i < nsw; i++) {
 		d->dphase[d->ndest] = PH_SWITCH;
 		d->dest[d->ndest++] = f->nodes[f->switches[sk[i].sw]].first_port;
@@ -471,6 +479,226 @@ out:
 	return ret;
 }
 
+/*
+ * Improvement step after the job phase.  This goes beyond the thesis: Algorithm 5.1 (section
+ * 5.2.2.2) routes every job destination once, greedily, and never revisits it.  On the thesis's
+ * own figure 5.2 fabric that greedy pass, like every destination-based engine OpenSM ships,
+ * stops at a maximum effective EFI of 60 where 54 is reachable: an early destination's choice
+ * only looks bad once later destinations have filled the other channels.  So the job trees are
+ * revisited: take a channel with the highest intra-job load, and for each job destination
+ * whose tree crosses it let the switches upstream of it re-pick among their other next
+ * channels one hop closer to the destination.  A move is kept only when it lowers, in this
+ * order, the maximum load, the number of channels at that maximum, and the sum of squared
+ * loads, so the search ends.  Routes stay minimal and destination-based (one LFT entry per
+ * switch and LID changes), hence the layering and the verifier treat them as any other.
+ */
+struct move {
+	uint32_t lid, s, e;
+	int64_t dcnt, dsq;
+};
+
+static uint64_t load_of(const struct dfsssp *d, uint32_t e)
+{
+	return d->weight[e] - d->base;
+}
+
+/*
+ * Rebuilds from the LFTs the in-tree towards job LID lid at switch t: next[], hop[], order[]
+ * (farthest switch first) and acc[], the intra-job sources (add[]) routed through each switch.
+ */
+static void load_tree(struct dfsssp *d, uint32_t lid, uint32_t t)
+{
+	const struct fabric *f = d->f;
+	uint32_t nsw = d->g.nsw, s, h, maxhop = 0, *cnt = d->cnt;
+
+	for (s = 0; s < nsw; s++) {
+		d->hop[s] = s == t ? 0 : routing_hops(d->r, s)[lid] - 1u;
+		d->next[s] =
+			s == t ? FAB_NONE : swgraph_channel(f, &d->g, s, routing_lft(d->r, s)[lid]);
+		if (d->hop[s] > maxhop)
+			maxhop = d->hop[s];
+	}
+	memset(cnt, 0, sizeof(*cnt) * (maxhop + 2));
+	for (s = 0; s < nsw; s++)
+		cnt[maxhop - d->hop[s] + 1]++;
+	for (h = 1; h <= maxhop + 1; h++)
+		cnt[h] += cnt[h - 1];
+	for (s = 0; s < nsw; s++)
+		d->order[cnt[maxhop - d->hop[s]]++] = s;
+	for (s = 0; s < nsw; s++)
+		d->acc[s] = d->add[s];
+	for (h = 0; h + 1 < nsw; h++) {
+		s = d->order[h];
+		d->acc[d->g.to[d->next[s]]] += d->acc[s];
+	}
+}
+
+/*
+ * What moving switch s's flow from next[s] to channel e1 does, up to where the old and the new
+ * route meet (both are minimal, so they meet at the same distance).  Returns 0 when a channel
+ * would exceed max.
+ */
+static int eval_move(const struct dfsssp *d, uint32_t s, uint32_t e1, uint64_t max, struct move *m)
+{
+	int64_t a = (int64_t)d->acc[s];
+	uint32_t e0 = d->next[s];
+
+	m->dcnt = 0;
+	m->dsq = 0;
+	for (;;) {
+		int64_t lo = (int64_t)load_of(d, e0), ln = (int64_t)load_of(d, e1);
+
+		if ((uint64_t)(ln + a) > max)
+			return 0;
+		m->dcnt += ((uint64_t)(ln + a) == max) - ((uint64_t)lo == max);
+		m->dsq += 2 * a * (ln - lo + a);
+		if (d->g.to[e0] == d->g.to[e1])
+			return 1;
+		e0 = d->next[d->g.to[e0]];
+		e1 = d->next[d->g.to[e1]];
+	}
+}
+
+static void apply_move(struct dfsssp *d, const struct move *m)
+{
+	uint64_t a = d->acc[m->s];
+	uint32_t e0 = d->next[m->s], e1 = m->e;
+
+	routing_lft(d->r, m->s)[m->lid] = (uint8_t)swgraph_port_num(d->f, e1);
+	for (;;) {
+		d->weight[e0] -= a;
+		d->weight[e1] += a;
+		if (d->g.to[e0] == d->g.to[e1])
+			return;
+		e0 = d->next[d->g.to[e0]];
+		e1 = d->next[d->g.to[e1]];
+	}
+}
+
+static int better(const struct move *m, const struct move *best)
+{
+	if (m->dcnt != best->dcnt)
+		return m->dcnt < best->dcnt;
+	return m->dsq < best->dsq;
+}
+
+/* The best improving move of the current tree at the switches whose routes cross channel c. */
+static void best_in_tree(struct dfsssp *d, uint32_t lid, uint32_t c, uint64_t max,
+			 struct move *best)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	uint32_t nsw = d->g.nsw, i, s, e;
+	struct move m = { .lid = lid };
+
+	/* Nearest first: a switch's route crosses c when its next switch's does. */
+	for (i = nsw; i-- > 0;) {
+		s = d->order[i];
+		d->through[s] = d->next[s] != FAB_NONE &&
+				(d->next[s] == c || d->through[d->g.to[d->next[s]]]);
+	}
+	for (s = 0; s < nsw; s++) {
+		if (!d->through[s] || !d->acc[s])
+			continue;
+		for (e = off[s]; e < off[s + 1]; e++) {
+			if (e == d->next[s] || d->hop[d->g.to[e]] + 1 != d->hop[s] ||
+			    !eval_move(d, s, e, max, &m))
+				continue;
+			m.s = s;
+			m.e = e;
+			if ((m.dcnt < 0 || (m.dcnt == 0 && m.dsq < 0)) && better(&m, best))
+				*best = m;
+		}
+	}
+}
+
+/* Loads the tree of job LID lid with its intra-job sources. */
+static void load_job_tree(struct dfsssp *d, uint32_t lid)
+{
+	job_additions(d, d->f->ports[d->f->lid_port[lid]].node);
+	load_tree(d, lid, routing_lid_switch(d->f, lid));
+}
+
+/* Finds and applies the best move relieving channel c; 0 when there is none. */
+static int relieve(struct dfsssp *d, const uint32_t *lids, uint32_t nlids, uint32_t c, uint64_t max)
+{
+	uint32_t u = d->g.from[c], i;
+	uint8_t port = (uint8_t)swgraph_port_num(d->f, c);
+	struct move best = { .lid = FAB_NONE };
+
+	for (i = 0; i < nlids; i++) {
+		if (routing_lft(d->r, u)[lids[i]] != port)
+			continue;
+		load_job_tree(d, lids[i]);
+		if (d->acc[u])
+			best_in_tree(d, lids[i], c, max, &best);
+	}
+	if (best.lid == FAB_NONE)
+		return 0;
+	load_job_tree(d, best.lid);
+	apply_move(d, &best);
+	return 1;
+}
+
+/* The job phase's LIDs, as routed by route_port. */
+static uint32_t *job_lids(const struct dfsssp *d, uint32_t *n)
+{
+	const struct fabric *f = d->f;
+	uint32_t i, k, *lids = malloc(sizeof(*lids) * (f->max_lid + 1));
+
+	*n = 0;
+	for (i = 0; lids && i < d->njob; i++) {
+		const struct fab_port *p = &f->ports[d->dest[i]];
+
+		for (k = 0; k < (1u << p->lmc); k++)
+			if (p->base_lid + k <= f->max_lid &&
+			    f->lid_port[p->base_lid + k] == d->dest[i])
+				lids[(*n)++] = p->base_lid + k;
+	}
+	return lids;
+}
+
+/* One round: relieve the first maximum-load channel that can be relieved. */
+static int improve_round(struct dfsssp *d, const uint32_t *lids, uint32_t nlids)
+{
+	uint64_t max = 0;
+	uint32_t e;
+
+	for (e = 0; e < d->g.ne; e++)
+		if (load_of(d, e) > max)
+			max = load_of(d, e);
+	for (e = 0; max && e < d->g.ne; e++)
+		if (load_of(d, e) == max && relieve(d, lids, nlids, e, max))
+			return 1;
+	return 0;
+}
+
+static int improve_jobs(struct dfsssp *d, struct dfsssp_report *rep)
+{
+	uint32_t nlids, *lids = job_lids(d, &nlids);
+	uint64_t limit;
+
+	if (!lids)
+		return -1;
+	limit = (uint64_t)nlids * 4 + d->g.ne;
+	while (rep->improve_moves < limit && improve_round(d, lids, nlids))
+		rep->improve_moves++;
+	free(lids);
+	return 0;
+}
+
+static int improve(struct dfsssp *d, struct dfsssp_report *rep, struct fab_error *err)
+{
+	double t0 = now();
+	int ret = 0;
+
+	if (!d->o->skip_improve)
+		ret = improve_jobs(d, rep);
+	rep->improve_seconds = now() - t0;
+	if (ret)
+		fab_error_set(err, "out of memory");
+	return ret;
+}
+
 static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_error *err)
 {
 	const struct fabric *f = d->f;
@@ -483,6 +711,8 @@ static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_err
 		uint32_t p = d->dest[i];
 		int ph = d->dphase[i];
 
+		if (last == PH_JOB && ph != PH_JOB && improve(d, rep, err))
+			return -1;
 		if (ph != last && resets &&
 		    (ph == PH_STORAGE || (ph >= PH_OTHER && last < PH_OTHER)))
 			reset_weights(d);
@@ -503,6 +733,8 @@ static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_err
 		else if (ph == PH_STORAGE)
 			rep->storage_lids += 1u << f->ports[p].lmc;
 	}
+	if (last == PH_JOB && improve(d, rep, err))
+		return -1;
 	return 0;
 }
 
