@@ -29,6 +29,9 @@
 #include <string.h>
 #include <time.h>
 
+/* Work the improvement step may do, in units of the job phase's Dijkstra work. */
+#define IMPROVE_BUDGET 8
+
 enum phase {
 	PH_JOB,
 	PH_STORAGE,
@@ -86,8 +89,6 @@ static void dfsssp_free(struct dfsssp *d)
 	free(d->dphase);
 	free(d->job_off);
 	free(d->job_port);
-	free(d->cnt);
-	free(d->through);
 }
 
 static int dfsssp_alloc(struct dfsssp *d)
@@ -107,10 +108,8 @@ static int dfsssp_alloc(struct dfsssp *d)
 	d->nsrc = calloc(nsw, sizeof(*d->nsrc));
 	d->dest = malloc(sizeof(*d->dest) * (f->nendports + 1));
 	d->dphase = malloc(f->nendports + 1);
-	d->cnt = malloc(sizeof(*d->cnt) * (nsw + 2));
-	d->through = malloc(nsw + 1);
-	if (!d->cnt || !d->through || !d->weight || !d->dist || !d->add || !d->acc || !d->next ||
-	    !d->order || !d->hop || !d->nsrc || !d->dest || !d->dphase)
+	if (!d->weight || !d->dist || !d->add || !d->acc || !d->next || !d->order || !d->hop ||
+	    !d->nsrc || !d->dest || !d->dphase)
 		return -1;
 	for (lid = 1; lid <= f->max_lid; lid++) {
 		uint32_t s = routing_lid_switch(f, lid);
@@ -270,21 +269,27 @@ static void set_lft(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_por
 	}
 }
 
-/* Sources of intra-job paths (Alg 5.1 line 9): LIDs behind s of nodes sharing a job with dst. */
+/* Sources at switch s of intra-job paths to dst_node (Alg 5.1 line 9): its ports sharing a job. */
+static uint64_t job_add_at(const struct dfsssp *d, uint32_t s, uint32_t dst_node)
+{
+	uint64_t add = 0;
+	uint32_t i;
+
+	for (i = d->job_off[s]; i < d->job_off[s + 1]; i++) {
+		const struct fab_port *p = &d->f->ports[d->job_port[i]];
+
+		if (job_map_share_job(d->o->jobs, p->node, dst_node))
+			add += 1u << p->lmc;
+	}
+	return add;
+}
+
 static void job_additions(struct dfsssp *d, uint32_t dst_node)
 {
-	const struct fabric *f = d->f;
-	uint32_t s, i;
+	uint32_t s;
 
-	for (s = 0; s < d->g.nsw; s++) {
-		d->add[s] = 0;
-		for (i = d->job_off[s]; i < d->job_off[s + 1]; i++) {
-			const struct fab_port *p = &f->ports[d->job_port[i]];
-
-			if (job_map_share_job(d->o->jobs, p->node, dst_node))
-				d->add[s] += 1u << p->lmc;
-		}
-	}
+	for (s = 0; s < d->g.nsw; s++)
+		d->add[s] = job_add_at(d, s, dst_node);
 }
 
 static void plain_additions(struct dfsssp *d)
@@ -483,18 +488,29 @@ out:
  * Improvement step after the job phase.  This goes beyond the thesis: Algorithm 5.1 (section
  * 5.2.2.2) routes every job destination once, greedily, and never revisits it.  On the thesis's
  * own figure 5.2 fabric that greedy pass, like every destination-based engine OpenSM ships,
- * stops at a maximum effective EFI of 60 where 54 is reachable: an early destination's choice
- * only looks bad once later destinations have filled the other channels.  So the job trees are
- * revisited: take a channel with the highest intra-job load, and for each job destination
- * whose tree crosses it let the switches upstream of it re-pick among their other next
- * channels one hop closer to the destination.  A move is kept only when it lowers, in this
- * order, the maximum load, the number of channels at that maximum, and the sum of squared
- * loads, so the search ends.  Routes stay minimal and destination-based (one LFT entry per
- * switch and LID changes), hence the layering and the verifier treat them as any other.
+ * stops at a maximum effective EFI of 60 where 54 is reachable, and on some job mixes it ends
+ * above plain DFSSSP: an early destination's choice only looks bad once later destinations
+ * have filled the other channels.  So the job trees are revisited: for each channel with the
+ * highest intra-job load, and each job destination whose tree crosses it, the switches whose
+ * routes reach it re-pick among their next channels one hop closer to the destination.  A
+ * move is kept only when it lowers, in this order, the maximum load, the number of channels at
+ * that maximum and the sum of squared loads, so the search ends; sweeps repeat while they
+ * move something, within a work budget.  Routes stay minimal and destination-based (a move
+ * changes one LFT entry), so the layering and the verifier treat them as any other.  The
+ * trees are read back from the LFTs, which hold the only copy of them.
  */
 struct move {
 	uint32_t lid, s, e;
 	int64_t dcnt, dsq;
+};
+
+struct improve {
+	const uint32_t *lids; /* the job phase's LIDs */
+	uint32_t nlids;
+	uint64_t max;  /* the highest load when the sweep began */
+	uint64_t nmax; /* channels still at max */
+	uint64_t work; /* LFT entries read; stops the search at budget */
+	uint64_t budget;
 };
 
 static uint64_t load_of(const struct dfsssp *d, uint32_t e)
@@ -502,67 +518,70 @@ static uint64_t load_of(const struct dfsssp *d, uint32_t e)
 	return d->weight[e] - d->base;
 }
 
-/*
- * Rebuilds from the LFTs the in-tree towards job LID lid at switch t: next[], hop[], order[]
- * (farthest switch first) and acc[], the intra-job sources (add[]) routed through each switch.
- */
-static void load_tree(struct dfsssp *d, uint32_t lid, uint32_t t)
+/* Switch s's next channel towards lid; FAB_NONE at the destination's switch. */
+static uint32_t next_of(const struct dfsssp *d, uint32_t s, uint32_t lid)
 {
-	const struct fabric *f = d->f;
-	uint32_t nsw = d->g.nsw, s, h, maxhop = 0, *cnt = d->cnt;
-
-	for (s = 0; s < nsw; s++) {
-		d->hop[s] = s == t ? 0 : routing_hops(d->r, s)[lid] - 1u;
-		d->next[s] =
-			s == t ? FAB_NONE : swgraph_channel(f, &d->g, s, routing_lft(d->r, s)[lid]);
-		if (d->hop[s] > maxhop)
-			maxhop = d->hop[s];
-	}
-	memset(cnt, 0, sizeof(*cnt) * (maxhop + 2));
-	for (s = 0; s < nsw; s++)
-		cnt[maxhop - d->hop[s] + 1]++;
-	for (h = 1; h <= maxhop + 1; h++)
-		cnt[h] += cnt[h - 1];
-	for (s = 0; s < nsw; s++)
-		d->order[cnt[maxhop - d->hop[s]]++] = s;
-	for (s = 0; s < nsw; s++)
-		d->acc[s] = d->add[s];
-	for (h = 0; h + 1 < nsw; h++) {
-		s = d->order[h];
-		d->acc[d->g.to[d->next[s]]] += d->acc[s];
-	}
+	return swgraph_channel(d->f, &d->g, s, routing_lft(d->r, s)[lid]);
 }
 
 /*
- * What moving switch s's flow from next[s] to channel e1 does, up to where the old and the new
- * route meet (both are minimal, so they meet at the same distance).  Returns 0 when a channel
- * would exceed max.
+ * The switches whose routes to lid pass through switch u, u first and each before those it
+ * is reached from, into order[]; acc[] gets the intra-job sources routed through each.
+ * Returns their number.
  */
-static int eval_move(const struct dfsssp *d, uint32_t s, uint32_t e1, uint64_t max, struct move *m)
+static uint32_t load_subtree(struct dfsssp *d, struct improve *im, uint32_t lid, uint32_t u)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	uint32_t dst = d->f->ports[d->f->lid_port[lid]].node, n = 1, i, e, x;
+
+	d->order[0] = u;
+	for (i = 0; i < n; i++) {
+		x = d->order[i];
+		d->acc[x] = job_add_at(d, x, dst);
+		for (e = off[x]; e < off[x + 1]; e++)
+			if (routing_lft(d->r, d->g.to[e])[lid] ==
+			    swgraph_port_num(d->f, d->g.rev[e]))
+				d->order[n++] = d->g.to[e];
+		im->work += off[x + 1] - off[x];
+	}
+	for (i = n; i-- > 1;) {
+		x = d->order[i];
+		d->acc[d->g.to[next_of(d, x, lid)]] += d->acc[x];
+	}
+	return n;
+}
+
+/*
+ * What moving switch s's flow to lid from its next channel to e1 does, up to where the old and
+ * the new route meet (both are minimal, so they meet at the same distance).  Returns 0 when a
+ * channel would go above max.
+ */
+static int eval_move(const struct dfsssp *d, struct improve *im, uint32_t s, struct move *m)
 {
 	int64_t a = (int64_t)d->acc[s];
-	uint32_t e0 = d->next[s];
+	uint32_t e0 = next_of(d, s, m->lid), e1 = m->e;
 
 	m->dcnt = 0;
 	m->dsq = 0;
 	for (;;) {
 		int64_t lo = (int64_t)load_of(d, e0), ln = (int64_t)load_of(d, e1);
 
-		if ((uint64_t)(ln + a) > max)
+		im->work++;
+		if ((uint64_t)(ln + a) > im->max)
 			return 0;
-		m->dcnt += ((uint64_t)(ln + a) == max) - ((uint64_t)lo == max);
+		m->dcnt += ((uint64_t)(ln + a) == im->max) - ((uint64_t)lo == im->max);
 		m->dsq += 2 * a * (ln - lo + a);
 		if (d->g.to[e0] == d->g.to[e1])
 			return 1;
-		e0 = d->next[d->g.to[e0]];
-		e1 = d->next[d->g.to[e1]];
+		e0 = next_of(d, d->g.to[e0], m->lid);
+		e1 = next_of(d, d->g.to[e1], m->lid);
 	}
 }
 
 static void apply_move(struct dfsssp *d, const struct move *m)
 {
 	uint64_t a = d->acc[m->s];
-	uint32_t e0 = d->next[m->s], e1 = m->e;
+	uint32_t e0 = next_of(d, m->s, m->lid), e1 = m->e;
 
 	routing_lft(d->r, m->s)[m->lid] = (uint8_t)swgraph_port_num(d->f, e1);
 	for (;;) {
@@ -570,11 +589,12 @@ static void apply_move(struct dfsssp *d, const struct move *m)
 		d->weight[e1] += a;
 		if (d->g.to[e0] == d->g.to[e1])
 			return;
-		e0 = d->next[d->g.to[e0]];
-		e1 = d->next[d->g.to[e1]];
+		e0 = next_of(d, d->g.to[e0], m->lid);
+		e1 = next_of(d, d->g.to[e1], m->lid);
 	}
 }
 
+/* Lexicographically lower (channels at the maximum, sum of squares) than *best. */
 static int better(const struct move *m, const struct move *best)
 {
 	if (m->dcnt != best->dcnt)
@@ -582,60 +602,50 @@ static int better(const struct move *m, const struct move *best)
 	return m->dsq < best->dsq;
 }
 
-/* The best improving move of the current tree at the switches whose routes cross channel c. */
-static void best_in_tree(struct dfsssp *d, uint32_t lid, uint32_t c, uint64_t max,
-			 struct move *best)
+/* The best improving move at the n switches of order[] (a subtree loaded by load_subtree). */
+static void best_in_subtree(struct dfsssp *d, struct improve *im, uint32_t lid, uint32_t n,
+			    struct move *best)
 {
 	const uint32_t *off = d->f->sw_adj_off;
-	uint32_t nsw = d->g.nsw, i, s, e;
 	struct move m = { .lid = lid };
+	uint32_t i, s, cur;
 
-	/* Nearest first: a switch's route crosses c when its next switch's does. */
-	for (i = nsw; i-- > 0;) {
+	for (i = 0; i < n; i++) {
 		s = d->order[i];
-		d->through[s] = d->next[s] != FAB_NONE &&
-				(d->next[s] == c || d->through[d->g.to[d->next[s]]]);
-	}
-	for (s = 0; s < nsw; s++) {
-		if (!d->through[s] || !d->acc[s])
+		if (!d->acc[s])
 			continue;
-		for (e = off[s]; e < off[s + 1]; e++) {
-			if (e == d->next[s] || d->hop[d->g.to[e]] + 1 != d->hop[s] ||
-			    !eval_move(d, s, e, max, &m))
+		cur = next_of(d, s, lid);
+		for (m.e = off[s]; m.e < off[s + 1]; m.e++) {
+			if (m.e == cur || routing_hops(d->r, d->g.to[m.e])[lid] + 1u !=
+						  routing_hops(d->r, s)[lid])
 				continue;
 			m.s = s;
-			m.e = e;
-			if ((m.dcnt < 0 || (m.dcnt == 0 && m.dsq < 0)) && better(&m, best))
+			if (eval_move(d, im, s, &m) && better(&m, best))
 				*best = m;
 		}
 	}
 }
 
-/* Loads the tree of job LID lid with its intra-job sources. */
-static void load_job_tree(struct dfsssp *d, uint32_t lid)
+/* Finds and applies the best move through channel c; 0 when none improves. */
+static int relieve(struct dfsssp *d, struct improve *im, uint32_t c)
 {
-	job_additions(d, d->f->ports[d->f->lid_port[lid]].node);
-	load_tree(d, lid, routing_lid_switch(d->f, lid));
-}
-
-/* Finds and applies the best move relieving channel c; 0 when there is none. */
-static int relieve(struct dfsssp *d, const uint32_t *lids, uint32_t nlids, uint32_t c, uint64_t max)
-{
-	uint32_t u = d->g.from[c], i;
+	uint32_t u = d->g.from[c], i, n;
 	uint8_t port = (uint8_t)swgraph_port_num(d->f, c);
 	struct move best = { .lid = FAB_NONE };
 
-	for (i = 0; i < nlids; i++) {
-		if (routing_lft(d->r, u)[lids[i]] != port)
+	for (i = 0; i < im->nlids && im->work < im->budget; i++) {
+		if (routing_lft(d->r, u)[im->lids[i]] != port)
 			continue;
-		load_job_tree(d, lids[i]);
+		n = load_subtree(d, im, im->lids[i], u);
 		if (d->acc[u])
-			best_in_tree(d, lids[i], c, max, &best);
+			best_in_subtree(d, im, im->lids[i], n, &best);
 	}
+	im->work += im->nlids;
 	if (best.lid == FAB_NONE)
 		return 0;
-	load_job_tree(d, best.lid);
+	load_subtree(d, im, best.lid, u);
 	apply_move(d, &best);
+	im->nmax += best.dcnt;
 	return 1;
 }
 
@@ -657,31 +667,48 @@ static uint32_t *job_lids(const struct dfsssp *d, uint32_t *n)
 	return lids;
 }
 
-/* One round: relieve the first maximum-load channel that can be relieved. */
-static int improve_round(struct dfsssp *d, const uint32_t *lids, uint32_t nlids)
+/*
+ * One sweep over the channels at the highest load.  It ends early when none is left there:
+ * the bound max would then let a move raise a channel above the new maximum.
+ */
+static uint64_t improve_sweep(struct dfsssp *d, struct improve *im)
 {
-	uint64_t max = 0;
+	uint64_t moves = 0;
 	uint32_t e;
 
-	for (e = 0; e < d->g.ne; e++)
-		if (load_of(d, e) > max)
-			max = load_of(d, e);
-	for (e = 0; max && e < d->g.ne; e++)
-		if (load_of(d, e) == max && relieve(d, lids, nlids, e, max))
-			return 1;
-	return 0;
+	im->max = 0;
+	im->nmax = 0;
+	for (e = 0; e < d->g.ne; e++) {
+		if (load_of(d, e) > im->max) {
+			im->max = load_of(d, e);
+			im->nmax = 0;
+		}
+		im->nmax += load_of(d, e) == im->max;
+	}
+	for (e = 0; im->max && im->nmax && e < d->g.ne && im->work < im->budget; e++)
+		if (load_of(d, e) == im->max && relieve(d, im, e))
+			moves++;
+	return moves;
 }
 
 static int improve_jobs(struct dfsssp *d, struct dfsssp_report *rep)
 {
-	uint32_t nlids, *lids = job_lids(d, &nlids);
-	uint64_t limit;
+	struct improve im = { 0 };
+	uint32_t *lids = job_lids(d, &im.nlids);
+	uint64_t moves;
 
 	if (!lids)
 		return -1;
-	limit = (uint64_t)nlids * 4 + d->g.ne;
-	while (rep->improve_moves < limit && improve_round(d, lids, nlids))
-		rep->improve_moves++;
+	im.lids = lids;
+	/* A few times what the job phase's Dijkstras cost. */
+	im.budget = IMPROVE_BUDGET * (uint64_t)im.nlids * (d->g.ne + d->g.nsw);
+	do {
+		moves = improve_sweep(d, &im);
+		rep->improve_moves += moves;
+		rep->improve_sweeps++;
+	} while (moves && im.work < im.budget);
+	rep->improve_work = im.work;
+	rep->improve_stopped = im.work >= im.budget;
 	free(lids);
 	return 0;
 }

@@ -35,7 +35,9 @@ struct dfsssp_report {
 	uint32_t lids_routed, job_lids, storage_lids;
 	uint32_t overflow_dlids; /* destinations with a path beyond max_vls layers */
 	uint64_t paths, moved, cycles;
-	uint64_t improve_moves; /* job routes re-picked after the job phase */
+	/* The improvement step: job routes re-picked, sweeps, work done, budget exhausted. */
+	uint64_t improve_moves, improve_sweeps, improve_work;
+	int improve_stopped;
 	double paths_seconds, layers_seconds, improve_seconds;
 };
 
