@@ -4,7 +4,8 @@
  * Destinations are routed one LID at a time, in phases:
  *   1. job nodes (only with a job map), sorted by descending size of the largest job they run
  *      (Alg 5.1 line 5); after each, only the paths from nodes sharing a job with the
- *      destination add weight (lines 8-10);
+ *      destination add weight (lines 8-10); then, beyond the thesis, an improvement step
+ *      re-picks job routes where that lowers the highest intra-job load (improve_jobs);
  *   2. storage nodes (storage_nodes / storage_guids, the role of OpenSM's io_guid_file);
  *   3. every other CA port, then the switches' own LIDs ("lower priority for balancing", as
  *      OpenSM's dfsssp).
@@ -60,9 +61,7 @@ struct dfsssp {
 	uint32_t ndest;
 	uint32_t *job_off; /* CSR over switches: ports with jobs behind each switch */
 	uint32_t *job_port;
-	uint32_t njob;	  /* dest[0..njob): the job phase */
-	uint32_t *cnt;	  /* [nsw + 1] scratch of the improvement step */
-	uint8_t *through; /* [nsw] scratch of the improvement step */
+	uint32_t njob; /* dest[0..njob): the job phase */
 };
 
 static double now(void)
@@ -700,7 +699,7 @@ static int improve_jobs(struct dfsssp *d, struct dfsssp_report *rep)
 	if (!lids)
 		return -1;
 	im.lids = lids;
-	/* A few times what the job phase's Dijkstras cost. */
+	/* IMPROVE_BUDGET times what the job phase's Dijkstras cost, roughly. */
 	im.budget = IMPROVE_BUDGET * (uint64_t)im.nlids * (d->g.ne + d->g.nsw);
 	do {
 		moves = improve_sweep(d, &im);
