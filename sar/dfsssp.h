@@ -25,6 +25,8 @@ struct dfsssp_opts {
 	 * than by descending job size, and no weight reset between the phases.  For comparison.
 	 */
 	int skip_job_sort, skip_weight_reset;
+	/* No improvement step after the job phase: Alg 5.1's single greedy pass. */
+	int skip_improve;
 };
 
 struct dfsssp_report {
@@ -33,7 +35,10 @@ struct dfsssp_report {
 	uint32_t lids_routed, job_lids, storage_lids;
 	uint32_t overflow_dlids; /* destinations with a path beyond max_vls layers */
 	uint64_t paths, moved, cycles;
-	double paths_seconds, layers_seconds;
+	/* The improvement step: job routes re-picked, sweeps, work done, budget exhausted. */
+	uint64_t improve_moves, improve_sweeps, improve_work;
+	int improve_stopped;
+	double paths_seconds, layers_seconds, improve_seconds;
 };
 
 /*

@@ -386,13 +386,16 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	snprintf(res->summary, sizeof(res->summary),
 		 "%u of %u VLs used, %u layer(s) needed; %u destination LIDs (%u job, %u storage"
 		 " on %u nodes); %u job(s) on %u nodes, %u unknown host(s); %llu paths, %llu"
-		 " moved up for %llu cycles; paths %.3f s, layers %.3f s",
+		 " moved up for %llu cycles; job routes improved %llu in %llu sweep(s)%s, %.3f s;"
+		 " paths %.3f s, layers %.3f s",
 		 rep.vls_used, rep.max_vls, rep.layers_needed, rep.lids_routed, rep.job_lids,
 		 rep.storage_lids, nstorage, dopts.jobs ? dopts.jobs->njobs : 0,
 		 dopts.jobs ? job_map_bound_nodes(dopts.jobs) : 0,
 		 dopts.jobs ? dopts.jobs->unknown_hosts : 0, (unsigned long long)rep.paths,
-		 (unsigned long long)rep.moved, (unsigned long long)rep.cycles, rep.paths_seconds,
-		 rep.layers_seconds);
+		 (unsigned long long)rep.moved, (unsigned long long)rep.cycles,
+		 (unsigned long long)rep.improve_moves, (unsigned long long)rep.improve_sweeps,
+		 rep.improve_stopped ? " (work budget reached)" : "", rep.improve_seconds,
+		 rep.paths_seconds, rep.layers_seconds);
 out:
 	job_map_free(&tmp);
 	free(storage);

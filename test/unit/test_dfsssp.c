@@ -2,8 +2,9 @@
  * test_dfsssp.c - sar-dfsssp: virtual layers on a ring and a torus (counted exactly, checked by
  * the verifier), balancing over parallel links and over the LIDs of one port, Algorithm 5.1
  * (intra-job weights lower the effective EFI, the job sort and the weight resets change what
- * they should), the VL-overflow error, the plugin's job-map context, and the per-(source switch,
- * DLID) SL mode through routing.c, the verifier and the path-SL dump.
+ * they should), the improvement step after the job phase (figure 5.2 reaches the bound 54
+ * where the greedy pass stops at 60), the VL-overflow error, the plugin's job-map context, and the
+ * per-(source switch, DLID) SL mode through routing.c, the verifier and the path-SL dump.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "dfsssp.h"
 #include "engines.h"
 #include "loaders.h"
+#include "metrics.h"
 #include "testfab.h"
 #include "verify.h"
 
@@ -398,6 +400,101 @@ static void test_intra_job_weights(void)
 	fabric_free(&f);
 }
 
+/*
+ * The thesis's figure 5.2 fabric: leaves 0-9 with 18 hosts each, spines 10-18, two links from
+ * every leaf to every spine; three jobs of 60 hosts placed interleaved (hosts numbered from 1
+ * leaf by leaf: job 1 = 1-30 and 91-120, job 2 = 31-60 and 151-180, job 3 = the rest).
+ */
+static int build_fig52(struct fabric *f, struct job_map *jm, unsigned lmc)
+{
+	static unsigned links[180][2];
+	unsigned hosts[19] = { 0 }, i, n = 0, h;
+	char *text = malloc(180 * 16), *p = text;
+	int rc;
+
+	for (i = 0; i < 10; i++) {
+		hosts[i] = 18;
+		for (h = 0; h < 18; h++, n++) {
+			links[n][0] = i;
+			links[n][1] = 10 + h / 2;
+		}
+	}
+	if (!text || build(f, 19, hosts, links, 180, lmc))
+		return -1;
+	for (h = 1; h <= 180; h++)
+		p += sprintf(p, "h%u.%u %u\n", (h - 1) / 18, (h - 1) % 18,
+			     h <= 30 || (h >= 91 && h <= 120) ? 1
+			     : h <= 60 || h >= 151	      ? 2
+							      : 3);
+	rc = bind_jobs(jm, f, text);
+	free(text);
+	return rc;
+}
+
+/* Every route as short as the fabric allows. */
+static int minimal(const struct fabric *f, const struct routing *r)
+{
+	struct metrics_options mo;
+	struct metrics_efi e;
+	int ok;
+
+	metrics_options_default(&mo);
+	if (metrics_efi(f, r, &mo, &e))
+		return 0;
+	ok = e.nonminimal == 0 && e.unrouted == 0 && e.routes > 0;
+	metrics_efi_free(&e);
+	return ok;
+}
+
+/*
+ * Figure 5.2: the single greedy pass of Alg 5.1 ends at a maximum effective EFI of 60 (as
+ * OpenSM's dfsssp, ftree, updn and minhop).  No destination-based routing can go below 54
+ * (a leaf of 18 job-1 hosts sends to 42 remote job-1 hosts over 18 up-links), and the
+ * improvement step after the job phase reaches exactly that, with minimal routes only.
+ */
+static void test_improve_fig52(void)
+{
+	struct dfsssp_opts o = { .max_vls = 8 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct job_map jm;
+	struct fabric f;
+	unsigned greedy, improved;
+
+	CHECK(build_fig52(&f, &jm, 0) == 0);
+	o.jobs = &jm;
+	o.skip_improve = 1;
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	greedy = max_effective_efi(&f, &r, &jm);
+	CHECK(greedy > 54);
+	CHECK(rep.improve_moves == 0);
+	routing_free(&r);
+	o.skip_improve = 0;
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	improved = max_effective_efi(&f, &r, &jm);
+	fprintf(stderr, "# figure 5.2: greedy %u, improved %u (%llu moves)\n", greedy, improved,
+		(unsigned long long)rep.improve_moves);
+	CHECK(improved == 54);
+	CHECK(rep.improve_moves > 0 && !rep.improve_stopped);
+	CHECK(minimal(&f, &r));
+	CHECK(verified(&f, &r));
+	routing_free(&r);
+	job_map_free(&jm);
+	fabric_free(&f);
+
+	/* With LMC 1 the step moves the routes of every LID of a port, still minimal. */
+	CHECK(build_fig52(&f, &jm, 1) == 0);
+	o.jobs = &jm;
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(rep.job_lids == 360 && rep.improve_moves > 0);
+	CHECK(max_effective_efi(&f, &r, &jm) <= 2 * 60);
+	CHECK(minimal(&f, &r));
+	CHECK(verified(&f, &r));
+	routing_free(&r);
+	job_map_free(&jm);
+	fabric_free(&f);
+}
+
 static int write_file(char *path, const char *text)
 {
 	int fd = mkstemp(path);
@@ -631,6 +728,7 @@ int main(void)
 	test_job_sort();
 	test_weight_reset();
 	test_intra_job_weights();
+	test_improve_fig52();
 	test_overflow_keeps_fitting();
 	test_engine_ctx();
 	test_pair_sl_mode_and_dump();

@@ -25,10 +25,19 @@ static inline int testfab_build_hosts(struct fabric *f, unsigned nsw, const unsi
 	char name[32];
 
 	fabric_init(f);
+	/* 32 ports, or as many as the switch's hosts and links need. */
+	for (i = 0; i < nsw; i++)
+		used[i] = hosts[i];
+	for (i = 0; i < npairs; i++) {
+		used[links[i][0]]++;
+		used[links[i][1]]++;
+	}
 	for (i = 0; i < nsw; i++) {
 		snprintf(name, sizeof(name), "sw%u", i);
-		if (fabric_add_node(f, FAB_SWITCH, 0x1000 + i, 32, name, name) == FAB_NONE)
+		if (fabric_add_node(f, FAB_SWITCH, 0x1000 + i, used[i] > 32 ? used[i] : 32, name,
+				    name) == FAB_NONE)
 			return -1;
+		used[i] = 0;
 	}
 	for (i = 0; i < nsw; i++) {
 		for (j = 0; j < hosts[i]; j++, k++) {
