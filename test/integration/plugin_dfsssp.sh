@@ -2,7 +2,8 @@
 # sar-dfsssp under ibsim with the plugin loaded: a ring and a torus that need several virtual
 # layers (qos TRUE, so OpenSM programs SL2VL through the engine), a fat tree with and without a
 # job map, a malformed job map (logged with file:line, routing goes on without it), and qos
-# FALSE (one VL: the ring cannot be routed, the log says why).  Each
+# FALSE (one VL: the ring needs two DFSSSP layers, so sar-dfsssp routes it with Nue's layering
+# and says why).  Each
 # routing must verify with sarnue check on the plugin's dumps and with ibdmchk on the same
 # path SLs and SL2VL tables, the LFTs and SL2VL read back from the simulated switches must be
 # what the engine computed, and `sarnue route` must give byte-identical files twice.
