@@ -20,7 +20,7 @@ set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
 AGENT=${SARNUE_AGENT:-$(dirname -- "$SARNUE_BIN")/sarnue-agent}
-agents=64 rounds=3 engine=sar-dfsssp json=0 quick=0
+agents=64 rounds=3 engine=sar-dfsssp json=0
 leaves=56 spines=18 hpl=36
 usage() {
 	cat >&2 <<EOF
@@ -37,7 +37,7 @@ EOF
 }
 while (($#)); do
 	case $1 in
-	--quick) quick=1 leaves=6 spines=3 hpl=6 ;;
+	--quick) leaves=6 spines=3 hpl=6 ;;
 	--agents) (($# > 1)) || usage; agents=$2; shift ;;
 	--rounds) (($# > 1)) || usage; rounds=$2; shift ;;
 	--engine) (($# > 1)) || usage; engine=$2; shift ;;
@@ -110,8 +110,10 @@ export SIM_OPENSM_TIMEOUT=900
 sim_start_ibsim "$net" 2>/dev/null || { say "ibsim did not start"; exit 1; }
 mapfile -d '' -t envp < <(_sim_client_env)
 t0=$SECONDS
-sim_start_opensm 2>/dev/null && sim_wait_subnet_up 900 2>/dev/null ||
-	{ say "OpenSM did not bring the subnet up"; exit 1; }
+if ! sim_start_opensm 2>/dev/null || ! sim_wait_subnet_up 900 2>/dev/null; then
+	say "OpenSM did not bring the subnet up"
+	exit 1
+fi
 say "OpenSM up in $((SECONDS - t0)) s ($engine, lmc 1, planes=on)"
 
 # Agent k sits on leaf k mod L, host (k div L) of that leaf.
@@ -184,7 +186,7 @@ for ((r = 1; r <= rounds; r++)); do
 	dl=$(differ_line "${wrote:-$(wc -l <"$SIM_OPENSM_LOG")}")
 	nsw=$(sed -n 's/.* differ on [0-9]* of \([0-9]*\) switch.*/\1/p' <<<"$dl")
 	ml=$(max_lid)
-	all=?
+	all='?'
 	[[ -n $nsw && -n $ml ]] && all=$((nsw * (ml / 64 + 1)))
 	read -r p1 p2 p3 p4 total <<<"$(awk -v a="$p1" -v b="$p2" -v c="$p3" -v d="$p4" \
 		'BEGIN { printf "%.3f %.3f %.3f %.3f %.3f", a, b, c, d, a + b + c + d }')"
@@ -196,9 +198,9 @@ for ((r = 1; r <= rounds; r++)); do
 	' "$SIM_OPENSM_LOG")
 	say "round $r (update $seq, $(basename "$map")): $total s, $blocks of $all blocks on $sws switches, $outcome"
 	rows+=("$r $seq $subs ${route:-?} $p1 $p2 $p3 $p4 $total $blocks $sws $all $outcome")
-	if [[ $outcome == done ]]; then
-		sums=($(awk -v a="${sums[*]}" -v b="$p1 $p2 $p3 $p4 $total" 'BEGIN {
-			split(a, x); split(b, y); for (i = 1; i <= 5; i++) printf "%s ", x[i] + y[i] }'))
+	if [[ $outcome == "done" ]]; then
+		read -r -a sums <<<"$(awk -v a="${sums[*]}" -v b="$p1 $p2 $p3 $p4 $total" 'BEGIN {
+			split(a, x); split(b, y); for (i = 1; i <= 5; i++) printf "%s ", x[i] + y[i] }')"
 		done_rounds=$((done_rounds + 1))
 	fi
 	settle 3 120 || true
