@@ -12,25 +12,35 @@
 #
 # ibsim serves at most 10 clients (IBSIM_MAX_CLIENTS, fixed when ibsim is built); OpenSM takes
 # one, so more agents than the remaining slots are refused by ibsim and the rounds run with
-# those that attached (the table says how many).
+# those that attached (the table says how many).  --ibsim FILE runs an ibsim built with a larger
+# IBSIM_MAX_CLIENTS instead of the one in PATH.
 #
-# usage: test/bench/update_bench.sh [--quick] [--agents N] [--rounds R] [--engine E] [--json]
+# OpenSM runs without its routing log flag, so neither OpenSM nor the plugin writes dump files:
+# both write them on OpenSM's sweeper thread after the tables went out, and on this fabric the
+# plugin's path-SL dump alone is some 200 MB, which would delay the reroute of phase 3 by
+# seconds.  --dumps turns them on.
+#
+# usage: test/bench/update_bench.sh [--quick] [--agents N] [--rounds R] [--engine E]
+#                                   [--ibsim FILE] [--dumps] [--json]
 #   run from a build tree after `make`.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
 AGENT=${SARNUE_AGENT:-$(dirname -- "$SARNUE_BIN")/sarnue-agent}
-agents=64 rounds=3 engine=sar-dfsssp json=0
+agents=64 rounds=3 engine=sar-dfsssp json=0 dumps=0 ibsim_bin=""
 leaves=56 spines=18 hpl=36
 usage() {
 	cat >&2 <<EOF
-usage: $0 [--quick] [--agents N] [--rounds R] [--engine sar-dfsssp|sar-nue] [--json]
+usage: $0 [--quick] [--agents N] [--rounds R] [--engine sar-dfsssp|sar-nue]
+          [--ibsim FILE] [--dumps] [--json]
   --quick     a fat tree of 6 leaves, 3 spines, 6 hosts per leaf (36 hosts) instead of
               56 leaves, 18 spines, 36 hosts per leaf (2,016 hosts)
   --agents N  host agents to start, spread over the leaves (default 64; ibsim attaches
               at most 9 next to OpenSM)
   --rounds R  reroutes to time (default 3)
   --engine E  routing engine of the base plane (default sar-dfsssp)
+  --ibsim FILE  the ibsim to run (e.g. one built with a larger IBSIM_MAX_CLIENTS)
+  --dumps     let OpenSM and the plugin write their dump files (slows phase 3 down)
   --json      one JSON object on standard output instead of the table
 EOF
 	exit 2
@@ -41,6 +51,8 @@ while (($#)); do
 	--agents) (($# > 1)) || usage; agents=$2; shift ;;
 	--rounds) (($# > 1)) || usage; rounds=$2; shift ;;
 	--engine) (($# > 1)) || usage; engine=$2; shift ;;
+	--ibsim) (($# > 1)) || usage; ibsim_bin=$2; shift ;;
+	--dumps) dumps=1 ;;
 	--json) json=1 ;;
 	-h | --help) usage ;;
 	*) usage ;;
@@ -50,6 +62,11 @@ done
 [[ $agents =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]] || usage
 [[ $engine == sar-dfsssp || $engine == sar-nue ]] || usage
 [[ -x $AGENT ]] || { echo "no $AGENT: run make first" >&2; exit 1; }
+if [[ -n $ibsim_bin ]]; then
+	[[ -x $ibsim_bin && $(basename -- "$ibsim_bin") == ibsim ]] ||
+		{ echo "--ibsim: $ibsim_bin is not an executable named ibsim" >&2; exit 2; }
+	PATH=$(cd -- "$(dirname -- "$ibsim_bin")" && pwd):$PATH
+fi
 
 say() { echo "update_bench: $*" >&2; }
 
@@ -105,7 +122,8 @@ export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=$engine SIM_QOS=TRUE SIM_LMC=1
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export SIM_OPENSM_EXTRA="ignore_other_sm TRUE"
 export SIM_PLUGIN_OPTIONS="planes=on"
-export SIM_OPENSM_TIMEOUT=900
+export SIM_OPENSM_LOGFLAGS=0x03
+((dumps)) && SIM_OPENSM_LOGFLAGS=0x43
 
 sim_start_ibsim "$net" 2>/dev/null || { say "ibsim did not start"; exit 1; }
 mapfile -d '' -t envp < <(_sim_client_env)
@@ -155,10 +173,9 @@ say "OpenSM settled after the agents' sweeps in $((SECONDS - t0)) s"
 differ_line() {
 	head -n "$1" "$SIM_OPENSM_LOG" | grep -E "LFT block\(s\) of 64 LIDs differ on" | tail -n 1
 }
-# The highest LID in OpenSM's subnet dump.
+# The highest LID: the plugin's last "routed N switches, M LIDs" line (M is the highest LID).
 max_lid() {
-	grep -o 'LID:[0-9a-fA-F]*' "$SIM_DUMP_DIR/opensm-subnet.lst" 2>/dev/null |
-		sed 's/LID://' | while read -r x; do echo $((16#$x)); done | sort -n | tail -n 1
+	sed -n 's/.* routed [0-9]* switches, \([0-9]*\) LIDs in .*/\1/p' "$SIM_OPENSM_LOG" | tail -n 1
 }
 
 # Columns after "update subs": route, phases 1-4, total, write (seconds), then counts.
