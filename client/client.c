@@ -378,7 +378,7 @@ static int send_ack(struct sarnue_client *c, enum wire_kind kind, uint32_t seq, 
 	}
 	c->stats.acks++;
 	client_log(c, SARNUE_LOG_INFO, "%s %s seq %u to SM LID %u (attempt %u)",
-		   status == WIRE_ACK_OK	   ? "acknowledged"
+		   status == WIRE_ACK_OK       ? "acknowledged"
 		   : status == WIRE_ACK_FAILED ? "reported the failed handler of"
 					       : "reported the running handler of",
 		   wire_kind_name(kind), seq, c->pi.sm_lid, attempt);

@@ -58,7 +58,7 @@ struct sarnue_options {
 	/* five-phase update: mode, seconds to wait for acknowledgements, policy on timeout */
 	enum opt_update update;
 	unsigned update_timeout;
-	int update_proceed; /* on timeout: 0 keep the old tables (abort), 1 push anyway */
+	int update_proceed;	/* on timeout: 0 keep the old tables (abort), 1 push anyway */
 	unsigned update_retry;	/* seconds between report rounds */
 	unsigned update_rounds; /* silent rounds before a subscriber expires */
 };

@@ -143,7 +143,8 @@ static int lid_changed(const struct routing *a, const struct routing *b, uint32_
 	for (sw = 0; sw < a->nswitches; sw++) {
 		size_t at = (size_t)sw * a->lft_len + lid;
 
-		if (a->lft[at] != b->lft[at] || sl_from_switch(a, sw, lid) != sl_from_switch(b, sw, lid))
+		if (a->lft[at] != b->lft[at] ||
+		    sl_from_switch(a, sw, lid) != sl_from_switch(b, sw, lid))
 			return 1;
 	}
 	return 0;

@@ -257,6 +257,7 @@ static void write_dumps(struct sarnue_engine *e)
 
 	if (!want_dumps(p) || !dir)
 		return;
+	e->dumped = e->routings;
 	if (routing_write_dumps(dir, &e->fabric, &e->routing, DUMP_SLS, path, sizeof(path)))
 		plog(p, OSM_LOG_ERROR, "ERR cannot write %s: %s", path, strerror(errno));
 }
@@ -301,7 +302,12 @@ static int build_fwd_tables(void *context)
 	p->lft_switches_changed = switches;
 	plog(p, OSM_LOG_INFO, "%s: %u LFT block(s) of 64 LIDs differ on %u of %u switch(es)",
 	     e->name, blocks, switches, e->fabric.nswitches);
-	p->dumps_pending = e;
+	/*
+	 * A routing that kept the programmed tables (an update waits) has them on disk already;
+	 * dumping them again would hold up OpenSM's thread, and phase 3 behind it, for nothing.
+	 */
+	if (e->dumped != e->routings)
+		p->dumps_pending = e;
 	return 0;
 }
 

@@ -77,7 +77,8 @@ static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_d
 		update_note_programmed(p, p->lft_blocks_changed, p->lft_switches_changed);
 		engines_write_pending_dumps(p);
 	} else if (event_id == OSM_EVENT_ID_TRAP) {
-		notify_handle_trap(&p->notify, p->osm, event_data);
+		if (notify_handle_trap(&p->notify, p->osm, event_data) == 1)
+			update_wake(p); /* the last acknowledgement ends a wait at once */
 	}
 }
 

@@ -35,7 +35,8 @@ struct sarnue_engine {
 	/* Tables a five-phase update announced, waiting for the hosts (update.h). */
 	struct routing pending;
 	int have_pending;
-	unsigned routings;	     /* successful runs, for the log */
+	unsigned routings; /* successful runs, for the log */
+	unsigned dumped;   /* value of routings when the dumps were last written */
 };
 
 struct sarnue_plugin {

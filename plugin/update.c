@@ -26,10 +26,10 @@
 
 enum outcome {
 	OUTCOME_NONE,
-	OUTCOME_DONE,	     /* all five phases */
+	OUTCOME_DONE,	       /* all five phases */
 	OUTCOME_TIMEOUT_ABORT, /* phase 2 timed out, old tables kept */
-	OUTCOME_TOPOLOGY,    /* topology changed: full reroute, not property preserving */
-	OUTCOME_SEND_FAILED, /* UnPath could not be sent: old tables kept */
+	OUTCOME_TOPOLOGY,      /* topology changed: full reroute, not property preserving */
+	OUTCOME_SEND_FAILED,   /* UnPath could not be sent: old tables kept */
 };
 
 struct update {
@@ -46,24 +46,24 @@ struct update {
 	struct wire_lid_range ranges[WIRE_MAX_RANGES];
 	unsigned nranges;
 	uint32_t changed_lids;
-	enum outcome outcome;	 /* of the running update, set when it leaves phase 2 or 3 */
-	int start_requested;	 /* glue: phase 1 begins */
-	int start_ready;	 /* the routing that asked for it is done */
-	double start_time;	 /* monotonic: when it was asked for */
-	int adopt_wanted;	 /* thread: the next routing may program the announced tables */
-	int adopted;		 /* glue: it did */
-	int programmed;		 /* OpenSM wrote the tables after adoption or abort */
-	int topology_changed;	 /* glue: abort */
-	int keep_pending;	 /* the engine still holds the announced tables */
-	int requeue;		 /* a routing request arrived during the update */
-	unsigned send_failures;	 /* of the current phase */
-	double phase_start;	 /* monotonic seconds */
-	double next_retry;	 /* monotonic: next report round */
-	double push_requested;	 /* monotonic: last reroute asked for in phase 3 */
-	double seconds[5];	 /* durations of phases 1-4 of the running or last update */
-	time_t phase_wall;	 /* wall clock of the last transition */
-	int subscribers;	 /* waited for in the current wait */
-	size_t pending;		 /* still to acknowledge */
+	enum outcome outcome;	/* of the running update, set when it leaves phase 2 or 3 */
+	int start_requested;	/* glue: phase 1 begins */
+	int start_ready;	/* the routing that asked for it is done */
+	double start_time;	/* monotonic: when it was asked for */
+	int adopt_wanted;	/* thread: the next routing may program the announced tables */
+	int adopted;		/* glue: it did */
+	int programmed;		/* OpenSM wrote the tables after adoption or abort */
+	int topology_changed;	/* glue: abort */
+	int keep_pending;	/* the engine still holds the announced tables */
+	int requeue;		/* a routing request arrived during the update */
+	unsigned send_failures; /* of the current phase */
+	double phase_start;	/* monotonic seconds */
+	double next_retry;	/* monotonic: next report round */
+	double push_requested;	/* monotonic: last reroute asked for in phase 3 */
+	double seconds[5];	/* durations of phases 1-4 of the running or last update */
+	time_t phase_wall;	/* wall clock of the last transition */
+	int subscribers;	/* waited for in the current wait */
+	size_t pending;		/* still to acknowledge */
 	unsigned changed_blocks, changed_switches;
 
 	unsigned updates, aborted;
@@ -183,8 +183,8 @@ static void begin_wait(struct update *u, enum wire_kind kind, enum update_phase 
 	u->subscribers = n;
 	u->pending = (size_t)n;
 	u->next_retry = now_mono() + u->p->opts.update_retry;
-	snprintf(why, sizeof(why), "%s sent, %d subscriber(s) to acknowledge",
-		 wire_kind_name(kind), n);
+	snprintf(why, sizeof(why), "%s sent, %d subscriber(s) to acknowledge", wire_kind_name(kind),
+		 n);
 	enter(u, wait_phase, why);
 }
 
@@ -326,7 +326,8 @@ static void step(struct update *u)
 	switch (u->phase) {
 	case UPDATE_IDLE:
 		/* Reports go out once OpenSM finished the routing that kept the old tables. */
-		if (!u->start_requested || (!u->start_ready && t - u->start_time < START_WAIT_SECONDS))
+		if (!u->start_requested ||
+		    (!u->start_ready && t - u->start_time < START_WAIT_SECONDS))
 			return;
 		u->start_requested = 0;
 		u->start_ready = 0;
@@ -388,8 +389,8 @@ int update_init(struct sarnue_plugin *p)
 		return 0;
 	rc = pthread_create(&u->thread, NULL, update_thread, u);
 	if (rc) {
-		plog(p, OSM_LOG_ERROR, "ERR update: cannot start its thread: %s; reroutes are plain",
-		     strerror(rc));
+		plog(p, OSM_LOG_ERROR,
+		     "ERR update: cannot start its thread: %s; reroutes are plain", strerror(rc));
 		return -1;
 	}
 	u->thread_started = 1;
@@ -542,24 +543,23 @@ void update_note_programmed(struct sarnue_plugin *p, unsigned changed_blocks,
 		u->programmed = 1;
 		u->changed_blocks = changed_blocks;
 		u->changed_switches = changed_switches;
-		plog(p, OSM_LOG_INFO, "update %u: OpenSM wrote %u changed LFT block(s) on %u switch(es)",
-		     u->seq, changed_blocks, changed_switches);
+		plog(p, OSM_LOG_INFO,
+		     "update %u: OpenSM wrote %u changed LFT block(s) on %u switch(es)", u->seq,
+		     changed_blocks, changed_switches);
 		pthread_cond_signal(&u->cv);
 	}
 	pthread_mutex_unlock(&u->mu);
 }
 
-int update_busy(struct sarnue_plugin *p)
+void update_wake(struct sarnue_plugin *p)
 {
 	struct update *u = p->update;
-	int busy;
 
 	if (!u)
-		return 0;
+		return;
 	pthread_mutex_lock(&u->mu);
-	busy = u->phase != UPDATE_IDLE || u->start_requested;
+	pthread_cond_signal(&u->cv);
 	pthread_mutex_unlock(&u->mu);
-	return busy;
 }
 
 static const char *mode_name(enum opt_update m)

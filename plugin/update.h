@@ -74,8 +74,8 @@ int update_keeps_pending(struct sarnue_plugin *p);
 void update_note_programmed(struct sarnue_plugin *p, unsigned changed_blocks,
 			    unsigned changed_switches);
 
-/* A routing request (reroute, jobs) arrived: remembered if an update is running. */
-int update_busy(struct sarnue_plugin *p);
+/* An acknowledgement arrived (OpenSM's report callback): the thread looks at once. */
+void update_wake(struct sarnue_plugin *p);
 
 /* The update's part of `sarnue ctl status`: ,"phase":...,"update":{...} */
 void update_status_json(struct sarnue_plugin *p, FILE *out);
