@@ -244,10 +244,16 @@ static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 		if (nd >= n->dist[y])
 			continue;
 		if (n->done[y]) {
-			/* Only after backtracking: a former island is a shortcut (alg. 6.6). */
-			if (reroute(n, y, in, FAB_NONE)) {
+			/*
+			 * Only after backtracking: a former island is a shortcut (alg. 6.6).  When
+			 * y already routes through x, only x's distance fell: rerouting y onto its
+			 * own channel would release the turns it and its children hold.
+			 */
+			int same = n->out[y] == in;
+
+			if (same || reroute(n, y, in, FAB_NONE)) {
 				n->dist[y] = nd;
-				n->rep->shortcuts++;
+				n->rep->shortcuts += !same;
 				minheap_set(&n->heap, y, nd);
 			}
 			continue;
@@ -486,6 +492,27 @@ static void use_escape_paths(struct nue *n, uint32_t d)
 
 /* ------------------------------------------------------------------ one destination LID */
 
+/*
+ * True when every turn the routes to the current destination take is marked used, so that the
+ * acyclic used turns cover them.  O(switches); a failure is an internal error, never a table.
+ */
+static int turns_marked(const struct nue *n)
+{
+	uint32_t s;
+
+	for (s = 0; s < n->nsw; s++) {
+		uint32_t c = n->out[s], x;
+
+		if (c == AT_DEST)
+			continue;
+		x = n->g.head[c];
+		if (n->out[x] != AT_DEST &&
+		    n->g.turn[cdg_turn_index(&n->g, c, n->out[x])] != CDG_USED)
+			return 0;
+	}
+	return 1;
+}
+
 /* Hops from each switch to d along the routes; -1 if a route loops (an internal error). */
 static int compute_depths(struct nue *n, uint32_t d)
 {
@@ -635,6 +662,10 @@ static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	for (s = 0; s < n->wet.n; s++)
 		if (n->g.turn[n->wet.turn[s]] == CDG_WET)
 			n->g.turn[n->wet.turn[s]] = CDG_USED;
+	if (!turns_marked(n)) {
+		fab_error_set(err, "internal error: a route to LID %u takes an unmarked turn", lid);
+		return -1;
+	}
 	if (compute_depths(n, d)) {
 		fab_error_set(err, "internal error: routes to LID %u loop", lid);
 		return -1;

@@ -3,7 +3,7 @@
  * order against a brute-force cycle check; complete, loop-free and deadlock-free routing
  * (checked by the verifier) on the 5-ring with one VL, a 4x4x3 torus without a switch for 1-4
  * VLs, random graphs, a fat tree with LMC 2; balance and minimal routes on a 3-level fat tree;
- * no fall-back on a 5x5x5 torus with one VL;
+ * no fall-back on a 5x5x5 torus with one VL; every route's turns counted after shortcuts;
  * service levels equal to layers; job-first order;
  * determinism; clear errors for bad VL counts and disconnected switches.
  */
@@ -262,6 +262,64 @@ static void test_torus_no_fallback(void)
 	fabric_free(&f);
 }
 
+/*
+ * Kautz graph K(d, n) as `sarnue gen kautz` builds it: switch v = a_0 e_1..e_n (offsets as base-d
+ * digits) links to a_1 e_2..e_n e for every e.  Returns the number of links.
+ */
+static unsigned kautz_links(unsigned (*links)[2], unsigned d, unsigned n)
+{
+	unsigned dn = 1, i, v, e, cnt = 0;
+
+	for (i = 0; i < n; i++)
+		dn *= d;
+	for (v = 0; v < (d + 1) * dn; v++) {
+		unsigned off = v % dn, e1 = off / (dn / d), a1 = (v / dn + 1 + e1) % (d + 1);
+
+		for (e = 0; e < d; e++) {
+			links[cnt][0] = v;
+			links[cnt][1] = a1 * dn + off % (dn / d) * d + e;
+			cnt++;
+		}
+	}
+	return cnt;
+}
+
+/* Fisher-Yates with rand(): the port numbering of a fabric changes Nue's choices. */
+static void shuffle_links(unsigned (*links)[2], unsigned n, unsigned seed)
+{
+	unsigned i;
+
+	srand(seed);
+	for (i = n - 1; i > 0; i--) {
+		unsigned j = (unsigned)rand() % (i + 1), a = links[i][0], b = links[i][1];
+
+		links[i][0] = links[j][0];
+		links[i][1] = links[j][1];
+		links[j][0] = a;
+		links[j][1] = b;
+	}
+}
+
+/*
+ * A shortcut through a former island can lower the distance of a switch that already routes
+ * through the shortened neighbour.  Rerouting it onto its own channel released the turns it and
+ * the switches behind it hold, so routes took turns the dependency graph did not count (on an
+ * 8x8x8 torus with 8 layers and a turn cost that closed a credit loop).  Nue now refuses routes
+ * with an unmarked turn; on this Kautz graph with 2 layers the old code took one towards LID 52.
+ */
+static void test_shortcut_keeps_turns(void)
+{
+	static unsigned links[108 * 3][2];
+	unsigned n = kautz_links(links, 3, 3);
+	struct fabric f;
+
+	shuffle_links(links, n, 12);
+	CHECK(testfab_build(&f, 108, 1, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 2);
+	route_and_verify(&f, 2, "Kautz graph K(3,3)");
+	fabric_free(&f);
+}
+
 /* Nodes of the larger job are routed first; the same inputs give the same tables. */
 static void test_jobs_and_determinism(void)
 {
@@ -353,6 +411,7 @@ int main(void)
 	test_lmc();
 	test_fat_tree_balance();
 	test_torus_no_fallback();
+	test_shortcut_keeps_turns();
 	test_jobs_and_determinism();
 	test_errors();
 	test_central_switch();
