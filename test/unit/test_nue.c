@@ -3,7 +3,8 @@
  * order against a brute-force cycle check; complete, loop-free and deadlock-free routing
  * (checked by the verifier) on the 5-ring with one VL, a 4x4x3 torus without a switch for 1-4
  * VLs, random graphs, a fat tree with LMC 2; balance and minimal routes on a 3-level fat tree;
- * no fall-back on a 5x5x5 torus with one VL; every route's turns counted after shortcuts;
+ * no fall-back on a 5x5x5 torus with one VL; every route's turns counted after shortcuts; the
+ * better of two switch-LID weightings with several layers;
  * service levels equal to layers; job-first order;
  * determinism; clear errors for bad VL counts and disconnected switches.
  */
@@ -205,15 +206,9 @@ static void test_lmc(void)
  * broke both: its down-and-up turns blocked minimal turns and piled routes onto few uplinks
  * (max EFI 204, mean 54, some routes 2 hops longer).
  */
-static void test_fat_tree_balance(void)
+static void build_4ary_3tree(struct fabric *f)
 {
 	unsigned links[128][2], hosts[48] = { 0 }, n = 0, l, w, x;
-	struct metrics_options mo;
-	struct metrics_efi e;
-	struct nue_report rep;
-	struct fab_error err;
-	struct routing r;
-	struct fabric f;
 
 	for (l = 0; l < 2; l++)
 		for (w = 0; w < 16; w++)
@@ -226,7 +221,38 @@ static void test_fat_tree_balance(void)
 			}
 	for (w = 0; w < 16; w++)
 		hosts[w] = 4;
-	CHECK(testfab_build_hosts(&f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(testfab_build_hosts(f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+}
+
+static uint64_t max_efi_of(struct fabric *f, unsigned k)
+{
+	struct metrics_options mo;
+	struct metrics_efi e;
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	uint64_t m = 0;
+
+	CHECK(route(f, k, NULL, &r, &rep, &err) == 0);
+	metrics_options_default(&mo);
+	if (metrics_efi(f, &r, &mo, &e) == 0) {
+		m = e.dist.max;
+		metrics_efi_free(&e);
+	}
+	routing_free(&r);
+	return m;
+}
+
+static void test_fat_tree_balance(void)
+{
+	struct metrics_options mo;
+	struct metrics_efi e;
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+
+	build_4ary_3tree(&f);
 	route_and_verify(&f, 1, "4-ary 3-tree");
 	CHECK(route(&f, 1, NULL, &r, &rep, &err) == 0);
 	metrics_options_default(&mo);
@@ -237,6 +263,24 @@ static void test_fat_tree_balance(void)
 	CHECK(rep.fallbacks == 0);
 	metrics_efi_free(&e);
 	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * With several layers the weights of switch LIDs steer the next layers; Nue routes with and
+ * without them and keeps the lower maximum EFI.  With the weights of every switch LID, as
+ * before, this tree had max EFI 96 at 2 layers and 104 at 4; now 92 and 88.  (16-ary 3-tree at
+ * 8 layers in OpenSM's LID order: 7,568 before, 6,912 now.)
+ */
+static void test_switch_lid_weights(void)
+{
+	struct fabric f;
+
+	build_4ary_3tree(&f);
+	testfab_set_vls(&f, 4);
+	route_and_verify(&f, 4, "4-ary 3-tree");
+	CHECK(max_efi_of(&f, 2) <= 92);
+	CHECK(max_efi_of(&f, 4) <= 88);
 	fabric_free(&f);
 }
 
@@ -410,6 +454,7 @@ int main(void)
 	test_random_graphs();
 	test_lmc();
 	test_fat_tree_balance();
+	test_switch_lid_weights();
 	test_torus_no_fallback();
 	test_shortcut_keeps_turns();
 	test_jobs_and_determinism();
