@@ -26,6 +26,13 @@
 #define INF_DIST UINT64_MAX
 #define AT_DEST (FAB_NONE - 1) /* out[] of the destination switch: delivery, no dependency */
 
+/* Which switch LIDs' routes add to the balancing weights; see weighs(). */
+enum sw_weights {
+	SWW_ALL,
+	SWW_CA_SWITCHES,
+	SWW_NONE,
+};
+
 struct turn_list {
 	uint32_t *turn;
 	uint32_t n, cap;
@@ -54,7 +61,11 @@ struct nue {
 	uint64_t *w_all, *w_job; /* [nch] channel weights; w_job only for the job phase */
 	uint32_t *src_lids;	 /* [nsw]: LIDs that send from each switch */
 	uint8_t *has_ca;	 /* [nsw]: CAs or routers attached */
-	uint32_t *job_off;	 /* job phase: [njobs + 1] CSR over (switch, LIDs) pairs */
+	uint32_t *ca_ports;	 /* [nsw]: CA and router ports attached */
+	enum sw_weights sw_weights;
+	uint64_t *efi;	     /* [nch]: routes between CA ports per channel, for the score */
+	uint64_t score_hops; /* their hops (switch to switch) */
+	uint32_t *job_off;   /* job phase: [njobs + 1] CSR over (switch, LIDs) pairs */
 	uint32_t *job_sw, *job_lids;
 
 	uint32_t root;
@@ -244,10 +255,16 @@ static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 		if (nd >= n->dist[y])
 			continue;
 		if (n->done[y]) {
-			/* Only after backtracking: a former island is a shortcut (alg. 6.6). */
-			if (reroute(n, y, in, FAB_NONE)) {
+			/*
+			 * Only after backtracking: a former island is a shortcut (alg. 6.6).  When
+			 * y already routes through x, only x's distance fell: rerouting y onto its
+			 * own channel would release the turns it and its children hold.
+			 */
+			int same = n->out[y] == in;
+
+			if (same || reroute(n, y, in, FAB_NONE)) {
 				n->dist[y] = nd;
-				n->rep->shortcuts++;
+				n->rep->shortcuts += !same;
 				minheap_set(&n->heap, y, nd);
 			}
 			continue;
@@ -486,6 +503,27 @@ static void use_escape_paths(struct nue *n, uint32_t d)
 
 /* ------------------------------------------------------------------ one destination LID */
 
+/*
+ * True when every turn the routes to the current destination take is marked used, so that the
+ * acyclic used turns cover them.  O(switches); a failure is an internal error, never a table.
+ */
+static int turns_marked(const struct nue *n)
+{
+	uint32_t s;
+
+	for (s = 0; s < n->nsw; s++) {
+		uint32_t c = n->out[s], x;
+
+		if (c == AT_DEST)
+			continue;
+		x = n->g.head[c];
+		if (n->out[x] != AT_DEST &&
+		    n->g.turn[cdg_turn_index(&n->g, c, n->out[x])] != CDG_USED)
+			return 0;
+	}
+	return 1;
+}
+
 /* Hops from each switch to d along the routes; -1 if a route loops (an internal error). */
 static int compute_depths(struct nue *n, uint32_t d)
 {
@@ -537,17 +575,14 @@ static void source_counts(struct nue *n, uint32_t lid, int job_phase)
 			n->acc[n->job_sw[k]] += n->job_lids[k];
 }
 
-/* Adds the sources behind every channel of the routes to lid to that channel's weight. */
-static void update_weights(struct nue *n, uint32_t lid, uint32_t d, uint64_t *w, int job_phase)
+/* Switches in n->children, deepest first, so children pass their counts up before parents. */
+static void depth_order(struct nue *n)
 {
 	uint32_t s, maxd = 0, i;
 
-	source_counts(n, lid, job_phase);
 	for (s = 0; s < n->nsw; s++)
 		if (n->depth[s] > maxd)
 			maxd = n->depth[s];
-	/* Counting sort by depth, deepest first, so children pass their counts up before parents.
-	 */
 	memset(n->scratch, 0, sizeof(uint32_t) * (maxd + 2));
 	for (s = 0; s < n->nsw; s++)
 		n->scratch[maxd - n->depth[s] + 1]++;
@@ -555,14 +590,60 @@ static void update_weights(struct nue *n, uint32_t lid, uint32_t d, uint64_t *w,
 		n->scratch[i + 1] += n->scratch[i];
 	for (s = 0; s < n->nsw; s++)
 		n->children[n->scratch[maxd - n->depth[s]]++] = s;
+}
+
+/* Adds the sources in n->acc behind every channel of the routes to d to load[channel]. */
+static void add_loads(struct nue *n, uint32_t d, uint64_t *load)
+{
+	uint32_t i;
+
 	for (i = 0; i < n->nsw; i++) {
 		uint32_t x = n->children[i];
 
 		if (x == d)
 			continue;
-		w[n->out[x]] += n->acc[x];
+		load[n->out[x]] += n->acc[x];
 		n->acc[n->g.head[n->out[x]]] += n->acc[x];
 	}
+}
+
+/*
+ * Whether the routes to lid add to the balancing weights.  Switch LIDs carry management traffic
+ * only; the reference routes them after every layer, so they never steer the terminals' routes.
+ * Ours are routed within their layer, and their weights steer the later layers.
+ */
+static int weighs(const struct nue *n, uint32_t lid, uint32_t d)
+{
+	if (n->lid_exit[lid])
+		return 1;
+	return n->sw_weights == SWW_ALL || (n->sw_weights == SWW_CA_SWITCHES && n->has_ca[d]);
+}
+
+/*
+ * The score of a candidate: routes from every CA port to each CA port's base LID, as the EFI
+ * metric counts them, per channel, and their hops.
+ */
+static void tally_score(struct nue *n, uint32_t lid, uint32_t d)
+{
+	const struct fab_port *port = &n->f->ports[n->f->lid_port[lid]];
+	uint32_t s;
+
+	if (!n->lid_exit[lid] || lid != port->base_lid)
+		return;
+	memcpy(n->acc, n->ca_ports, sizeof(uint32_t) * n->nsw);
+	for (s = 0; s < n->nsw; s++)
+		n->score_hops += (uint64_t)n->ca_ports[s] * n->depth[s];
+	add_loads(n, d, n->efi);
+}
+
+static void update_loads(struct nue *n, uint32_t lid, uint32_t d, uint64_t *w, int job_phase)
+{
+	depth_order(n);
+	if (weighs(n, lid, d)) {
+		source_counts(n, lid, job_phase);
+		add_loads(n, d, w);
+	}
+	tally_score(n, lid, d);
 }
 
 static void write_tables(struct nue *n, uint32_t lid, uint32_t d)
@@ -635,12 +716,16 @@ static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	for (s = 0; s < n->wet.n; s++)
 		if (n->g.turn[n->wet.turn[s]] == CDG_WET)
 			n->g.turn[n->wet.turn[s]] = CDG_USED;
+	if (!turns_marked(n)) {
+		fab_error_set(err, "internal error: a route to LID %u takes an unmarked turn", lid);
+		return -1;
+	}
 	if (compute_depths(n, d)) {
 		fab_error_set(err, "internal error: routes to LID %u loop", lid);
 		return -1;
 	}
 	write_tables(n, lid, d);
-	update_weights(n, lid, d, w, job_phase);
+	update_loads(n, lid, d, w, job_phase);
 	if (job_phase)
 		n->rep->job_destinations++;
 	return 0;
@@ -665,6 +750,8 @@ static int nue_alloc(struct nue *n)
 	n->w_job = malloc(sizeof(uint64_t) * ch);
 	n->src_lids = calloc(sw, sizeof(uint32_t));
 	n->has_ca = calloc(sw, 1);
+	n->ca_ports = calloc(sw, sizeof(uint32_t));
+	n->efi = malloc(sizeof(uint64_t) * ch);
 	n->esc_up = malloc(sizeof(uint32_t) * sw);
 	n->esc_sub = malloc(sizeof(uint32_t) * sw);
 	n->esc_order = malloc(sizeof(uint32_t) * sw);
@@ -680,9 +767,9 @@ static int nue_alloc(struct nue *n)
 	n->seen = calloc(sw, sizeof(uint32_t));
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->part || !n->dest || !n->keys ||
 	    !n->ch_key || !n->dest_count || !n->ca_count || !n->w_all || !n->w_job ||
-	    !n->src_lids || !n->has_ca || !n->esc_up || !n->esc_sub || !n->esc_order ||
-	    !n->esc_child_off || !n->esc_child || !n->dist || !n->out || !n->done || !n->depth ||
-	    !n->acc || !n->scratch || !n->children || !n->seen)
+	    !n->src_lids || !n->has_ca || !n->ca_ports || !n->efi || !n->esc_up || !n->esc_sub ||
+	    !n->esc_order || !n->esc_child_off || !n->esc_child || !n->dist || !n->out ||
+	    !n->done || !n->depth || !n->acc || !n->scratch || !n->children || !n->seen)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -702,6 +789,8 @@ static void nue_free(struct nue *n)
 	free(n->w_job);
 	free(n->src_lids);
 	free(n->has_ca);
+	free(n->ca_ports);
+	free(n->efi);
 	free(n->job_off);
 	free(n->job_sw);
 	free(n->job_lids);
@@ -754,6 +843,7 @@ static int index_destinations(struct nue *n, struct fab_error *err)
 			n->lid_layer[lid] = n->part[i];
 			n->src_lids[n->lid_sw[lid]]++;
 			n->has_ca[n->lid_sw[lid]] |= n->lid_exit[lid] != 0;
+			n->ca_ports[n->lid_sw[lid]] += n->lid_exit[lid] && lid == port->base_lid;
 		}
 	}
 	return 0;
@@ -1045,6 +1135,104 @@ static void init_weights(struct nue *n)
 	n->w_init = w;
 }
 
+/* A fresh run: weights, tables, score and the report's per-run counts. */
+static void reset_run(struct nue *n)
+{
+	struct nue_report *rep = n->rep;
+	size_t cells = (size_t)n->r->nswitches * n->r->lft_len;
+
+	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->shortcuts = 0;
+	rep->job_destinations = 0;
+	n->g.searches = 0;
+	memset(n->efi, 0, sizeof(uint64_t) * (n->nch ? n->nch : 1));
+	n->score_hops = 0;
+	init_weights(n);
+	memset(n->r->lft, FAB_NO_PORT, cells);
+	memset(n->r->hops, 0xff, cells);
+}
+
+static int route_candidate(struct nue *n, enum sw_weights sww, struct fab_error *err)
+{
+	unsigned layer;
+
+	n->sw_weights = sww;
+	reset_run(n);
+	for (layer = 0; layer < n->k; layer++)
+		if (route_layer(n, layer, err))
+			return -1;
+	n->rep->cycle_searches = n->g.searches;
+	return 0;
+}
+
+static uint64_t max_efi(const struct nue *n)
+{
+	uint64_t m = 0;
+	uint32_t c;
+
+	for (c = 0; c < n->nch; c++)
+		if (n->efi[c] > m)
+			m = n->efi[c];
+	return m;
+}
+
+/* Exchanges the routing's tables with the spare ones. */
+static void swap_tables(struct routing *r, uint8_t **lft, uint8_t **hops)
+{
+	uint8_t *t = r->lft;
+
+	r->lft = *lft;
+	*lft = t;
+	t = r->hops;
+	r->hops = *hops;
+	*hops = t;
+}
+
+/*
+ * With more than one layer, the switch LIDs of one layer steer the balance of the next ones
+ * through their weights, for better or worse: on a 16-ary 3-tree at 8 layers the LIDs of
+ * switches without terminals raised the maximum EFI by 10%.  Both choices are routed and the
+ * result with the lower maximum EFI, then fewer hops, is kept.  With one layer the switch LIDs
+ * come last and the choices agree, so only one is routed.
+ */
+static int route_best(struct nue *n, struct fab_error *err)
+{
+	static const enum sw_weights cand[] = { SWW_CA_SWITCHES, SWW_NONE };
+	size_t cells = (size_t)n->r->nswitches * n->r->lft_len;
+	unsigned i, ncand = n->k > 1 ? 2 : 1;
+	uint8_t *lft = NULL, *hops = NULL;
+	uint64_t best_efi = 0, best_hops = 0;
+	struct nue_report best = *n->rep;
+	int rc = -1;
+
+	for (i = 0; i < ncand; i++) {
+		if (i == 1) {
+			lft = malloc(cells ? cells : 1);
+			hops = malloc(cells ? cells : 1);
+			if (!lft || !hops) {
+				fab_error_set(err, "out of memory for a second candidate routing");
+				goto out;
+			}
+			swap_tables(n->r, &lft, &hops);
+		}
+		if (route_candidate(n, cand[i], err))
+			goto out;
+		if (i && (max_efi(n) > best_efi ||
+			  (max_efi(n) == best_efi && n->score_hops >= best_hops))) {
+			swap_tables(n->r, &lft, &hops);
+			*n->rep = best;
+			continue;
+		}
+		best = *n->rep;
+		best_efi = max_efi(n);
+		best_hops = n->score_hops;
+	}
+	rc = 0;
+out:
+	free(lft);
+	free(hops);
+	return rc;
+}
+
 int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *r,
 	      struct nue_report *rep, struct fab_error *err)
 {
@@ -1073,14 +1261,10 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 		fab_error_set(err, "out of memory indexing the job map");
 		goto out;
 	}
-	init_weights(&n);
-	memset(r->lft, FAB_NO_PORT, (size_t)r->nswitches * r->lft_len);
-	for (layer = 0; layer < n.k; layer++)
-		if (route_layer(&n, layer, err))
-			goto out;
+	if (route_best(&n, err))
+		goto out;
 	for (layer = 0; layer < n.k; layer++)
 		rep->destinations += rep->dests_per_layer[layer];
-	rep->cycle_searches = n.g.searches;
 	set_service_levels(&n);
 	rc = 0;
 out:

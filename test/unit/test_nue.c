@@ -3,7 +3,8 @@
  * order against a brute-force cycle check; complete, loop-free and deadlock-free routing
  * (checked by the verifier) on the 5-ring with one VL, a 4x4x3 torus without a switch for 1-4
  * VLs, random graphs, a fat tree with LMC 2; balance and minimal routes on a 3-level fat tree;
- * no fall-back on a 5x5x5 torus with one VL;
+ * no fall-back on a 5x5x5 torus with one VL; every route's turns counted after shortcuts; the
+ * better of two switch-LID weightings with several layers;
  * service levels equal to layers; job-first order;
  * determinism; clear errors for bad VL counts and disconnected switches.
  */
@@ -205,15 +206,9 @@ static void test_lmc(void)
  * broke both: its down-and-up turns blocked minimal turns and piled routes onto few uplinks
  * (max EFI 204, mean 54, some routes 2 hops longer).
  */
-static void test_fat_tree_balance(void)
+static void build_4ary_3tree(struct fabric *f)
 {
 	unsigned links[128][2], hosts[48] = { 0 }, n = 0, l, w, x;
-	struct metrics_options mo;
-	struct metrics_efi e;
-	struct nue_report rep;
-	struct fab_error err;
-	struct routing r;
-	struct fabric f;
 
 	for (l = 0; l < 2; l++)
 		for (w = 0; w < 16; w++)
@@ -226,7 +221,38 @@ static void test_fat_tree_balance(void)
 			}
 	for (w = 0; w < 16; w++)
 		hosts[w] = 4;
-	CHECK(testfab_build_hosts(&f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(testfab_build_hosts(f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+}
+
+static uint64_t max_efi_of(struct fabric *f, unsigned k)
+{
+	struct metrics_options mo;
+	struct metrics_efi e;
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	uint64_t m = 0;
+
+	CHECK(route(f, k, NULL, &r, &rep, &err) == 0);
+	metrics_options_default(&mo);
+	if (metrics_efi(f, &r, &mo, &e) == 0) {
+		m = e.dist.max;
+		metrics_efi_free(&e);
+	}
+	routing_free(&r);
+	return m;
+}
+
+static void test_fat_tree_balance(void)
+{
+	struct metrics_options mo;
+	struct metrics_efi e;
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+
+	build_4ary_3tree(&f);
 	route_and_verify(&f, 1, "4-ary 3-tree");
 	CHECK(route(&f, 1, NULL, &r, &rep, &err) == 0);
 	metrics_options_default(&mo);
@@ -237,6 +263,24 @@ static void test_fat_tree_balance(void)
 	CHECK(rep.fallbacks == 0);
 	metrics_efi_free(&e);
 	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * With several layers the weights of switch LIDs steer the next layers; Nue routes with and
+ * without them and keeps the lower maximum EFI.  With the weights of every switch LID, as
+ * before, this tree had max EFI 96 at 2 layers and 104 at 4; now 92 and 88.  (16-ary 3-tree at
+ * 8 layers in OpenSM's LID order: 7,568 before, 6,912 now.)
+ */
+static void test_switch_lid_weights(void)
+{
+	struct fabric f;
+
+	build_4ary_3tree(&f);
+	testfab_set_vls(&f, 4);
+	route_and_verify(&f, 4, "4-ary 3-tree");
+	CHECK(max_efi_of(&f, 2) <= 92);
+	CHECK(max_efi_of(&f, 4) <= 88);
 	fabric_free(&f);
 }
 
@@ -259,6 +303,64 @@ static void test_torus_no_fallback(void)
 	CHECK(route(&f, 1, NULL, &r, &rep, &err) == 0);
 	CHECK(rep.destinations == 625 && rep.fallbacks == 0);
 	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * Kautz graph K(d, n) as `sarnue gen kautz` builds it: switch v = a_0 e_1..e_n (offsets as base-d
+ * digits) links to a_1 e_2..e_n e for every e.  Returns the number of links.
+ */
+static unsigned kautz_links(unsigned (*links)[2], unsigned d, unsigned n)
+{
+	unsigned dn = 1, i, v, e, cnt = 0;
+
+	for (i = 0; i < n; i++)
+		dn *= d;
+	for (v = 0; v < (d + 1) * dn; v++) {
+		unsigned off = v % dn, e1 = off / (dn / d), a1 = (v / dn + 1 + e1) % (d + 1);
+
+		for (e = 0; e < d; e++) {
+			links[cnt][0] = v;
+			links[cnt][1] = a1 * dn + off % (dn / d) * d + e;
+			cnt++;
+		}
+	}
+	return cnt;
+}
+
+/* Fisher-Yates with rand(): the port numbering of a fabric changes Nue's choices. */
+static void shuffle_links(unsigned (*links)[2], unsigned n, unsigned seed)
+{
+	unsigned i;
+
+	srand(seed);
+	for (i = n - 1; i > 0; i--) {
+		unsigned j = (unsigned)rand() % (i + 1), a = links[i][0], b = links[i][1];
+
+		links[i][0] = links[j][0];
+		links[i][1] = links[j][1];
+		links[j][0] = a;
+		links[j][1] = b;
+	}
+}
+
+/*
+ * A shortcut through a former island can lower the distance of a switch that already routes
+ * through the shortened neighbour.  Rerouting it onto its own channel released the turns it and
+ * the switches behind it hold, so routes took turns the dependency graph did not count (on an
+ * 8x8x8 torus with 8 layers and a turn cost that closed a credit loop).  Nue now refuses routes
+ * with an unmarked turn; on this Kautz graph with 2 layers the old code took one towards LID 52.
+ */
+static void test_shortcut_keeps_turns(void)
+{
+	static unsigned links[108 * 3][2];
+	unsigned n = kautz_links(links, 3, 3);
+	struct fabric f;
+
+	shuffle_links(links, n, 12);
+	CHECK(testfab_build(&f, 108, 1, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 2);
+	route_and_verify(&f, 2, "Kautz graph K(3,3)");
 	fabric_free(&f);
 }
 
@@ -352,7 +454,9 @@ int main(void)
 	test_random_graphs();
 	test_lmc();
 	test_fat_tree_balance();
+	test_switch_lid_weights();
 	test_torus_no_fallback();
+	test_shortcut_keeps_turns();
 	test_jobs_and_determinism();
 	test_errors();
 	test_central_switch();
