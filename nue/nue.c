@@ -1175,6 +1175,19 @@ static uint64_t max_efi(const struct nue *n)
 	return m;
 }
 
+/* Fewer fall-backs (long routes, a stated limit), then lower maximum EFI, then fewer hops. */
+static int better(const struct nue *n, const struct nue_report *best, uint64_t best_efi,
+		  uint64_t best_hops)
+{
+	uint64_t efi = max_efi(n);
+
+	if (n->rep->fallbacks != best->fallbacks)
+		return n->rep->fallbacks < best->fallbacks;
+	if (efi != best_efi)
+		return efi < best_efi;
+	return n->score_hops < best_hops;
+}
+
 /* Exchanges the routing's tables with the spare ones. */
 static void swap_tables(struct routing *r, uint8_t **lft, uint8_t **hops)
 {
@@ -1191,7 +1204,7 @@ static void swap_tables(struct routing *r, uint8_t **lft, uint8_t **hops)
  * With more than one layer, the switch LIDs of one layer steer the balance of the next ones
  * through their weights, for better or worse: on a 16-ary 3-tree at 8 layers the LIDs of
  * switches without terminals raised the maximum EFI by 10%.  Both choices are routed and the
- * result with the lower maximum EFI, then fewer hops, is kept.  With one layer the switch LIDs
+ * better result (see better()) is kept.  With one layer the switch LIDs
  * come last and the choices agree, so only one is routed.
  */
 static int route_best(struct nue *n, struct fab_error *err)
@@ -1216,8 +1229,7 @@ static int route_best(struct nue *n, struct fab_error *err)
 		}
 		if (route_candidate(n, cand[i], err))
 			goto out;
-		if (i && (max_efi(n) > best_efi ||
-			  (max_efi(n) == best_efi && n->score_hops >= best_hops))) {
+		if (i && !better(n, &best, best_efi, best_hops)) {
 			swap_tables(n->r, &lft, &hops);
 			*n->rep = best;
 			continue;
