@@ -150,8 +150,10 @@ t_grep "log: only changed blocks go out" "update $seq: OpenSM wrote [1-9][0-9]* 
 json=$(timeout 120 "${envp[@]}" "$SARNUE_BIN" check --live --path-sl "$SIM_DUMP_DIR/sarnue-path-sl.dump" --json 2>"$SIM_TMP/live.err")
 t_expect "final tables verify (sarnue check --live)" \
 	grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"
-t_expect "final tables: ibdmchk finds no credit loop" \
+t_expect "final tables: ibdmchk finds no credit loop (base plane)" \
 	sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+t_expect "final tables: ibdmchk finds no credit loop (high plane)" \
+	sim_ibdmchk_high_plane -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
 rm -f "$SIM_TMP/slow-H-0013"
 
 # ---- 2a. an agent whose handler fails: timeout, policy abort

@@ -810,6 +810,25 @@ sim_ibdmchk() {
 	return 2
 }
 
+# sim_ibdmchk_high_plane [sim_ibdmchk args]: ibdmchk on the high plane of
+# an LMC 1 fabric. ibdmchk walks base LIDs only (see sim_ibdmchk), so it gets
+# a copy of the dumps in which every CA port carries its high LID (base + 1):
+# with -l 0 it then checks the paths between high LIDs, and to switch LIDs,
+# against the same LFTs, path SLs and SL2VL tables.
+sim_ibdmchk_high_plane() {
+	_sim_need_setup || return 2
+	local dir=$SIM_TMP/ibdmchk-high f
+	rm -rf -- "$dir" && mkdir -p -- "$dir" || { _sim_fail "cannot create $dir"; return 2; }
+	for f in opensm.fdbs opensm.mcfdbs; do
+		cp -- "$SIM_DUMP_DIR/$f" "$dir/" || { _sim_fail "no $f in $SIM_DUMP_DIR"; return 2; }
+	done
+	perl -pe 's/(\{ CA [^{}]*\{[^}]*\} LID:)([0-9A-Fa-f]+)/sprintf("%s%04X", $1, hex($2) + 1)/ge' \
+		"$SIM_DUMP_DIR/opensm-subnet.lst" >"$dir/opensm-subnet.lst" ||
+		{ _sim_fail "cannot rewrite opensm-subnet.lst"; return 2; }
+	_sim_msg "ibdmchk on the high plane: CA ports carry base LID + 1 in $dir"
+	SIM_DUMP_DIR=$dir sim_ibdmchk "$@"
+}
+
 # Turns ibroute / opensm-lfts.dump text into "SWITCH_GUID DLID PORT" lines
 # (lowercase hex GUID, 0x%04x LID, decimal port), sorted, for diffing.
 _sim_lfts_normalize() {
