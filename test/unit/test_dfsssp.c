@@ -495,20 +495,6 @@ static void test_improve_fig52(void)
 	fabric_free(&f);
 }
 
-static int write_file(char *path, const char *text)
-{
-	int fd = mkstemp(path);
-	ssize_t len = (ssize_t)strlen(text);
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, text, (size_t)len) != len) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
 static int overwrite(const char *path, const char *text)
 {
 	FILE *out = fopen(path, "w");
@@ -531,7 +517,7 @@ static void test_engine_ctx(void)
 	struct fabric f;
 
 	CHECK(build_fat_tree(&f) == 0);
-	CHECK(write_file(path, "h0.0 1\nh1.0 1\nnobody 1\n") == 0);
+	CHECK(testfab_write_file(path, "h0.0 1\nh1.0 1\nnobody 1\n") == 0);
 	options_defaults(&o);
 	snprintf(o.job_map, sizeof(o.job_map), "%s", path);
 	engine_ctx_init(&ctx);
@@ -654,7 +640,7 @@ static void test_pair_sl_mode_and_dump(void)
 
 	CHECK(route(&f, &o, &r, &rep) == 0);
 	CHECK(sl_differs_by_source(&f, &r));
-	CHECK(write_file(path, "") == 0);
+	CHECK(testfab_write_file(path, "") == 0);
 	out = fopen(path, "w");
 	CHECK(out && routing_write_path_sl(&r, &f, out) == 0);
 	if (out)

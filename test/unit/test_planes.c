@@ -34,20 +34,6 @@ static int build_torus(struct fabric *f, int drop)
 	return build_torus_lmc(f, drop, 1);
 }
 
-static int write_file(char *path, const char *text)
-{
-	int fd = mkstemp(path);
-	ssize_t len = (ssize_t)strlen(text);
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, text, (size_t)len) != len) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
 static int route(const char *engine, const struct fabric *f, const struct sarnue_options *o,
 		 struct engine_ctx *ctx, struct routing *r, struct engine_result *res)
 {
@@ -250,7 +236,7 @@ static void check_reuse(const char *engine, const char *extra)
 
 	CHECK(build_torus(&f, 0) == 0);
 	CHECK(build_torus(&g, 1) == 0);
-	CHECK(write_file(path, "h0.0 7\nh4.1 7\nh8.0 7\nh2.1 7\nh6.0 7\n") == 0);
+	CHECK(testfab_write_file(path, "h0.0 7\nh4.1 7\nh8.0 7\nh2.1 7\nh6.0 7\n") == 0);
 	options_defaults(&o);
 	options_parse_line(&o, extra, "test", 0, NULL, NULL);
 	engine_ctx_init(&ctx);

@@ -6,7 +6,9 @@
 #define SARNUE_TEST_TESTFAB_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fabric.h"
 
@@ -154,6 +156,21 @@ static inline void testfab_set_vls(struct fabric *f, unsigned vls)
 
 	for (p = 0; p < f->nports; p++)
 		f->ports[p].op_vls = (uint8_t)vls;
+}
+
+/* Writes text to a new temporary file made from the mkstemp() template path; 0 or -1. */
+static inline int testfab_write_file(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	ssize_t len = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, (size_t)len) != len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
 }
 
 #endif
