@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "json.h"
 
 void json_init(struct json *j, const char *text, size_t len, const char *name,
