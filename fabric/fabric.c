@@ -22,6 +22,23 @@ void fab_error_set(struct fab_error *err, const char *fmt, ...)
 	va_end(ap);
 }
 
+int fab_reserve(char **buf, size_t *cap, size_t need, size_t first)
+{
+	size_t ncap = *cap ? *cap : first;
+	char *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*buf, ncap);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = ncap;
+	return 0;
+}
+
 int line_reader_open(struct line_reader *lr, const char *path)
 {
 	memset(lr, 0, sizeof(*lr));

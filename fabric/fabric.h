@@ -200,6 +200,12 @@ void fab_error_set(struct fab_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * Makes the byte buffer *buf (of *cap bytes) hold at least need bytes, doubling from first:
+ * the string arenas of the parsers grow this way.  0, or -1 with the buffer unchanged.
+ */
+int fab_reserve(char **buf, size_t *cap, size_t need, size_t first);
+
+/*
  * Reads a text file line by line and counts the lines, for the file readers (loaders, options,
  * storage GUIDs) whose errors name the file and the line.
  */
