@@ -22,6 +22,52 @@ void fab_error_set(struct fab_error *err, const char *fmt, ...)
 	va_end(ap);
 }
 
+int fab_reserve(char **buf, size_t *cap, size_t need, size_t first)
+{
+	size_t ncap = *cap ? *cap : first;
+	char *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*buf, ncap);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = ncap;
+	return 0;
+}
+
+int line_reader_open(struct line_reader *lr, const char *path)
+{
+	memset(lr, 0, sizeof(*lr));
+	lr->in = fopen(path, "r");
+	return lr->in ? 0 : -1;
+}
+
+char *line_reader_next(struct line_reader *lr)
+{
+	if (getline(&lr->line, &lr->cap, lr->in) <= 0)
+		return NULL;
+	lr->lineno++;
+	return lr->line;
+}
+
+int line_reader_failed(const struct line_reader *lr)
+{
+	return ferror(lr->in);
+}
+
+void line_reader_close(struct line_reader *lr)
+{
+	free(lr->line);
+	lr->line = NULL;
+	if (lr->in)
+		fclose(lr->in);
+	lr->in = NULL;
+}
+
 void fabric_init(struct fabric *f)
 {
 	memset(f, 0, sizeof(*f));

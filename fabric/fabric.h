@@ -199,4 +199,29 @@ void fab_guid_map_free(struct fab_guid_map *m);
 void fab_error_set(struct fab_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Makes the byte buffer *buf (of *cap bytes) hold at least need bytes, doubling from first:
+ * the string arenas of the parsers grow this way.  0, or -1 with the buffer unchanged.
+ */
+int fab_reserve(char **buf, size_t *cap, size_t need, size_t first);
+
+/*
+ * Reads a text file line by line and counts the lines, for the file readers (loaders, options,
+ * storage GUIDs) whose errors name the file and the line.
+ */
+struct line_reader {
+	FILE *in;
+	char *line;
+	size_t cap;
+	unsigned lineno; /* of the line line_reader_next() returned last, from 1 */
+};
+
+/* 0, or -1 with errno set; the caller words the error, e.g. "path: strerror(errno)". */
+int line_reader_open(struct line_reader *lr, const char *path);
+/* The next line, newline included, or NULL at the end of the file or on a read error. */
+char *line_reader_next(struct line_reader *lr);
+/* Whether reading stopped on an error rather than at the end of the file. */
+int line_reader_failed(const struct line_reader *lr);
+void line_reader_close(struct line_reader *lr);
+
 #endif

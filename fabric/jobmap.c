@@ -100,18 +100,8 @@ static int add_string(struct job_map *jm, const char *s, size_t len, uint32_t *o
 {
 	size_t need = jm->strings_len + len + 1;
 
-	if (need > jm->strings_cap) {
-		size_t ncap = jm->strings_cap ? jm->strings_cap : 4096;
-		char *p;
-
-		while (ncap < need)
-			ncap *= 2;
-		p = realloc(jm->strings, ncap);
-		if (!p)
-			return -1;
-		jm->strings = p;
-		jm->strings_cap = ncap;
-	}
+	if (fab_reserve(&jm->strings, &jm->strings_cap, need, 4096))
+		return -1;
 	memcpy(jm->strings + jm->strings_len, s, len);
 	jm->strings[jm->strings_len + len] = '\0';
 	*off = (uint32_t)jm->strings_len;

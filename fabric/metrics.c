@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "verify.h"
 
 #define TREE_ROOT (FAB_NONE - 1) /* the switch hands the packet to the destination */
@@ -947,10 +948,10 @@ static void print_jobs_json(const struct metrics_report *m, FILE *out)
 	uint32_t k;
 
 	fputs(", \"effective_efi\": {\"job_map\": ", out);
-	verify_json_string(out, m->job_map_name ? m->job_map_name : "");
+	json_write_string(out, m->job_map_name ? m->job_map_name : "");
 	fprintf(out, ", \"jobs\": %u, \"unknown_hosts\": %u, \"first_unknown_host\": ", j->njobs,
 		m->jm->unknown_hosts);
-	verify_json_string(out, m->jm->first_unknown);
+	json_write_string(out, m->jm->first_unknown);
 	fprintf(out,
 		", \"bound_terminals\": %u, \"intra_job_routes\": %" PRIu64
 		", \"unrouted_intra_job_routes\": %" PRIu64 ", ",
@@ -963,7 +964,7 @@ static void print_jobs_json(const struct metrics_report *m, FILE *out)
 		j->mean_job_channels);
 	for (k = 0; k < j->njobs; k++) {
 		fprintf(out, "%s{\"job\": ", k ? ", " : "");
-		verify_json_string(out, job_map_job_name(m->jm, k));
+		json_write_string(out, job_map_job_name(m->jm, k));
 		fprintf(out,
 			", \"terminals\": %u, \"switches\": %u, \"routes\": %" PRIu64
 			", \"max_efi\": %" PRIu64 ", \"channels\": %u}",

@@ -367,25 +367,23 @@ int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile
 			struct fab_error *err)
 {
 	struct netparse np = { .path = path, .f = f, .opts = opts, .err = err };
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *in;
+	struct line_reader lr;
+	char *line;
 	int ret = -1;
 
 	np.cur_node = FAB_NONE;
 	np.next_sw_guid = SIM_FIRST_SWITCH_GUID;
 	np.next_ca_guid = SIM_FIRST_CA_GUID;
-	in = fopen(path, "r");
-	if (!in) {
+	if (line_reader_open(&lr, path)) {
 		fab_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (getline(&line, &cap, in) > 0) {
-		np.line++;
+	while ((line = line_reader_next(&lr))) {
+		np.line = lr.lineno;
 		if (parse_line(&np, line))
 			goto out;
 	}
-	if (ferror(in)) {
+	if (line_reader_failed(&lr)) {
 		fab_error_set(err, "%s: read error", path);
 		goto out;
 	}
@@ -399,10 +397,9 @@ int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile
 	activate_linked_ports(f, opts ? opts->op_vls : 8);
 	ret = fabric_assign_lids(f, opts ? opts->lmc : 0, err);
 out:
-	free(line);
+	line_reader_close(&lr);
 	free(np.links);
 	free(np.ids);
 	free(np.index.slots);
-	fclose(in);
 	return ret;
 }

@@ -301,26 +301,22 @@ int options_parse_line(struct sarnue_options *o, const char *text, const char *s
 
 int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error, void *ctx)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
+	struct line_reader lr;
+	char *line;
 	int errors = 0;
-	FILE *in = fopen(path, "r");
 
-	if (!in)
+	if (line_reader_open(&lr, path))
 		return report(on_error, ctx, path, 0, "cannot open config file: %s%s",
 			      strerror(errno), "");
-	while (getline(&line, &cap, in) > 0) {
-		lineno++;
+	while ((line = line_reader_next(&lr))) {
 		/* A config file naming another (or itself) could recurse forever. */
 		if (strstr(line, "config=")) {
-			errors += report(on_error, ctx, path, lineno,
+			errors += report(on_error, ctx, path, lr.lineno,
 					 "config= is not allowed inside a config file%s%s", "", "");
 			continue;
 		}
-		errors += options_parse_line(o, line, path, lineno, on_error, ctx);
+		errors += options_parse_line(o, line, path, lr.lineno, on_error, ctx);
 	}
-	free(line);
-	fclose(in);
+	line_reader_close(&lr);
 	return errors;
 }

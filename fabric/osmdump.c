@@ -97,40 +97,38 @@ static uint32_t lst_node(struct fabric *f, struct fab_guid_map *map, const struc
 int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, unsigned op_vls,
 			   struct fab_error *err)
 {
+	struct line_reader lr;
+	char *line;
 	struct fab_guid_map map = { 0 };
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
 	int ret = -1;
-	FILE *in = fopen(path, "r");
 
-	if (!in) {
+	if (line_reader_open(&lr, path)) {
 		fab_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (getline(&line, &cap, in) > 0) {
+	while ((line = line_reader_next(&lr))) {
 		struct lst_end a, b;
 		struct fab_error lerr;
 		const char *rest;
 		uint32_t na, nb;
 
-		lineno++;
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
 		rest = parse_lst_end(line, &a);
 		rest = rest ? parse_lst_end(rest, &b) : NULL;
 		if (!rest) {
-			fab_error_set(err, "%s:%u: not a subnet.lst link line", path, lineno);
+			fab_error_set(err, "%s:%u: not a subnet.lst link line", path, lr.lineno);
 			goto out;
 		}
 		na = lst_node(f, &map, &a, lmc, op_vls);
 		nb = lst_node(f, &map, &b, lmc, op_vls);
 		if (na == FAB_NONE || nb == FAB_NONE) {
-			fab_error_set(err, "%s:%u: bad port number or out of memory", path, lineno);
+			fab_error_set(err, "%s:%u: bad port number or out of memory", path,
+				      lr.lineno);
 			goto out;
 		}
 		if (fabric_link(f, na, a.port, nb, b.port, &lerr)) {
-			fab_error_set(err, "%s:%u: %.400s", path, lineno, lerr.msg);
+			fab_error_set(err, "%s:%u: %.400s", path, lr.lineno, lerr.msg);
 			goto out;
 		}
 	}
@@ -141,8 +139,7 @@ int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, uns
 	ret = fabric_finalize(f, err);
 out:
 	fab_guid_map_free(&map);
-	free(line);
-	fclose(in);
+	line_reader_close(&lr);
 	return ret;
 }
 
@@ -179,29 +176,26 @@ static int lft_entry(const char *s, unsigned *lid, unsigned *port)
 int routing_load_lfts(struct routing *r, const struct fabric *f, const char *path,
 		      struct fab_error *err)
 {
+	struct line_reader lr;
+	char *line;
 	uint32_t sw = FAB_NONE;
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
 	int ret = -1;
-	FILE *in = fopen(path, "r");
 
-	if (!in) {
+	if (line_reader_open(&lr, path)) {
 		fab_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (getline(&line, &cap, in) > 0) {
+	while ((line = line_reader_next(&lr))) {
 		unsigned lid, port;
 		uint64_t guid;
 
-		lineno++;
 		if (lft_switch_header(line, &guid)) {
 			sw = fabric_switch_by_guid(f, guid);
 			if (sw == FAB_NONE) {
 				fab_error_set(err,
 					      "%s:%u: switch 0x%016" PRIx64
 					      " is not in the topology",
-					      path, lineno, guid);
+					      path, lr.lineno, guid);
 				goto out;
 			}
 			continue;
@@ -209,12 +203,12 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 		if (strncmp(line, "0x", 2))
 			continue;
 		if (sw == FAB_NONE || !lft_entry(line, &lid, &port)) {
-			fab_error_set(err, "%s:%u: malformed LFT line", path, lineno);
+			fab_error_set(err, "%s:%u: malformed LFT line", path, lr.lineno);
 			goto out;
 		}
 		if (lid >= r->lft_len ||
 		    (port != FAB_NO_PORT && port > f->nodes[f->switches[sw]].nports)) {
-			fab_error_set(err, "%s:%u: LID %u or port %u out of range", path, lineno,
+			fab_error_set(err, "%s:%u: LID %u or port %u out of range", path, lr.lineno,
 				      lid, port);
 			goto out;
 		}
@@ -222,8 +216,7 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 	}
 	ret = 0;
 out:
-	free(line);
-	fclose(in);
+	line_reader_close(&lr);
 	return ret;
 }
 

@@ -168,16 +168,14 @@ static int sl_load_finish(struct sl_load *l)
 int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *path,
 			 struct fab_error *err)
 {
+	struct line_reader lr;
+	char *line;
 	struct sl_load l = { .r = r };
 	struct guid_sw *guids = NULL;
 	size_t cells = (size_t)r->nswitches * r->lft_len;
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
 	int ret = -1;
-	FILE *in = fopen(path, "r");
 
-	if (!in) {
+	if (line_reader_open(&lr, path)) {
 		fab_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -191,25 +189,24 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 	}
 	memset(l.dlid_sl, 0xff, r->lft_len);
 	l.guids_end = guids + 2 * f->nendports;
-	while (getline(&line, &cap, in) > 0) {
+	while ((line = line_reader_next(&lr))) {
 		const struct guid_sw *g;
 		uint64_t guid;
 		unsigned dlid, sl;
 		uint32_t sw;
 
-		lineno++;
 		if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
 			continue;
 		if (sscanf(line, "0x%" SCNx64 " %u %u", &guid, &dlid, &sl) != 3 ||
 		    dlid >= r->lft_len || sl >= ROUTING_MAX_SL) {
-			fab_error_set(err, "%s:%u: expected \"0xGUID DLID SL\"", path, lineno);
+			fab_error_set(err, "%s:%u: expected \"0xGUID DLID SL\"", path, lr.lineno);
 			goto out;
 		}
 		g = find_guid(guids, 2 * f->nendports, guid);
 		if (!g) {
 			fab_error_set(err,
 				      "%s:%u: port GUID 0x%016" PRIx64 " is not in the topology",
-				      path, lineno, guid);
+				      path, lr.lineno, guid);
 			goto out;
 		}
 		sw = sl_load_set(&l, g, dlid, sl);
@@ -218,7 +215,7 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 				      "%s:%u: SL to LID %u differs between sources behind switch"
 				      " 0x%016" PRIx64 "; one SL per (source switch, LID) is"
 				      " supported",
-				      path, lineno, dlid, f->nodes[f->switches[sw]].guid);
+				      path, lr.lineno, dlid, f->nodes[f->switches[sw]].guid);
 			goto out;
 		}
 	}
@@ -232,8 +229,7 @@ out:
 	free(l.dlid_sl);
 	free(l.mixed);
 	free(guids);
-	free(line);
-	fclose(in);
+	line_reader_close(&lr);
 	return ret;
 }
 
@@ -257,13 +253,11 @@ static int parse_sl2vl_line(const char *line, uint64_t *guid, unsigned *in, unsi
 int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *path,
 		       struct fab_error *err)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
+	struct line_reader lr;
+	char *line;
 	int ret = -1;
-	FILE *in = fopen(path, "r");
 
-	if (!in) {
+	if (line_reader_open(&lr, path)) {
 		fab_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -271,19 +265,18 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 		fab_error_set(err, "out of memory");
 		goto out;
 	}
-	while (getline(&line, &cap, in) > 0) {
+	while ((line = line_reader_next(&lr))) {
 		uint8_t vl[ROUTING_MAX_SL];
 		unsigned ip, op;
 		uint64_t guid;
 		uint32_t n;
 		size_t s = r->sl2vl_stride;
 
-		lineno++;
 		if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
 			continue;
 		if (parse_sl2vl_line(line, &guid, &ip, &op, vl)) {
 			fab_error_set(err, "%s:%u: expected \"0xGUID IN OUT\" and 8 hex bytes",
-				      path, lineno);
+				      path, lr.lineno);
 			goto out;
 		}
 		n = fabric_switch_by_guid(f, guid);
@@ -291,7 +284,7 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 			n = f->switches[n];
 		if (n == FAB_NONE || ip > f->nodes[n].nports || op > f->nodes[n].nports) {
 			fab_error_set(err, "%s:%u: no switch 0x%016" PRIx64 " with ports %u and %u",
-				      path, lineno, guid, ip, op);
+				      path, lr.lineno, guid, ip, op);
 			goto out;
 		}
 		memcpy(r->sl2vl + (((size_t)f->nodes[n].sw * s + ip) * s + op) * ROUTING_MAX_SL, vl,
@@ -299,7 +292,6 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 	}
 	ret = 0;
 out:
-	free(line);
-	fclose(in);
+	line_reader_close(&lr);
 	return ret;
 }

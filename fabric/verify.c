@@ -13,6 +13,8 @@
  */
 #include "verify.h"
 
+#include "json.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -573,26 +575,12 @@ void verify_print_text(const struct verify_report *rep, FILE *out)
 	fprintf(out, "\nverdict:         %s\n", verify_ok(rep) ? "OK" : "FAILED");
 }
 
-void verify_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", *s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 void verify_print_json_fields(const struct verify_report *rep, const char *engine, FILE *out)
 {
 	unsigned h, first = 1;
 
 	fprintf(out, "\"engine\": ");
-	verify_json_string(out, engine ? engine : "");
+	json_write_string(out, engine ? engine : "");
 	fprintf(out,
 		", \"pairs\": %" PRIu64 ", \"sources\": %" PRIu64 ", \"destinations\": %" PRIu64
 		", \"unreachable\": %" PRIu64 ", \"forwarding_loops\": %" PRIu64
@@ -610,11 +598,11 @@ void verify_print_json_fields(const struct verify_report *rep, const char *engin
 		first = 0;
 	}
 	fprintf(out, "}}, \"first_unreachable\": ");
-	verify_json_string(out, rep->first_unreachable);
+	json_write_string(out, rep->first_unreachable);
 	fprintf(out, ", \"first_loop\": ");
-	verify_json_string(out, rep->first_loop);
+	json_write_string(out, rep->first_loop);
 	fprintf(out, ", \"cycle\": ");
-	verify_json_string(out, rep->cycle);
+	json_write_string(out, rep->cycle);
 	fprintf(out, ", \"ok\": %s", verify_ok(rep) ? "true" : "false");
 }
 

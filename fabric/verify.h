@@ -65,7 +65,4 @@ void verify_print_json(const struct verify_report *rep, const char *engine, FILE
 /* The members of that object without the braces, for callers that append their own. */
 void verify_print_json_fields(const struct verify_report *rep, const char *engine, FILE *out);
 
-/* s as a JSON string literal. */
-void verify_json_string(FILE *out, const char *s);
-
 #endif

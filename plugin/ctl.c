@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "jobmap.h"
+#include "json.h"
 #include "plugin.h"
 #include "verify.h"
 
@@ -120,7 +121,7 @@ static char *status_json(struct ctl_server *s)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&st.routed_at));
 	fputs("{\"engine\":", out);
 	if (st.engine[0])
-		verify_json_string(out, st.engine);
+		json_write_string(out, st.engine);
 	else
 		fputs("null", out);
 	fprintf(out,
@@ -128,18 +129,18 @@ static char *status_json(struct ctl_server *s)
 		"\"last_routed\":",
 		st.routings, st.programmed, st.route_seconds);
 	if (when[0])
-		verify_json_string(out, when);
+		json_write_string(out, when);
 	else
 		fputs("null", out);
 	fprintf(out,
 		",\"vls\":%u,\"jobs\":%u,\"job_hosts\":%u,\"unknown_hosts\":%u,\"fallbacks\":%u,"
 		"\"job_map\":",
 		st.vls, st.jobs, st.job_hosts, st.unknown_hosts, st.fallbacks);
-	verify_json_string(out, st.job_map[0] ? st.job_map : s->p->opts.job_map);
+	json_write_string(out, st.job_map[0] ? st.job_map : s->p->opts.job_map);
 	fprintf(out, ",\"reroute_pending\":%s", st.reroute_pending ? "true" : "false");
 	update_status_json(s->p, out);
 	fputs(",\"last_error\":", out);
-	verify_json_string(out, st.last_error);
+	json_write_string(out, st.last_error);
 	fputc('}', out);
 	if (fclose(out)) {
 		free(text);

@@ -12,9 +12,9 @@
 #include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_opensm.h>
 
+#include "json.h"
 #include "plugin.h"
 #include "update.h"
-#include "verify.h"
 
 #define TICK_MS 200
 /* Phase 3 asks OpenSM again when the reroute has not happened within this many seconds. */
@@ -31,6 +31,9 @@ enum outcome {
 	OUTCOME_TOPOLOGY,      /* topology changed: full reroute, not property preserving */
 	OUTCOME_SEND_FAILED,   /* UnPath could not be sent: old tables kept */
 };
+
+/* Room for the text of the last outcome, in the state and in its status snapshot. */
+#define OUTCOME_LEN 160
 
 struct update {
 	struct sarnue_plugin *p;
@@ -67,7 +70,7 @@ struct update {
 	unsigned changed_blocks, changed_switches;
 
 	unsigned updates, aborted;
-	char last_outcome[160];
+	char last_outcome[OUTCOME_LEN];
 };
 
 static const char *const phase_names[] = { "idle", "unpath", "wait-unpath", "push", "repath" };
@@ -567,27 +570,59 @@ static const char *mode_name(enum opt_update m)
 	return m == OPT_UPDATE_FIVE_PHASE ? "five-phase" : m == OPT_UPDATE_PLAIN ? "plain" : "auto";
 }
 
+/* What the status JSON prints, copied under the lock so the printing does not hold it. */
+struct update_snapshot {
+	enum update_phase phase;
+	uint32_t seq;
+	time_t phase_wall;
+	int subscribers;
+	size_t pending;
+	uint32_t changed_lids;
+	int requeue;
+	unsigned updates, aborted;
+	unsigned changed_blocks, changed_switches;
+	double seconds[5];
+	char last_outcome[OUTCOME_LEN];
+};
+
+static void take_snapshot(struct update *u, struct update_snapshot *s)
+{
+	pthread_mutex_lock(&u->mu);
+	s->phase = u->phase;
+	s->seq = u->seq;
+	s->phase_wall = u->phase_wall;
+	s->subscribers = u->subscribers;
+	s->pending = u->pending;
+	s->changed_lids = u->changed_lids;
+	s->requeue = u->requeue;
+	s->updates = u->updates;
+	s->aborted = u->aborted;
+	s->changed_blocks = u->changed_blocks;
+	s->changed_switches = u->changed_switches;
+	memcpy(s->seconds, u->seconds, sizeof(s->seconds));
+	memcpy(s->last_outcome, u->last_outcome, sizeof(s->last_outcome));
+	pthread_mutex_unlock(&u->mu);
+}
+
 void update_status_json(struct sarnue_plugin *p, FILE *out)
 {
-	struct update *u = p->update;
-	struct update snap;
+	struct update_snapshot snap;
+	struct tm tm;
 	char when[32] = "";
 	int i;
 
-	if (!u) {
+	if (!p->update) {
 		fputs(",\"phase\":\"idle\",\"update\":null", out);
 		return;
 	}
-	pthread_mutex_lock(&u->mu);
-	snap = *u;
-	pthread_mutex_unlock(&u->mu);
-	if (snap.phase_wall)
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&snap.phase_wall));
+	take_snapshot(p->update, &snap);
+	if (snap.phase_wall && gmtime_r(&snap.phase_wall, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	fprintf(out, ",\"phase\":\"%s\",\"update\":{\"mode\":\"%s\",\"phase_number\":%d,",
 		phase_names[snap.phase], mode_name(p->opts.update), phase_number(snap.phase));
 	fprintf(out, "\"seq\":%u,\"since\":", snap.seq);
 	if (when[0])
-		verify_json_string(out, when);
+		json_write_string(out, when);
 	else
 		fputs("null", out);
 	fprintf(out,
@@ -599,6 +634,6 @@ void update_status_json(struct sarnue_plugin *p, FILE *out)
 	for (i = 1; i < 5; i++)
 		fprintf(out, "%s%.3f", i > 1 ? "," : "", snap.seconds[i]);
 	fputs("],\"last_outcome\":", out);
-	verify_json_string(out, snap.last_outcome);
+	json_write_string(out, snap.last_outcome);
 	fputc('}', out);
 }

@@ -883,35 +883,31 @@ static int mark_guid(const struct fabric *f, uint64_t guid, uint8_t *flags)
 static int read_guid_file(const struct fabric *f, const char *path, uint8_t *flags,
 			  struct fab_error *err)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
+	struct line_reader lr;
+	char *line;
 	int ret = -1;
-	FILE *in = fopen(path, "r");
 
-	if (!in) {
+	if (line_reader_open(&lr, path)) {
 		fab_error_set(err, "storage_guids %s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (getline(&line, &cap, in) > 0) {
+	while ((line = line_reader_next(&lr))) {
 		char *p = line + strspn(line, " \t"), *end;
 		uint64_t guid;
 
-		lineno++;
 		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
 			continue;
 		errno = 0;
 		guid = strtoull(p, &end, 0);
 		if (errno || end == p || end[strspn(end, " \t\r\n")] != '\0') {
-			fab_error_set(err, "%s:%u: expected one GUID per line", path, lineno);
+			fab_error_set(err, "%s:%u: expected one GUID per line", path, lr.lineno);
 			goto out;
 		}
 		mark_guid(f, guid, flags);
 	}
 	ret = 0;
 out:
-	free(line);
-	fclose(in);
+	line_reader_close(&lr);
 	return ret;
 }
 

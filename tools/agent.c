@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "sarnue-client.h"
 
 extern char **environ;
@@ -305,20 +306,6 @@ static int parse_args(struct agent *a, int argc, char **argv)
 	return 0;
 }
 
-static void json_escape(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* Rewrites the status file atomically (write a temporary file, rename). */
 static void write_json(struct agent *a)
 {
@@ -338,7 +325,7 @@ static void write_json(struct agent *a)
 		return;
 	}
 	fprintf(f, "{\"pid\": %ld, \"state\": \"%s\", \"ca\": ", (long)getpid(), a->state);
-	json_escape(f, a->port_info.ca);
+	json_write_string(f, a->port_info.ca);
 	fprintf(f,
 		", \"port\": %d, \"port_guid\": \"0x%016llx\", \"lid\": %u, \"sm_lid\": %u, "
 		"\"lmc\": %u, \"subscribed\": %s, \"traps\": [",
@@ -354,7 +341,7 @@ static void write_json(struct agent *a)
 		"\"commands_failed\": %lu, \"queued\": %u, \"last\": ",
 		st.reports, st.handled, st.repeats, st.malformed, st.acks, st.handler_failures,
 		a->commands_ok, a->commands_failed, a->njobs);
-	json_escape(f, a->last);
+	json_write_string(f, a->last);
 	fprintf(f, "}\n");
 	if (fclose(f) || rename(tmp, a->json_file))
 		alog(a, "ERR", "cannot write %s: %s", a->json_file, strerror(errno));

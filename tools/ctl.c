@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "ctlclient.h"
-#include "verify.h"
+#include "json.h"
 
 static const char usage[] =
 	"usage: sarnue ctl [--socket PATH] [--timeout SECONDS] [--json] COMMAND [ARG]\n"
@@ -177,10 +177,10 @@ static void print_reply(const char *verb, const struct ctl_args *a, const struct
 			return;
 		}
 		printf("{\"ok\":%s,\"reply\":", r->ok ? "true" : "false");
-		verify_json_string(stdout, r->final);
+		json_write_string(stdout, r->final);
 		if (r->data_len) {
 			printf(",\"data\":");
-			verify_json_string(stdout, r->data);
+			json_write_string(stdout, r->data);
 		}
 		printf("}\n");
 		return;

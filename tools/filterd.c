@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "ctlclient.h"
-#include "verify.h"
+#include "json.h"
 #include "engines.h"
 #include "jobfilter.h"
 #include "loaders.h"
@@ -1095,7 +1095,7 @@ static int print_status(const void *ctx, FILE *out)
 		"{\"time\":\"%s\",\"poll\":%lu,\"ok\":%s,\"seconds\":%.6f,\"squeue_seconds\":%.6f,"
 		"\"squeue_format\":",
 		stamp, r->poll, r->ok ? "true" : "false", r->seconds, r->squeue_seconds);
-	verify_json_string(out, r->squeue_format ? r->squeue_format : "");
+	json_write_string(out, r->squeue_format ? r->squeue_format : "");
 	fprintf(out,
 		",\"jobs\":%u,\"running\":%u,\"short\":%u,\"excluded\":%u,\"no_nodes\":%u,"
 		"\"single_switch\":%u,\"multi_switch\":%u,\"multi_switch_hosts\":%u,"
@@ -1103,11 +1103,11 @@ static int print_status(const void *ctx, FILE *out)
 		r->st.jobs, r->st.running, r->st.short_jobs, r->st.excluded, r->st.no_nodes,
 		r->st.single_switch, r->st.multi_switch, r->st.multi_hosts, r->unknown, r->added,
 		r->removed);
-	verify_json_string(out, r->decision);
+	json_write_string(out, r->decision);
 	fputs(",\"reason\":", out);
-	verify_json_string(out, r->reason);
+	json_write_string(out, r->reason);
 	fputs(",\"handoff\":", out);
-	verify_json_string(out, r->handoff);
+	json_write_string(out, r->handoff);
 	fputs("}\n", out);
 	return ferror(out) ? -1 : 0;
 }

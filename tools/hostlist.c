@@ -183,18 +183,8 @@ static uint64_t name_count(const struct parse *p)
 
 static int reserve(struct hostlist *hl, size_t bytes, uint32_t names)
 {
-	if (hl->len + bytes > hl->cap) {
-		size_t cap = hl->cap ? hl->cap : 256;
-		char *b;
-
-		while (cap < hl->len + bytes)
-			cap *= 2;
-		b = realloc(hl->buf, cap);
-		if (!b)
-			return -1;
-		hl->buf = b;
-		hl->cap = cap;
-	}
+	if (fab_reserve(&hl->buf, &hl->cap, hl->len + bytes, 256))
+		return -1;
 	if (hl->n + names > hl->ncap) {
 		uint32_t cap = hl->ncap ? hl->ncap : 16;
 		uint32_t *o;

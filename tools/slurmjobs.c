@@ -27,18 +27,8 @@ void slurm_jobs_free(struct slurm_jobs *s)
 
 static int put_string(struct slurm_jobs *s, const char *str, size_t n, uint32_t *off)
 {
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		char *grown;
-
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		grown = realloc(s->strings, cap);
-		if (!grown)
-			return -1;
-		s->strings = grown;
-		s->cap = cap;
-	}
+	if (fab_reserve(&s->strings, &s->cap, s->len + n + 1, 4096))
+		return -1;
 	memcpy(s->strings + s->len, str, n);
 	s->strings[s->len + n] = '\0';
 	*off = (uint32_t)s->len;

@@ -73,35 +73,6 @@ say() { echo "update_bench: $*" >&2; }
 . "$top/test/lib/sim.sh"
 sim_setup 2>/dev/null || exit 1
 
-ctl() {
-	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
-}
-
-# FIELD...: fields of `sarnue ctl --json status`, one per line; "update.x" reaches into the
-# update object, lists print space-separated.
-status_fields() {
-	ctl --json status 2>/dev/null | python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-for path in sys.argv[1:]:
-    v = s
-    for k in path.split("."):
-        v = v[k] if isinstance(v, dict) else None
-    print(" ".join(map(str, v)) if isinstance(v, list) else v)' "$@"
-}
-
-# Waits until the routing count has not changed for QUIET seconds (agents' start-up sweeps).
-settle() {
-	local quiet=${1:-5} last n q=0 end=$((SECONDS + ${2:-900}))
-	last=$(status_fields routings)
-	while ((q < quiet && SECONDS < end)); do
-		sleep 1
-		n=$(status_fields routings)
-		if [[ $n == "$last" ]]; then q=$((q + 1)); else q=0 last=$n; fi
-	done
-	((q >= quiet))
-}
-
 net=$SIM_TMP/fabric.net
 "$SARNUE_BIN" gen fattree2 --leaves "$leaves" --spines "$spines" --hosts-per-leaf "$hpl" \
 	-o "$net" 2>"$SIM_TMP/gen.err" || { cat "$SIM_TMP/gen.err" >&2; exit 1; }
@@ -166,7 +137,7 @@ nagents=${#started[@]}
 say "$nagents agent(s) subscribed (asked for $agents)"
 grep -h "can't open new connection" "$SIM_TMP/ibsim.log" 2>/dev/null | head -n 1 | sed 's/^/update_bench: ibsim: /' >&2
 t0=$SECONDS
-settle 10 || say "OpenSM still sweeping after 900 s"
+sim_wait_quiet 10 900 || say "OpenSM still sweeping after 900 s"
 say "OpenSM settled after the agents' sweeps in $((SECONDS - t0)) s"
 
 # The plugin's last "X LFT block(s) of 64 LIDs differ on Y of Z switch(es)" line up to line N.
@@ -186,19 +157,20 @@ done_rounds=0
 for ((r = 1; r <= rounds; r++)); do
 	map=$SIM_TMP/a.map
 	((r % 2)) || map=$SIM_TMP/b.map
-	read -r before <<<"$(status_fields update.updates)"
-	ctl jobs "$map" >/dev/null 2>"$SIM_TMP/ctl.err" || { say "round $r: ctl jobs failed: $(cat "$SIM_TMP/ctl.err")"; continue; }
+	before=$(sim_status_field update.updates 2>/dev/null)
+	sim_ctl jobs "$map" >/dev/null 2>"$SIM_TMP/ctl.err" || { say "round $r: ctl jobs failed: $(cat "$SIM_TMP/ctl.err")"; continue; }
 	t0=$SECONDS
 	while :; do
-		read -r n <<<"$(status_fields update.updates)"
+		n=$(sim_status_field update.updates 2>/dev/null)
 		[[ $n =~ ^[0-9]+$ ]] && ((n > before)) && break
 		((SECONDS - t0 < 900)) || { say "round $r: no update finished in 900 s"; break 2; }
 		sleep 0.5
 	done
-	mapfile -t f < <(status_fields update.seq update.subscribers update.phase_seconds \
-		update.changed_blocks update.changed_switches update.last_outcome)
+	mapfile -t f < <(sim_status_field update.seq update.subscribers update.phase_seconds \
+		update.changed_blocks update.changed_switches update.last_outcome 2>/dev/null)
 	seq=${f[0]} subs=${f[1]}
-	read -r p1 p2 p3 p4 <<<"${f[2]}"
+	# The phase durations come as a JSON list.
+	read -r p1 p2 p3 p4 <<<"$(tr -d '[],' <<<"${f[2]}")"
 	blocks=${f[3]} nsws=${f[4]} outcome=${f[5]}
 	wrote=$(grep -n -E "update $seq: OpenSM wrote [0-9]+ changed LFT block" "$SIM_OPENSM_LOG" | head -n 1 | cut -d: -f1)
 	dl=$(differ_line "${wrote:-$(wc -l <"$SIM_OPENSM_LOG")}")
@@ -228,7 +200,7 @@ for ((r = 1; r <= rounds; r++)); do
 			split(a, x); split(b, y); for (i = 1; i <= 7; i++) printf "%s ", x[i] + y[i] }')"
 		done_rounds=$((done_rounds + 1))
 	fi
-	settle 3 120 || true
+	sim_wait_quiet 3 120 || true
 done
 
 odd_agents=$(cat "$SIM_TMP"/agent-*.log 2>/dev/null | grep -c -E 'WRN|ERR')

@@ -30,17 +30,6 @@ export SIM_IBSIM_CONSOLE=1
 BASE_OPTS="dump=always planes=on update_retry=1 update_rounds=3"
 export SIM_PLUGIN_OPTIONS="$BASE_OPTS update_timeout=12"
 
-# Waits until OpenSM has not routed for 5 s (the agents' start-up sweeps are over).
-settle() {
-	local last n quiet=0 end=$((SECONDS + 120))
-	last=$(sim_status_field routings 2>/dev/null)
-	while ((quiet < 5 && SECONDS < end)); do
-		sleep 1
-		n=$(sim_status_field routings 2>/dev/null)
-		if [[ $n == "$last" ]]; then quiet=$((quiet + 1)); else quiet=0; last=$n; fi
-	done
-}
-
 "$SARNUE_BIN" gen fattree2 --leaves 6 --spines 3 --hosts-per-leaf 6 -o "$SIM_TMP/ft.net" 2>/dev/null ||
 	t_fail "sarnue gen"
 # Jobs across several leaves change sar-dfsssp's weights; each map routes differently.
@@ -75,7 +64,7 @@ start_all() {
 	for h in "${hosts[@]}"; do
 		sim_wait_log "subscribed on " 30 1 "$SIM_TMP/$h.log" || t_fail "$h subscribed"
 	done
-	settle
+	sim_wait_quiet
 }
 stop_all() {
 	local h
@@ -213,7 +202,7 @@ sim_ibsim_cmd 'Unlink "S-0001"[7]'
 t_expect "the update ends" sim_wait_status update.updates 3 120
 t_grep "log: aborted to a full reroute, not property preserving" "update $seq: the topology changed in phase 2: full reroute now, not property preserving" "$SIM_OPENSM_LOG"
 t_expect "status: aborted by the topology change" grep -q "topology change" <<<"$(sim_status_field update.last_outcome)"
-settle
+sim_wait_quiet
 json=$(timeout 120 "${envp[@]}" "$SARNUE_BIN" check --live --path-sl "$SIM_DUMP_DIR/sarnue-path-sl.dump" --json 2>"$SIM_TMP/live.err")
 t_expect "after the link failure the tables verify (no credit loop)" \
 	grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"

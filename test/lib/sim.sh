@@ -942,15 +942,18 @@ sim_ctl() {
 	"$SARNUE_BIN" ctl --socket "$SIM_CTL_SOCKET" --timeout 20 "$@"
 }
 
-# sim_status_field FIELD: one field of `sarnue ctl --json status`; "a.b"
-# reaches into object a. Booleans, null and lists print as JSON.
+# sim_status_field FIELD...: fields of `sarnue ctl --json status`, one per
+# line, all from the same status; "a.b" reaches into object a. Booleans, null
+# and lists print as JSON.
 sim_status_field() {
 	sim_ctl --json status | python3 -c '
 import json, sys
-v = json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    v = v[k]
-print(json.dumps(v) if isinstance(v, (bool, list)) or v is None else v)' "$1"
+s = json.load(sys.stdin)
+for path in sys.argv[1:]:
+    v = s
+    for k in path.split("."):
+        v = v[k]
+    print(json.dumps(v) if isinstance(v, (bool, list)) or v is None else v)' "$@"
 }
 
 # sim_wait_status FIELD VALUE [TIMEOUT]: until the status field equals VALUE.
@@ -963,6 +966,21 @@ sim_wait_status() {
 	done
 	echo "status $1 stayed '${v:-?}', wanted '$2'"
 	return 1
+}
+
+# sim_wait_quiet [QUIET] [TIMEOUT]: until OpenSM has not routed for QUIET
+# seconds (default 5; status "routings" unchanged), e.g. after the sweeps
+# that starting host agents cause. Fails if it still routes after TIMEOUT
+# seconds (default 120).
+sim_wait_quiet() {
+	local quiet=${1:-5} end=$((SECONDS + ${2:-120})) last n q=0
+	last=$(sim_status_field routings 2>/dev/null)
+	while ((q < quiet && SECONDS < end)); do
+		sleep 1
+		n=$(sim_status_field routings 2>/dev/null)
+		if [[ $n == "$last" ]]; then q=$((q + 1)); else q=0 last=$n; fi
+	done
+	((q >= quiet))
 }
 
 # sim_wait_programmed N [TIMEOUT]: until OpenSM has written the unicast

@@ -505,6 +505,44 @@ static int overwrite(const char *path, const char *text)
 	return fclose(out);
 }
 
+/*
+ * storage_guids: node and port GUIDs mark their nodes, comments and blank lines are skipped,
+ * a malformed line is named by file and line, a missing file by the option.
+ */
+static void test_storage_guid_file(void)
+{
+	struct fab_error err = { "" };
+	char path[] = "/tmp/sarnue-guids-XXXXXX", text[256];
+	uint32_t a, b, count = 0;
+	struct fabric f;
+	uint8_t *flags;
+
+	CHECK(build_fat_tree(&f) == 0);
+	a = fabric_find_node_by_id(&f, "h0.0");
+	b = fabric_find_node_by_id(&f, "h1.1");
+	CHECK(a != FAB_NONE && b != FAB_NONE);
+	flags = calloc(f.nnodes, 1);
+	CHECK(flags != NULL);
+	if (a == FAB_NONE || b == FAB_NONE || !flags)
+		goto out;
+	snprintf(text, sizeof(text), "# storage\n\n  0x%016llx\n%llu \r\n",
+		 (unsigned long long)f.nodes[a].guid,
+		 (unsigned long long)f.ports[f.nodes[b].first_port + 1].guid);
+	CHECK(testfab_write_file(path, text) == 0);
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == 0);
+	CHECK(count == 2 && flags[a] && flags[b]);
+
+	CHECK(overwrite(path, "0x1\n# two\nnot-a-guid\n") == 0);
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
+	CHECK(strstr(err.msg, path) && strstr(err.msg, ":3: expected one GUID per line"));
+	unlink(path);
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
+	CHECK(!strncmp(err.msg, "storage_guids ", 14) && strstr(err.msg, path));
+out:
+	free(flags);
+	fabric_free(&f);
+}
+
 /* The plugin's context: a malformed job map keeps the previous one, naming file:line. */
 static void test_engine_ctx(void)
 {
@@ -716,6 +754,7 @@ int main(void)
 	test_intra_job_weights();
 	test_improve_fig52();
 	test_overflow_keeps_fitting();
+	test_storage_guid_file();
 	test_engine_ctx();
 	test_pair_sl_mode_and_dump();
 	test_deterministic();

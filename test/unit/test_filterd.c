@@ -145,6 +145,30 @@ static void test_json_reader(void)
 	json_buf_free(&val);
 }
 
+/* What the writer escapes reads back unchanged, and it writes nothing else escaped. */
+static void test_json_writer(void)
+{
+	static const char text[] = "say \"hi\" \\ tab\there\nline\x01 caf\xc3\xa9";
+	struct json_buf val = { 0 };
+	struct fab_error err;
+	struct json j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	out = open_memstream(&buf, &len);
+	CHECK(out != NULL);
+	if (!out)
+		return;
+	json_write_string(out, text);
+	fclose(out);
+	CHECK(!strcmp(buf, "\"say \\\"hi\\\" \\\\ tab\\u0009here\\u000aline\\u0001 caf\xc3\xa9\""));
+	json_init(&j, buf, len, "written", &err);
+	CHECK(!json_string(&j, &val) && !strcmp(val.s, text) && !json_end(&j));
+	json_buf_free(&val);
+	free(buf);
+}
+
 /* Slurm 22.05 layout: plain state and minutes; 23.02+: state array, time limit object. */
 static const char squeue_2205[] =
 	"{\"meta\": {\"plugin\": {\"type\": \"openapi/v0.0.38\"}}, \"errors\": [],\n"
@@ -491,6 +515,7 @@ int main(void)
 {
 	test_hostlist();
 	test_json_reader();
+	test_json_writer();
 	test_squeue_json();
 	test_squeue_text();
 	test_topology();

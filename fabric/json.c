@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "json.h"
 
 void json_init(struct json *j, const char *text, size_t len, const char *name,
@@ -90,18 +91,8 @@ static int expect_value(struct json *j, enum json_type want, const char *what)
 
 static int buf_put(struct json_buf *b, const char *s, size_t n)
 {
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		char *grown;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		grown = realloc(b->s, cap);
-		if (!grown)
-			return -1;
-		b->s = grown;
-		b->cap = cap;
-	}
+	if (fab_reserve(&b->s, &b->cap, b->len + n + 1, 64))
+		return -1;
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';

@@ -1,15 +1,35 @@
 /*
- * json.h - a minimal pull reader for JSON text, enough for `squeue --json`: the caller walks the
- * objects and arrays it cares about and skips everything else, so nothing is built in memory
- * but the strings it asks for.  Every value, skipped or not, is checked against RFC 8259, and
- * an error names the input, line and column.
+ * json.h - JSON for the whole project: the one string writer every JSON output uses, and a
+ * minimal pull reader, enough for `squeue --json`: the caller walks the objects and arrays it
+ * cares about and skips everything else, so nothing is built in memory but the strings it asks
+ * for.  Every value, skipped or not, is checked against RFC 8259, and an error names the input,
+ * line and column.
  */
 #ifndef SARNUE_JSON_H
 #define SARNUE_JSON_H
 
 #include <stddef.h>
+#include <stdio.h>
 
-#include "fabric.h"
+struct fab_error;
+
+/*
+ * Writes s as a JSON string literal.  Inline so that sarnue-agent, which links only
+ * libsarnue-client and not the core, writes its status file with it too.
+ */
+static inline void json_write_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
 
 #define JSON_MAX_DEPTH 128
 
