@@ -4,8 +4,9 @@
 # ibsim: sarnue's engines (sar-updn, sar-nue, sar-dfsssp) and OpenSM's built-in ones (nue,
 # dfsssp, updn, ftree, minhop, lash).  Per run: route time from OpenSM's log ("building
 # routing with" to "tables configured"), VLs in use, escape-path fall-backs (Nue engines),
-# mean and maximum hops, unreachable pairs and credit loops found by sarnue check and by
-# ibdmchk (with sarnue's path-SL and SL2VL dumps), the maximum
+# mean and maximum hops over all routes (to switch LIDs too), mean hops of the routes between
+# CAs and routers only (cahops: the routes the EFI counts), unreachable pairs and credit loops
+# found by sarnue check and by ibdmchk (with sarnue's path-SL and SL2VL dumps), the maximum
 # edge forwarding index (EFI) over switch-to-switch channels, the highest link load over all
 # shift permutations, and whether OpenSM fell back to another engine.  --offline adds a table of
 # `sarnue route` (route time without verification, peak memory, engine summary) for sarnue's
@@ -85,9 +86,9 @@ json_field() {
 	sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2" | head -n 1
 }
 
-# One OpenSM run; sets RESULT to "time fallbacks meanhops maxhops unreachable creditloops
-# maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its OpenSM logs, and
-# OpenSM appends to an existing log.
+# One OpenSM run; sets RESULT to "time fallbacks meanhops maxhops cahops unreachable
+# creditloops ibdmchk maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its
+# OpenSM logs, and OpenSM appends to an existing log.
 run_engine() {
 	local eng=$1 k=$2 json used secs fb hops cl ibdm efi shift_load
 	SIM_CONF="" SIM_ROUTING_ENGINE=$eng SIM_QOS=FALSE
@@ -98,7 +99,7 @@ run_engine() {
 	rm -f "$SIM_DUMP_DIR"/sarnue-*.dump
 	sim_run_opensm_once >/dev/null 2>&1
 	used=$(sim_routing_engine_used 2>/dev/null)
-	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - - fell-back-to-${used:-none}"; return; }
+	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - - - fell-back-to-${used:-none}"; return; }
 	secs=$(osm_route_seconds "$SIM_OPENSM_LOG" "$eng")
 	case $eng in
 	nue) fb=$(grep -c 'fallback to escape paths' "$SIM_OPENSM_LOG") ;;
@@ -125,6 +126,7 @@ run_engine() {
 	efi=$(grep -o '"efi": {[^}]*' <<<"$json")
 	shift_load=$(grep -o '"shift": {[^}]*' <<<"$json")
 	RESULT="${secs:-?} ${fb:-?} $(json_field mean "$hops") $(json_field max "$hops")"
+	RESULT+=" $(json_field mean_hops "$json")"
 	RESULT+=" $(json_field unreachable "$json") $cl $ibdm $(json_field max "$efi")"
 	RESULT+=" $(json_field max_load "$shift_load") ok"
 }
@@ -142,9 +144,10 @@ gen_fabric() {
 }
 
 layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
-row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %4s %4s %5s %7s %6s %s\n'
+row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %s\n'
 # shellcheck disable=SC2059
-printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max unr cl ibdm maxEFI shift status
+printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max cahops unr cl ibdm maxEFI \
+	shift status
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
 for spec in "${fabrics[@]}"; do
 	gen_fabric "$spec" || continue
@@ -157,10 +160,10 @@ for spec in "${fabrics[@]}"; do
 				kk=1
 			fi
 			run_engine "$eng" "$kk"
-			read -r secs fb mh xh unr cl ibdm efi shl status <<<"$RESULT"
+			read -r secs fb mh xh cah unr cl ibdm efi shl status <<<"$RESULT"
 			# shellcheck disable=SC2059
 			printf "$row" "$name" "$sw" "$hosts" "$kk" "$eng" "$secs" "$fb" "$mh" "$xh" \
-				"$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
+				"$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
 		done
 	done
 	sim_stop_ibsim >/dev/null 2>&1
