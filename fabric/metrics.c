@@ -276,8 +276,13 @@ static void dist_compute(const uint64_t *v, uint32_t n, struct metrics_dist *d)
 		d->bins[v[i] / d->bin_width]++;
 }
 
+/* Sums over delivered routes, divided by their number at the end. */
+struct efi_sums {
+	double stretch, ratio, hops;
+};
+
 /* Routes from the sources counted in acc[] (before accumulation) towards a tree's root. */
-static void add_stretch(struct metrics_efi *e, const struct net *n, double *sum, double *ratio)
+static void add_stretch(struct metrics_efi *e, const struct net *n, struct efi_sums *sum)
 {
 	uint32_t i;
 
@@ -297,8 +302,9 @@ static void add_stretch(struct metrics_efi *e, const struct net *n, double *sum,
 		if (s > e->max_stretch)
 			e->max_stretch = s;
 		e->stretch_hist[s > METRICS_MAX_STRETCH ? METRICS_MAX_STRETCH : s] += c;
-		*sum += (double)s * (double)c;
-		*ratio += (double)taken / fewest * (double)c;
+		sum->stretch += (double)s * (double)c;
+		sum->ratio += (double)taken / fewest * (double)c;
+		sum->hops += (double)taken * (double)c;
 	}
 }
 
@@ -314,7 +320,7 @@ static uint64_t init_all_sources(struct net *n, uint32_t t)
 }
 
 static void efi_destination_switch(struct net *n, const struct metrics_options *o, uint32_t dsw,
-				   struct metrics_efi *e, double *sum, double *ratio)
+				   struct metrics_efi *e, struct efi_sums *sum)
 {
 	uint32_t k, t;
 	unsigned l;
@@ -330,7 +336,7 @@ static void efi_destination_switch(struct net *n, const struct metrics_options *
 				continue;
 			tree_build(n, dlid);
 			sources = init_all_sources(n, t);
-			add_stretch(e, n, sum, ratio);
+			add_stretch(e, n, sum);
 			got = tree_accumulate(n, e->load, NULL, NULL);
 			e->routes += got;
 			e->unrouted += sources - got;
@@ -341,7 +347,7 @@ static void efi_destination_switch(struct net *n, const struct metrics_options *
 int metrics_efi(const struct fabric *f, const struct routing *r, const struct metrics_options *o,
 		struct metrics_efi *e)
 {
-	double sum = 0, ratio = 0;
+	struct efi_sums sum = { 0, 0, 0 };
 	uint32_t dsw, done = 0;
 	struct net n;
 
@@ -359,14 +365,15 @@ int metrics_efi(const struct fabric *f, const struct routing *r, const struct me
 	for (dsw = 0; dsw < n.nsw; dsw++) {
 		if (!sw_terminals(&n, dsw))
 			continue;
-		efi_destination_switch(&n, o, dsw, e, &sum, &ratio);
+		efi_destination_switch(&n, o, dsw, e, &sum);
 		done += sw_terminals(&n, dsw);
 		progress(o, "edge forwarding index", done, n.nterm);
 	}
 	dist_compute(e->load, n.nch, &e->dist);
 	if (e->routes) {
-		e->mean_stretch = sum / (double)e->routes;
-		e->mean_ratio = ratio / (double)e->routes;
+		e->mean_stretch = sum.stretch / (double)e->routes;
+		e->mean_ratio = sum.ratio / (double)e->routes;
+		e->mean_hops = sum.hops / (double)e->routes;
 	}
 	net_free(&n);
 	return 0;
@@ -831,6 +838,7 @@ static void print_efi_text(const struct metrics_efi *e, int all_lids, FILE *out)
 		e->routes, e->unrouted);
 	fprintf(out, "channels (C*):    %u switch-to-switch\n", e->nchannels);
 	print_dist_text("EFI:", &e->dist, out);
+	fprintf(out, "hops:             mean %.3f per route (end links included)\n", e->mean_hops);
 	fprintf(out,
 		"stretch:          mean %.3f hops, max %u, mean ratio %.3f, non-minimal routes "
 		"%" PRIu64 "\n",
@@ -930,9 +938,9 @@ static void print_efi_json(const struct metrics_efi *e, FILE *out)
 		e->terminals, e->detached, e->routes, e->unrouted, e->nchannels);
 	print_dist_json(&e->dist, out);
 	fprintf(out,
-		"}, \"stretch\": {\"mean\": %.4f, \"max\": %u, \"mean_ratio\": %.4f, "
-		"\"nonminimal_routes\": %" PRIu64 ", \"histogram\": {",
-		e->mean_stretch, e->max_stretch, e->mean_ratio, e->nonminimal);
+		"}, \"mean_hops\": %.4f, \"stretch\": {\"mean\": %.4f, \"max\": %u, "
+		"\"mean_ratio\": %.4f, \"nonminimal_routes\": %" PRIu64 ", \"histogram\": {",
+		e->mean_hops, e->mean_stretch, e->max_stretch, e->mean_ratio, e->nonminimal);
 	for (s = 0; s <= METRICS_MAX_STRETCH; s++) {
 		if (!e->stretch_hist[s])
 			continue;

@@ -72,6 +72,11 @@ struct metrics_efi {
 	uint64_t nonminimal;
 	unsigned max_stretch;
 	double mean_stretch, mean_ratio; /* ratio: hops taken / fewest hops */
+	/*
+	 * Links per delivered route, both end links included (as the verifier counts hops), over
+	 * terminal-to-terminal routes only: the routes the EFI counts, without switch LIDs.
+	 */
+	double mean_hops;
 	uint64_t stretch_hist[METRICS_MAX_STRETCH + 1];
 };
 

@@ -4,8 +4,9 @@
 # ibsim: sarnue's engines (sar-updn, sar-nue, sar-dfsssp) and OpenSM's built-in ones (nue,
 # dfsssp, updn, ftree, minhop, lash).  Per run: route time from OpenSM's log ("building
 # routing with" to "tables configured"), VLs in use, escape-path fall-backs (Nue engines),
-# mean and maximum hops, unreachable pairs and credit loops found by sarnue check and by
-# ibdmchk (with sarnue's path-SL and SL2VL dumps), the maximum
+# mean and maximum hops over all routes (to switch LIDs too), mean hops of the routes between
+# CAs and routers only (cahops: the routes the EFI counts), unreachable pairs and credit loops
+# found by sarnue check and by ibdmchk (with sarnue's path-SL and SL2VL dumps), the maximum
 # edge forwarding index (EFI) over switch-to-switch channels, the highest link load over all
 # shift permutations, and whether OpenSM fell back to another engine.  --offline adds a table of
 # `sarnue route` (route time without verification, peak memory, engine summary) for sarnue's
@@ -16,15 +17,18 @@
 # engines are shown as n/a above 1 VL: OpenSM does not dump their path SLs.
 #
 # usage: test/bench/compare.sh [--quick|--large] [--offline] [--vls "1 8"] [--engines "E ..."]
+#                              [--fabrics "NAME ..."]
 #   run from a build tree after `make`.  Default: fabrics of a few hundred hosts; --quick: two
 #   small ones (run by the test suite); --large: up to 4,864 hosts (minutes per engine).
+#   --fabrics keeps only the named fabrics of the chosen set (and of --offline's).
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
-quick=0 big=0 offline=0 vls="1 8"
+quick=0 big=0 offline=0 vls="1 8" only=""
 engines="sar-updn sar-nue sar-dfsssp updn nue dfsssp ftree minhop lash"
 usage() {
-	echo "usage: $0 [--quick|--large] [--offline] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" >&2
+	echo "usage: $0 [--quick|--large] [--offline] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" \
+		"[--fabrics \"NAME ...\"]" >&2
 	exit 2
 }
 while (($#)); do
@@ -34,11 +38,15 @@ while (($#)); do
 	--offline) offline=1 ;;
 	--vls) (($# > 1)) || usage; vls=$2; shift ;;
 	--engines) (($# > 1)) || usage; engines=$2; shift ;;
+	--fabrics) (($# > 1)) || usage; only=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
 done
 
+# The built-in nue takes minutes on the 16-ary 3-tree with 8 VLs, beyond sim.sh's default.
+: "${SIM_OPENSM_TIMEOUT:=900}"
+export SIM_OPENSM_TIMEOUT
 . "$top/test/lib/sim.sh"
 sim_setup >/dev/null 2>&1 || exit 1
 
@@ -85,9 +93,9 @@ json_field() {
 	sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2" | head -n 1
 }
 
-# One OpenSM run; sets RESULT to "time fallbacks meanhops maxhops unreachable creditloops
-# maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its OpenSM logs, and
-# OpenSM appends to an existing log.
+# One OpenSM run; sets RESULT to "time fallbacks meanhops maxhops cahops unreachable
+# creditloops ibdmchk maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its
+# OpenSM logs, and OpenSM appends to an existing log.
 run_engine() {
 	local eng=$1 k=$2 json used secs fb hops cl ibdm efi shift_load
 	SIM_CONF="" SIM_ROUTING_ENGINE=$eng SIM_QOS=FALSE
@@ -95,10 +103,13 @@ run_engine() {
 	SIM_OPENSM_EXTRA="nue_max_num_vls $k"
 	((k > 1)) && SIM_QOS=TRUE
 	export SIM_CONF SIM_ROUTING_ENGINE SIM_QOS SIM_PLUGIN_OPTIONS SIM_OPENSM_EXTRA
-	rm -f "$SIM_DUMP_DIR"/sarnue-*.dump
+	# A run that ends before OpenSM dumps its tables must not be judged on the last run's.
+	rm -f "$SIM_DUMP_DIR"/sarnue-*.dump "$SIM_DUMP_DIR"/opensm.fdbs \
+		"$SIM_DUMP_DIR"/opensm-subnet.lst
 	sim_run_opensm_once >/dev/null 2>&1
 	used=$(sim_routing_engine_used 2>/dev/null)
-	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - - fell-back-to-${used:-none}"; return; }
+	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - - - fell-back-to-${used:-none}"; return; }
+	[[ -s $SIM_DUMP_DIR/opensm.fdbs ]] || { RESULT="- - - - - - - - - - no-tables-dumped"; return; }
 	secs=$(osm_route_seconds "$SIM_OPENSM_LOG" "$eng")
 	case $eng in
 	nue) fb=$(grep -c 'fallback to escape paths' "$SIM_OPENSM_LOG") ;;
@@ -125,14 +136,17 @@ run_engine() {
 	efi=$(grep -o '"efi": {[^}]*' <<<"$json")
 	shift_load=$(grep -o '"shift": {[^}]*' <<<"$json")
 	RESULT="${secs:-?} ${fb:-?} $(json_field mean "$hops") $(json_field max "$hops")"
+	RESULT+=" $(json_field mean_hops "$json")"
 	RESULT+=" $(json_field unreachable "$json") $cl $ibdm $(json_field max "$efi")"
 	RESULT+=" $(json_field max_load "$shift_load") ok"
 }
 
-# Generates the fabric of a "name gen-args..." spec; sets name, net, sw and hosts.
+# Generates the fabric of a "name gen-args..." spec; sets name, net, sw and hosts.  Fails
+# quietly for a fabric --fabrics leaves out.
 gen_fabric() {
 	local args summary
 	read -r name args <<<"$1"
+	[[ -z $only || " $only " == *" $name "* ]] || return 1
 	net=$SIM_TMP/$name.net
 	# shellcheck disable=SC2086
 	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; return 1; }
@@ -142,9 +156,10 @@ gen_fabric() {
 }
 
 layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
-row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %4s %4s %5s %7s %6s %s\n'
+row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %s\n'
 # shellcheck disable=SC2059
-printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max unr cl ibdm maxEFI shift status
+printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max cahops unr cl ibdm maxEFI \
+	shift status
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
 for spec in "${fabrics[@]}"; do
 	gen_fabric "$spec" || continue
@@ -157,10 +172,10 @@ for spec in "${fabrics[@]}"; do
 				kk=1
 			fi
 			run_engine "$eng" "$kk"
-			read -r secs fb mh xh unr cl ibdm efi shl status <<<"$RESULT"
+			read -r secs fb mh xh cah unr cl ibdm efi shl status <<<"$RESULT"
 			# shellcheck disable=SC2059
 			printf "$row" "$name" "$sw" "$hosts" "$kk" "$eng" "$secs" "$fb" "$mh" "$xh" \
-				"$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
+				"$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
 		done
 	done
 	sim_stop_ibsim >/dev/null 2>&1

@@ -176,7 +176,8 @@ static uint32_t clockwise(uint32_t s, uint32_t dsw, uint32_t host)
 /*
  * Ring of 5, one host each, everything clockwise: a route of k links between switches crosses
  * k channels, so each clockwise channel carries 1 + 2 + 3 + 4 = 10 routes, the others none.
- * Shortest distances are 1, 2, 2, 1 for k = 1..4: stretch 0, 0, 1, 3 per source.
+ * Shortest distances are 1, 2, 2, 1 for k = 1..4: stretch 0, 0, 1, 3 per source.  With the two
+ * end links a route takes k + 2 links: mean hops (3 + 4 + 5 + 6) / 4.
  */
 static void test_ring(void)
 {
@@ -209,6 +210,7 @@ static void test_ring(void)
 	CHECK(e.stretch_hist[0] == 10 && e.stretch_hist[1] == 5 && e.stretch_hist[3] == 5);
 	CHECK(NEAR(e.mean_stretch, 1.0));
 	CHECK(NEAR(e.mean_ratio, (1 + 1 + 1.25 + 2) / 4.0));
+	CHECK(NEAR(e.mean_hops, 4.5));
 
 	/* Shift s sends every host s links clockwise: each clockwise channel carries s flows. */
 	o.permutations = 0;
@@ -248,6 +250,7 @@ static int build_tree(struct fabric *f, struct routing *r)
 /*
  * Up from leaf L to spine S: 3 sources times the remote hosts with that parity; down from S to
  * L: 6 remote sources times L's hosts with that parity.  Hosts 0..8, leaf L has 3L..3L+2.
+ * Each host reaches 2 hosts on its leaf over 2 links and 6 others over 4: mean hops 28 / 8.
  */
 static void test_fat_tree(void)
 {
@@ -273,6 +276,7 @@ static void test_fat_tree(void)
 	CHECK(NEAR(e.dist.sdv, sqrt(6.0)));
 	CHECK(e.dist.bins[6] == 4 && e.dist.bins[9] == 4 && e.dist.bins[12] == 4);
 	CHECK(e.nonminimal == 0);
+	CHECK(NEAR(e.mean_hops, 3.5));
 	metrics_efi_free(&e);
 	routing_free(&r);
 	fabric_free(&f);
