@@ -86,6 +86,14 @@ static inline uint64_t cdg_turn_index(const struct cdg *g, uint32_t in, uint32_t
 	return g->turn_off[in] + (out - g->sw_off[g->head[in]]);
 }
 
+/* True when adding in->out needs no search: it is used or wet, or agrees with the order. */
+static inline int cdg_turn_cheap(const struct cdg *g, uint32_t in, uint32_t out)
+{
+	uint8_t st = g->turn[cdg_turn_index(g, in, out)];
+
+	return st == CDG_USED || st == CDG_WET || g->ord[in] < g->ord[out];
+}
+
 /*
  * Marks the turn in->out with state (CDG_USED or CDG_WET) unless it closes a cycle with the used
  * and wet turns.  Returns 1 when the turn was added now, 0 when it already was used or wet, and

@@ -79,6 +79,7 @@ struct nue {
 	uint64_t new_turn_cost;	    /* added to a route per turn it adds; see try_route */
 	uint64_t impasse_turn_cost; /* new_turn_cost of first attempts; see try_route */
 	uint64_t sources;	    /* LIDs that send, over the fabric */
+	int no_search;		    /* take only turns that need no search; see route_lid */
 	uint32_t *esc_up;	    /* [nsw]: tree channel towards the root */
 	uint32_t *esc_sub, *esc_order, *esc_child_off, *esc_child;
 
@@ -133,6 +134,8 @@ static int take_turn(struct nue *n, uint32_t in, uint32_t out, struct turn_list 
 		return 1;
 	t = cdg_turn_index(&n->g, in, out);
 	if (n->g.turn[t] == CDG_BLOCKED)
+		return 0;
+	if (n->no_search && !cdg_turn_cheap(&n->g, in, out))
 		return 0;
 	rc = cdg_try_add(&n->g, in, out, CDG_WET);
 	if (rc > 0)
@@ -782,9 +785,34 @@ static int commit_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	return 0;
 }
 
+/*
+ * Switch LIDs first try routes over turns that need no search of the dependency graph: turns
+ * already used, or new ones that agree with its order.  Routes towards switches need turns
+ * the terminals' routes never take (in a fat tree down and up again), each checked by a search
+ * across most of the order; on the 16-ary 3-tree with one layer these searches were 96% of all
+ * and took 80% of the route time (7.3 s, now 1.1 s).  Most switch LIDs find routes this way; the
+ * others are routed as usual.  Only with one layer: there the switch LIDs come last and nothing
+ * routed after them depends on their routes.  With more, their weights steer the next layers,
+ * and the different routes moved the maximum EFI both ways (on a 4-ary 3-tree 92 to 88 with 2
+ * layers, 88 to 92 with 4).
+ */
+static int route_switch_lid_cheaply(struct nue *n, uint32_t lid)
+{
+	int ok;
+
+	n->no_search = 1;
+	ok = attempt(n, n->lid_sw[lid], job_phase_dest(n, lid) ? n->w_job : n->w_all);
+	n->no_search = 0;
+	if (!ok)
+		undo_attempt(n);
+	return ok;
+}
+
 /* One destination of the current layer; with k > 1 a fall-back is noted for move_fallbacks(). */
 static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
+	if (n->k == 1 && !n->lid_exit[lid] && route_switch_lid_cheaply(n, lid))
+		return commit_lid(n, lid, err);
 	if (!try_route(n, lid, 1)) {
 		if (n->k > 1)
 			n->impasse[n->nimpasse++] = lid;
