@@ -27,13 +27,12 @@ static int alloc_arrays(struct cdg *g)
 	size_t n = g->nch ? g->nch : 1;
 
 	g->turn_off = malloc((n + 1) * sizeof(uint32_t));
-	g->ord = malloc(n * sizeof(uint32_t));
 	g->seen = calloc(n, sizeof(uint32_t));
 	g->stack = malloc(n * sizeof(uint32_t));
 	g->fwd = malloc(n * sizeof(uint32_t));
 	g->bwd = malloc(n * sizeof(uint32_t));
 	g->pool = malloc(2 * n * sizeof(uint64_t));
-	return g->turn_off && g->ord && g->seen && g->stack && g->fwd && g->bwd && g->pool ? 0 : -1;
+	return g->turn_off && g->seen && g->stack && g->fwd && g->bwd && g->pool ? 0 : -1;
 }
 
 int cdg_build(struct cdg *g, const struct fabric *f)
@@ -61,10 +60,9 @@ int cdg_build(struct cdg *g, const struct fabric *f)
 	g->nturns = turns;
 	if (turns > UINT32_MAX)
 		goto fail;
-	g->turn = malloc(turns ? turns : 1);
-	if (!g->turn)
+	if (cdg_layer_alloc(g, &g->built))
 		goto fail;
-	cdg_reset(g);
+	cdg_select(g, NULL);
 	return 0;
 fail:
 	cdg_free(g);
@@ -75,8 +73,7 @@ void cdg_free(struct cdg *g)
 {
 	swgraph_free(&g->sg);
 	free(g->turn_off);
-	free(g->turn);
-	free(g->ord);
+	cdg_layer_free(&g->built);
 	free(g->seen);
 	free(g->stack);
 	free(g->fwd);
@@ -85,13 +82,48 @@ void cdg_free(struct cdg *g)
 	memset(g, 0, sizeof(*g));
 }
 
-void cdg_reset(struct cdg *g)
+static void reset_layer(const struct cdg *g, struct cdg_layer *l)
 {
 	uint32_t c;
 
-	memset(g->turn, CDG_UNUSED, g->nturns);
+	memset(l->turn, CDG_UNUSED, g->nturns);
 	for (c = 0; c < g->nch; c++)
-		g->ord[c] = c;
+		l->ord[c] = c;
+}
+
+int cdg_layer_alloc(const struct cdg *g, struct cdg_layer *l)
+{
+	l->turn = malloc(g->nturns ? g->nturns : 1);
+	l->ord = malloc(sizeof(uint32_t) * (g->nch ? g->nch : 1));
+	if (!l->turn || !l->ord) {
+		cdg_layer_free(l);
+		return -1;
+	}
+	reset_layer(g, l);
+	return 0;
+}
+
+void cdg_layer_free(struct cdg_layer *l)
+{
+	free(l->turn);
+	free(l->ord);
+	l->turn = NULL;
+	l->ord = NULL;
+}
+
+void cdg_select(struct cdg *g, struct cdg_layer *l)
+{
+	if (!l)
+		l = &g->built;
+	g->turn = l->turn;
+	g->ord = l->ord;
+}
+
+void cdg_reset(struct cdg *g)
+{
+	struct cdg_layer cur = { .turn = g->turn, .ord = g->ord };
+
+	reset_layer(g, &cur);
 }
 
 int cdg_seed_order(struct cdg *g, const uint64_t *key)

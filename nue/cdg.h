@@ -30,6 +30,16 @@ enum cdg_turn_state {
 	CDG_BLOCKED = 3,
 };
 
+/*
+ * The state of one layer: turn states and the order of the channels.  A cdg works on one layer at
+ * a time; keeping several lets a destination that meets an impasse in its own layer be routed in
+ * another one after all layers are done.
+ */
+struct cdg_layer {
+	uint8_t *turn;
+	uint32_t *ord;
+};
+
 struct cdg {
 	uint32_t nsw, nch;
 	const uint32_t *sw_off;	     /* the fabric's CSR offsets: channels leaving switch s */
@@ -38,12 +48,13 @@ struct cdg {
 	const uint32_t *rev;	     /* [nch]: the channel back over the same link */
 	const uint32_t *port_ch;     /* [fabric ports]: channel leaving the port, or FAB_NONE */
 	uint32_t *turn_off; /* [nch + 1]: turns of c are turn_off[c] + (c2 - sw_off[head[c]]) */
-	uint8_t *turn;	    /* [nturns]: enum cdg_turn_state */
+	uint8_t *turn;	    /* [nturns]: enum cdg_turn_state (of the selected layer) */
 	uint64_t nturns;
 
-	/* Dynamic topological order of the used turns. */
-	uint32_t *ord;	/* [nch]: position of the channel */
-	uint32_t *seen; /* [nch]: search stamp */
+	/* Dynamic topological order of the used turns (of the selected layer). */
+	uint32_t *ord;		/* [nch]: position of the channel */
+	struct cdg_layer built; /* the state cdg_build allocated */
+	uint32_t *seen;		/* [nch]: search stamp */
 	uint32_t stamp;
 	uint32_t *stack, *fwd, *bwd; /* [nch] scratch for the bounded searches */
 	uint64_t *pool;		     /* [2 * nch] scratch for reordering */
@@ -53,6 +64,13 @@ struct cdg {
 /* Channels and turns of f's switch graph.  -1 on allocation failure. */
 int cdg_build(struct cdg *g, const struct fabric *f);
 void cdg_free(struct cdg *g);
+
+/* A layer state for g's channels, every turn unused.  -1 on allocation failure. */
+int cdg_layer_alloc(const struct cdg *g, struct cdg_layer *l);
+void cdg_layer_free(struct cdg_layer *l);
+
+/* Makes g work on layer l from now on; NULL selects the state cdg_build allocated. */
+void cdg_select(struct cdg *g, struct cdg_layer *l);
 
 /* Every turn unused, channels in index order: a fresh layer. */
 void cdg_reset(struct cdg *g);
@@ -66,6 +84,14 @@ int cdg_seed_order(struct cdg *g, const uint64_t *key);
 static inline uint64_t cdg_turn_index(const struct cdg *g, uint32_t in, uint32_t out)
 {
 	return g->turn_off[in] + (out - g->sw_off[g->head[in]]);
+}
+
+/* True when adding in->out needs no search: it is used or wet, or agrees with the order. */
+static inline int cdg_turn_cheap(const struct cdg *g, uint32_t in, uint32_t out)
+{
+	uint8_t st = g->turn[cdg_turn_index(g, in, out)];
+
+	return st == CDG_USED || st == CDG_WET || g->ord[in] < g->ord[out];
 }
 
 /*

@@ -47,10 +47,11 @@ struct nue {
 	uint32_t nsw, nch;
 	unsigned k;
 
-	uint32_t *lid_sw;  /* [max_lid + 1]: delivering switch, FAB_NONE if no LID */
-	uint8_t *lid_exit; /* [max_lid + 1]: port out of that switch, 0 for its own LID */
-	uint8_t *lid_layer;
-	uint8_t *part; /* [nendports] */
+	uint32_t *lid_sw;    /* [max_lid + 1]: delivering switch, FAB_NONE if no LID */
+	uint8_t *lid_exit;   /* [max_lid + 1]: port out of that switch, 0 for its own LID */
+	uint8_t *lid_layer;  /* [max_lid + 1]: layer (SL) a LID is routed in */
+	uint8_t *home_layer; /* [max_lid + 1]: its layer from the partition */
+	uint8_t *part;	     /* [nendports] */
 	uint32_t *dest, ndest;
 	uint64_t *keys;	      /* [max_lid + 1] sort keys */
 	uint64_t *ch_key;     /* [nch]: initial order of the dependency graph */
@@ -68,10 +69,18 @@ struct nue {
 	uint32_t *job_off;   /* job phase: [njobs + 1] CSR over (switch, LIDs) pairs */
 	uint32_t *job_sw, *job_lids;
 
+	/* With k > 1: every layer's dependency graph and escape tree, kept to the end. */
+	struct cdg_layer *layer_cdg; /* [k] */
+	uint32_t *layer_esc_up;	     /* [k * nsw] */
+	uint32_t *impasse, nimpasse; /* LIDs neither attempt routed in their own layer */
+
 	uint32_t root;
-	uint64_t w_init;	/* initial channel weight: one hop */
-	uint64_t new_turn_cost; /* see route_lid */
-	uint32_t *esc_up;	/* [nsw]: tree channel towards the root */
+	uint64_t w_init;	    /* initial channel weight: one hop */
+	uint64_t new_turn_cost;	    /* added to a route per turn it adds; see try_route */
+	uint64_t impasse_turn_cost; /* new_turn_cost of first attempts; see try_route */
+	uint64_t sources;	    /* LIDs that send, over the fabric */
+	int no_search;		    /* take only turns that need no search; see route_lid */
+	uint32_t *esc_up;	    /* [nsw]: tree channel towards the root */
 	uint32_t *esc_sub, *esc_order, *esc_child_off, *esc_child;
 
 	uint64_t *dist;
@@ -125,6 +134,8 @@ static int take_turn(struct nue *n, uint32_t in, uint32_t out, struct turn_list 
 		return 1;
 	t = cdg_turn_index(&n->g, in, out);
 	if (n->g.turn[t] == CDG_BLOCKED)
+		return 0;
+	if (n->no_search && !cdg_turn_cheap(&n->g, in, out))
 		return 0;
 	rc = cdg_try_add(&n->g, in, out, CDG_WET);
 	if (rc > 0)
@@ -406,12 +417,11 @@ static void escape_tree(struct nue *n)
 	}
 }
 
-/* Tree children in CSR form, and how many destination switches each subtree holds. */
-static void escape_children(struct nue *n)
+/* The escape tree's children in CSR form. */
+static void tree_children(struct nue *n)
 {
 	uint32_t s;
 
-	memset(n->esc_sub, 0, sizeof(uint32_t) * n->nsw);
 	memset(n->esc_child_off, 0, sizeof(uint32_t) * (n->nsw + 1));
 	for (s = 0; s < n->nsw; s++)
 		if (n->esc_up[s] != FAB_NONE)
@@ -422,6 +432,15 @@ static void escape_children(struct nue *n)
 	for (s = 0; s < n->nsw; s++)
 		if (n->esc_up[s] != FAB_NONE)
 			n->esc_child[n->scratch[n->g.head[n->esc_up[s]]]++] = s;
+}
+
+/* Tree children, and how many destination switches each subtree holds. */
+static void escape_children(struct nue *n)
+{
+	uint32_t s;
+
+	tree_children(n);
+	memset(n->esc_sub, 0, sizeof(uint32_t) * n->nsw);
 	for (s = n->nsw; s-- > 0;) {
 		uint32_t v = n->esc_order[s], p;
 
@@ -592,8 +611,11 @@ static void depth_order(struct nue *n)
 		n->children[n->scratch[maxd - n->depth[s]]++] = s;
 }
 
-/* Adds the sources in n->acc behind every channel of the routes to d to load[channel]. */
-static void add_loads(struct nue *n, uint32_t d, uint64_t *load)
+/*
+ * Adds the sources in n->acc behind every channel of the routes to d to load[channel], or takes
+ * them away (remove) when routes are replaced.
+ */
+static void add_loads(struct nue *n, uint32_t d, uint64_t *load, int remove)
 {
 	uint32_t i;
 
@@ -602,7 +624,10 @@ static void add_loads(struct nue *n, uint32_t d, uint64_t *load)
 
 		if (x == d)
 			continue;
-		load[n->out[x]] += n->acc[x];
+		if (remove)
+			load[n->out[x]] -= n->acc[x];
+		else
+			load[n->out[x]] += n->acc[x];
 		n->acc[n->g.head[n->out[x]]] += n->acc[x];
 	}
 }
@@ -623,17 +648,19 @@ static int weighs(const struct nue *n, uint32_t lid, uint32_t d)
  * The score of a candidate: routes from every CA port to each CA port's base LID, as the EFI
  * metric counts them, per channel, and their hops.
  */
-static void tally_score(struct nue *n, uint32_t lid, uint32_t d)
+static void tally_score(struct nue *n, uint32_t lid, uint32_t d, int remove)
 {
 	const struct fab_port *port = &n->f->ports[n->f->lid_port[lid]];
+	uint64_t hops = 0;
 	uint32_t s;
 
 	if (!n->lid_exit[lid] || lid != port->base_lid)
 		return;
 	memcpy(n->acc, n->ca_ports, sizeof(uint32_t) * n->nsw);
 	for (s = 0; s < n->nsw; s++)
-		n->score_hops += (uint64_t)n->ca_ports[s] * n->depth[s];
-	add_loads(n, d, n->efi);
+		hops += (uint64_t)n->ca_ports[s] * n->depth[s];
+	n->score_hops = remove ? n->score_hops - hops : n->score_hops + hops;
+	add_loads(n, d, n->efi, remove);
 }
 
 static void update_loads(struct nue *n, uint32_t lid, uint32_t d, uint64_t *w, int job_phase)
@@ -641,9 +668,9 @@ static void update_loads(struct nue *n, uint32_t lid, uint32_t d, uint64_t *w, i
 	depth_order(n);
 	if (weighs(n, lid, d)) {
 		source_counts(n, lid, job_phase);
-		add_loads(n, d, w);
+		add_loads(n, d, w, 0);
 	}
-	tally_score(n, lid, d);
+	tally_score(n, lid, d, 0);
 }
 
 static void write_tables(struct nue *n, uint32_t lid, uint32_t d)
@@ -689,30 +716,57 @@ static void undo_attempt(struct nue *n)
 	undo_list(n, &n->blocked, CDG_BLOCKED);
 }
 
-static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+/*
+ * Routes towards lid in the selected layer's dependency graph.  Routes that add few new
+ * dependencies leave more ways open for the destinations after them.  So after an impasse a
+ * second attempt makes every new turn cost about one hop extra, and from then on the layer's
+ * first attempts make it cost the load of one destination on a channel (one unit per source):
+ * among routes of equal length and similar load, the one that reuses turns wins.  Layers
+ * without an impasse route as before.  On the random graph of 2,000 switches with 8 layers
+ * this cut the fall-backs (before moves) from 796 to 519, on the 8x8x8 torus with 4 layers
+ * from 436 to 105.  0 when the attempts fail; their turns are undone then.  Moves make one
+ * attempt (second_attempt 0): the second rescued almost none of them at twice the cost.
+ */
+static int try_route(struct nue *n, uint32_t lid, int second_attempt)
+{
+	uint32_t d = n->lid_sw[lid];
+	const uint64_t *w = job_phase_dest(n, lid) ? n->w_job : n->w_all;
+	int ok;
+
+	n->new_turn_cost = n->impasse_turn_cost;
+	ok = attempt(n, d, w);
+	n->new_turn_cost = 0;
+	if (ok)
+		return 1;
+	undo_attempt(n);
+	if (!second_attempt)
+		return 0;
+	n->impasse_turn_cost = n->sources;
+	n->new_turn_cost = n->w_init;
+	ok = attempt(n, d, w);
+	n->new_turn_cost = 0;
+	if (ok) {
+		n->rep->second_attempts++;
+		return 1;
+	}
+	undo_attempt(n);
+	return 0;
+}
+
+/* Lemma 6.4: the escape paths of the selected layer always exist. */
+static void fall_back(struct nue *n, uint32_t lid)
+{
+	use_escape_paths(n, n->lid_sw[lid]);
+	n->rep->fallbacks++;
+}
+
+/* Makes the routes in n->out towards lid official: turns, self-check, tables and weights. */
+static int commit_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
 	uint32_t d = n->lid_sw[lid], s;
 	int job_phase = job_phase_dest(n, lid);
 	uint64_t *w = job_phase ? n->w_job : n->w_all;
 
-	if (!attempt(n, d, w)) {
-		/*
-		 * An impasse: routes that added few new dependencies leave more ways open, so
-		 * try again with every new turn costing about one hop extra.
-		 */
-		undo_attempt(n);
-		n->new_turn_cost = n->w_init;
-		s = attempt(n, d, w);
-		n->new_turn_cost = 0;
-		if (s) {
-			n->rep->second_attempts++;
-		} else {
-			/* Lemma 6.4: the escape paths always exist. */
-			undo_attempt(n);
-			use_escape_paths(n, d);
-			n->rep->fallbacks++;
-		}
-	}
 	for (s = 0; s < n->wet.n; s++)
 		if (n->g.turn[n->wet.turn[s]] == CDG_WET)
 			n->g.turn[n->wet.turn[s]] = CDG_USED;
@@ -731,6 +785,42 @@ static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	return 0;
 }
 
+/*
+ * Switch LIDs first try routes over turns that need no search of the dependency graph: turns
+ * already used, or new ones that agree with its order.  Routes towards switches need turns
+ * the terminals' routes never take (in a fat tree down and up again), each checked by a search
+ * across most of the order; on the 16-ary 3-tree with one layer these searches were 96% of all
+ * and took 80% of the route time (7.3 s, now 1.1 s).  Most switch LIDs find routes this way; the
+ * others are routed as usual.  Only with one layer: there the switch LIDs come last and nothing
+ * routed after them depends on their routes.  With more, their weights steer the next layers,
+ * and the different routes moved the maximum EFI both ways (on a 4-ary 3-tree 92 to 88 with 2
+ * layers, 88 to 92 with 4).
+ */
+static int route_switch_lid_cheaply(struct nue *n, uint32_t lid)
+{
+	int ok;
+
+	n->no_search = 1;
+	ok = attempt(n, n->lid_sw[lid], job_phase_dest(n, lid) ? n->w_job : n->w_all);
+	n->no_search = 0;
+	if (!ok)
+		undo_attempt(n);
+	return ok;
+}
+
+/* One destination of the current layer; with k > 1 a fall-back is noted for move_fallbacks(). */
+static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	if (n->k == 1 && !n->lid_exit[lid] && route_switch_lid_cheaply(n, lid))
+		return commit_lid(n, lid, err);
+	if (!try_route(n, lid, 1)) {
+		if (n->k > 1)
+			n->impasse[n->nimpasse++] = lid;
+		fall_back(n, lid);
+	}
+	return commit_lid(n, lid, err);
+}
+
 /* ------------------------------------------------------------------------------ set-up */
 
 static int nue_alloc(struct nue *n)
@@ -740,6 +830,8 @@ static int nue_alloc(struct nue *n)
 	n->lid_sw = malloc(sizeof(uint32_t) * lids);
 	n->lid_exit = calloc(lids, 1);
 	n->lid_layer = calloc(lids, 1);
+	n->home_layer = calloc(lids, 1);
+	n->impasse = malloc(sizeof(uint32_t) * lids);
 	n->part = calloc(n->f->nendports ? n->f->nendports : 1, 1);
 	n->dest = malloc(sizeof(uint32_t) * lids);
 	n->keys = malloc(sizeof(uint64_t) * lids);
@@ -765,13 +857,42 @@ static int nue_alloc(struct nue *n)
 	n->scratch = malloc(sizeof(uint32_t) * (sw + 2));
 	n->children = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
-	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->part || !n->dest || !n->keys ||
-	    !n->ch_key || !n->dest_count || !n->ca_count || !n->w_all || !n->w_job ||
-	    !n->src_lids || !n->has_ca || !n->ca_ports || !n->efi || !n->esc_up || !n->esc_sub ||
-	    !n->esc_order || !n->esc_child_off || !n->esc_child || !n->dist || !n->out ||
-	    !n->done || !n->depth || !n->acc || !n->scratch || !n->children || !n->seen)
+	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->impasse ||
+	    !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count || !n->ca_count ||
+	    !n->w_all || !n->w_job || !n->src_lids || !n->has_ca || !n->ca_ports || !n->efi ||
+	    !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off || !n->esc_child ||
+	    !n->dist || !n->out || !n->done || !n->depth || !n->acc || !n->scratch ||
+	    !n->children || !n->seen)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
+}
+
+/* Per-layer dependency graphs and escape trees, for move_fallbacks(); only with k > 1. */
+static int alloc_layers(struct nue *n)
+{
+	unsigned i;
+
+	if (n->k < 2)
+		return 0;
+	n->layer_cdg = calloc(n->k, sizeof(*n->layer_cdg));
+	n->layer_esc_up = malloc(sizeof(uint32_t) * n->k * (n->nsw ? n->nsw : 1));
+	if (!n->layer_cdg || !n->layer_esc_up)
+		return -1;
+	for (i = 0; i < n->k; i++)
+		if (cdg_layer_alloc(&n->g, &n->layer_cdg[i]))
+			return -1;
+	return 0;
+}
+
+static void free_layers(struct nue *n)
+{
+	unsigned i;
+
+	cdg_select(&n->g, NULL);
+	for (i = 0; n->layer_cdg && i < n->k; i++)
+		cdg_layer_free(&n->layer_cdg[i]);
+	free(n->layer_cdg);
+	free(n->layer_esc_up);
 }
 
 static void nue_free(struct nue *n)
@@ -779,6 +900,9 @@ static void nue_free(struct nue *n)
 	free(n->lid_sw);
 	free(n->lid_exit);
 	free(n->lid_layer);
+	free(n->home_layer);
+	free(n->impasse);
+	free_layers(n);
 	free(n->part);
 	free(n->dest);
 	free(n->keys);
@@ -840,7 +964,7 @@ static int index_destinations(struct nue *n, struct fab_error *err)
 					fabric_node_id(f, port->node), port->num, lid);
 				return -1;
 			}
-			n->lid_layer[lid] = n->part[i];
+			n->home_layer[lid] = n->part[i];
 			n->src_lids[n->lid_sw[lid]]++;
 			n->has_ca[n->lid_sw[lid]] |= n->lid_exit[lid] != 0;
 			n->ca_ports[n->lid_sw[lid]] += n->lid_exit[lid] && lid == port->base_lid;
@@ -1065,6 +1189,9 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 		return -1;
 	}
 	n->rep->root_guid[layer] = n->f->nodes[n->f->switches[n->root]].guid;
+	if (n->layer_cdg)
+		cdg_select(&n->g, &n->layer_cdg[layer]);
+	n->impasse_turn_cost = 0;
 	cdg_reset(&n->g);
 	if (seed_order(n)) {
 		fab_error_set(err, "out of memory ordering layer %u", layer);
@@ -1073,6 +1200,9 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 	order_far_first(n);
 	escape_tree(n);
 	escape_children(n);
+	if (n->layer_esc_up)
+		memcpy(n->layer_esc_up + (size_t)layer * n->nsw, n->esc_up,
+		       sizeof(uint32_t) * n->nsw);
 	if (mark_escape_paths(n)) {
 		fab_error_set(err, "internal error: escape paths of layer %u are cyclic", layer);
 		return -1;
@@ -1130,6 +1260,7 @@ static void init_weights(struct nue *n)
 		total += n->src_lids[s];
 	/* Thesis 6.2.4: |N|^2, so that weight differences never outgrow the hop count. */
 	w = total ? total * total : 1;
+	n->sources = total;
 	for (c = 0; c < n->nch; c++)
 		n->w_all[c] = n->w_job[c] = w;
 	n->w_init = w;
@@ -1142,13 +1273,84 @@ static void reset_run(struct nue *n)
 	size_t cells = (size_t)n->r->nswitches * n->r->lft_len;
 
 	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->shortcuts = 0;
-	rep->job_destinations = 0;
+	rep->job_destinations = rep->moved = 0;
+	n->nimpasse = 0;
+	memcpy(n->lid_layer, n->home_layer, n->f->max_lid + 1);
 	n->g.searches = 0;
 	memset(n->efi, 0, sizeof(uint64_t) * (n->nch ? n->nch : 1));
 	n->score_hops = 0;
 	init_weights(n);
 	memset(n->r->lft, FAB_NO_PORT, cells);
 	memset(n->r->hops, 0xff, cells);
+}
+
+/* Makes layer the one routing works in, with its escape tree for a fall-back. */
+static void select_layer(struct nue *n, unsigned layer)
+{
+	cdg_select(&n->g, &n->layer_cdg[layer]);
+	memcpy(n->esc_up, n->layer_esc_up + (size_t)layer * n->nsw, sizeof(uint32_t) * n->nsw);
+	tree_children(n);
+}
+
+/* Adds (or removes) the score of lid's escape-path routes in the selected layer. */
+static int score_escape_routes(struct nue *n, uint32_t lid, int remove)
+{
+	uint32_t d = n->lid_sw[lid];
+
+	use_escape_paths(n, d);
+	if (compute_depths(n, d))
+		return -1;
+	depth_order(n);
+	tally_score(n, lid, d, remove);
+	return 0;
+}
+
+/*
+ * Destinations that fell back try every other layer, the next ones first, once all layers are
+ * routed: a layer whose routes run elsewhere often still has the turns this destination needs.
+ * A destination moved to layer j travels on SL and VL j, and its routes are checked against
+ * layer j's dependency graph like any other.  The escape paths it leaves hold no turn of their
+ * own (they were marked before the layer's first route), so nothing needs undoing in its own
+ * layer but the score.  The fall-back itself happened when the impasse did, so the balancing
+ * weights every later destination saw are those of a run without moves.
+ */
+static int move_fallbacks(struct nue *n, struct fab_error *err)
+{
+	uint32_t i, lid;
+	unsigned home, j;
+
+	n->impasse_turn_cost = n->sources;
+	for (i = 0; i < n->nimpasse; i++) {
+		lid = n->impasse[i];
+		home = n->home_layer[lid];
+		select_layer(n, home);
+		if (score_escape_routes(n, lid, 1))
+			goto loop;
+		for (j = 1; j < n->k; j++) {
+			unsigned layer = (home + j) % n->k;
+
+			select_layer(n, layer);
+			if (!try_route(n, lid, 0))
+				continue;
+			n->lid_layer[lid] = (uint8_t)layer;
+			n->rep->dests_per_layer[home]--;
+			n->rep->dests_per_layer[layer]++;
+			n->rep->moved++;
+			n->rep->fallbacks--;
+			if (commit_lid(n, lid, err))
+				return -1;
+			break;
+		}
+		if (j < n->k)
+			continue;
+		select_layer(n, home);
+		if (score_escape_routes(n, lid, 0))
+			goto loop;
+	}
+	return 0;
+loop:
+	fab_error_set(err, "internal error: escape paths to LID %u loop", lid);
+	return -1;
 }
 
 static int route_candidate(struct nue *n, enum sw_weights sww, struct fab_error *err)
@@ -1160,6 +1362,8 @@ static int route_candidate(struct nue *n, enum sw_weights sww, struct fab_error 
 	for (layer = 0; layer < n->k; layer++)
 		if (route_layer(n, layer, err))
 			return -1;
+	if (move_fallbacks(n, err))
+		return -1;
 	n->rep->cycle_searches = n->g.searches;
 	return 0;
 }
@@ -1188,16 +1392,25 @@ static int better(const struct nue *n, const struct nue_report *best, uint64_t b
 	return n->score_hops < best_hops;
 }
 
-/* Exchanges the routing's tables with the spare ones. */
-static void swap_tables(struct routing *r, uint8_t **lft, uint8_t **hops)
-{
-	uint8_t *t = r->lft;
+/* A candidate routing's results: tables and the layer of every LID. */
+struct nue_tables {
+	uint8_t *lft, *hops, *layer;
+};
 
-	r->lft = *lft;
-	*lft = t;
-	t = r->hops;
-	r->hops = *hops;
-	*hops = t;
+static void swap_ptr(uint8_t **a, uint8_t **b)
+{
+	uint8_t *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Exchanges the current results with the spare ones. */
+static void swap_tables(struct nue *n, struct nue_tables *spare)
+{
+	swap_ptr(&n->r->lft, &spare->lft);
+	swap_ptr(&n->r->hops, &spare->hops);
+	swap_ptr(&n->lid_layer, &spare->layer);
 }
 
 /*
@@ -1212,25 +1425,26 @@ static int route_best(struct nue *n, struct fab_error *err)
 	static const enum sw_weights cand[] = { SWW_CA_SWITCHES, SWW_NONE };
 	size_t cells = (size_t)n->r->nswitches * n->r->lft_len;
 	unsigned i, ncand = n->k > 1 ? 2 : 1;
-	uint8_t *lft = NULL, *hops = NULL;
+	struct nue_tables spare = { NULL, NULL, NULL };
 	uint64_t best_efi = 0, best_hops = 0;
 	struct nue_report best = *n->rep;
 	int rc = -1;
 
 	for (i = 0; i < ncand; i++) {
 		if (i == 1) {
-			lft = malloc(cells ? cells : 1);
-			hops = malloc(cells ? cells : 1);
-			if (!lft || !hops) {
+			spare.lft = malloc(cells ? cells : 1);
+			spare.hops = malloc(cells ? cells : 1);
+			spare.layer = malloc(n->f->max_lid + 1);
+			if (!spare.lft || !spare.hops || !spare.layer) {
 				fab_error_set(err, "out of memory for a second candidate routing");
 				goto out;
 			}
-			swap_tables(n->r, &lft, &hops);
+			swap_tables(n, &spare);
 		}
 		if (route_candidate(n, cand[i], err))
 			goto out;
 		if (i && !better(n, &best, best_efi, best_hops)) {
-			swap_tables(n->r, &lft, &hops);
+			swap_tables(n, &spare);
 			*n->rep = best;
 			continue;
 		}
@@ -1240,8 +1454,9 @@ static int route_best(struct nue *n, struct fab_error *err)
 	}
 	rc = 0;
 out:
-	free(lft);
-	free(hops);
+	free(spare.lft);
+	free(spare.hops);
+	free(spare.layer);
 	return rc;
 }
 
@@ -1258,7 +1473,7 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 		return -1;
 	n.nsw = f->nswitches;
 	n.nch = f->sw_adj_off[f->nswitches];
-	if (nue_alloc(&n) || cdg_build(&n.g, f)) {
+	if (nue_alloc(&n) || cdg_build(&n.g, f) || alloc_layers(&n)) {
 		fab_error_set(err, "out of memory for %u switches, %u channels", n.nsw, n.nch);
 		goto out;
 	}

@@ -28,8 +28,8 @@ struct nue_report {
 	uint32_t second_attempts; /* impasses solved by routing again with few new turns */
 	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t job_destinations;
+	uint32_t moved;		 /* impasses routed in another layer than the partition's */
 	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
-	uint32_t layer_retries;	 /* layers routed again with escape paths towards every switch */
 };
 
 /*

@@ -432,10 +432,12 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 					 i ? "/" : " per layer ", rep->dests_per_layer[i]);
 	if (used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used,
-			 ", %u fall-backs to escape paths, %u backtracks, %u second attempts, "
-			 "%u shortcuts, %u job destinations, %llu cycle searches",
-			 rep->fallbacks, rep->backtracks, rep->second_attempts, rep->shortcuts,
-			 rep->job_destinations, (unsigned long long)rep->cycle_searches);
+			 ", %u fall-backs to escape paths, %u moved to another layer, "
+			 "%u backtracks, %u second attempts, %u shortcuts, %u job destinations, "
+			 "%llu cycle searches",
+			 rep->fallbacks, rep->moved, rep->backtracks, rep->second_attempts,
+			 rep->shortcuts, rep->job_destinations,
+			 (unsigned long long)rep->cycle_searches);
 }
 
 /* Routes f with Nue on vls layers (and VLs). */
