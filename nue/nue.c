@@ -70,9 +70,9 @@ struct nue {
 	uint32_t *job_sw, *job_lids;
 
 	/* With k > 1: every layer's dependency graph and escape tree, kept to the end. */
-	struct cdg_layer *layer_cdg; /* [k] */
-	uint32_t *layer_esc_up;	     /* [k * nsw] */
-	uint32_t *impasse, nimpasse; /* LIDs neither attempt routed in their own layer */
+	struct cdg_layer *layer_cdg;	 /* [k] */
+	uint32_t *layer_esc_up;		 /* [k * nsw] */
+	uint32_t *fell_back, nfell_back; /* LIDs on escape paths, for move_fallbacks() */
 
 	uint32_t root;
 	uint64_t w_init;	    /* initial channel weight: one hop */
@@ -716,21 +716,28 @@ static void undo_attempt(struct nue *n)
 	undo_list(n, &n->blocked, CDG_BLOCKED);
 }
 
+/* The balancing weights routes towards lid follow: the job phase's for job nodes. */
+static uint64_t *weights_of(struct nue *n, uint32_t lid)
+{
+	return job_phase_dest(n, lid) ? n->w_job : n->w_all;
+}
+
 /*
  * Routes towards lid in the selected layer's dependency graph.  Routes that add few new
  * dependencies leave more ways open for the destinations after them.  So after an impasse a
  * second attempt makes every new turn cost about one hop extra, and from then on the layer's
  * first attempts make it cost the load of one destination on a channel (one unit per source):
  * among routes of equal length and similar load, the one that reuses turns wins.  Layers
- * without an impasse route as before.  On the random graph of 2,000 switches with 8 layers
- * this cut the fall-backs (before moves) from 796 to 519, on the 8x8x8 torus with 4 layers
- * from 436 to 105.  0 when the attempts fail; their turns are undone then.  Moves make one
- * attempt (second_attempt 0): the second rescued almost none of them at twice the cost.
+ * without an impasse route as before.  Together with moves (move_fallbacks) this cut the
+ * fall-backs on the random graph of 2,000 switches with 8 layers from 796 to 167 (568 before
+ * moves), on the 8x8x8 torus with 4 layers from 436 to 120.  0 when the attempts fail; their turns
+ * are undone then.  Moves make one attempt (second_attempt 0): the second rescued almost none of
+ * them at twice the cost.
  */
 static int try_route(struct nue *n, uint32_t lid, int second_attempt)
 {
 	uint32_t d = n->lid_sw[lid];
-	const uint64_t *w = job_phase_dest(n, lid) ? n->w_job : n->w_all;
+	const uint64_t *w = weights_of(n, lid);
 	int ok;
 
 	n->new_turn_cost = n->impasse_turn_cost;
@@ -765,7 +772,7 @@ static int commit_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
 	uint32_t d = n->lid_sw[lid], s;
 	int job_phase = job_phase_dest(n, lid);
-	uint64_t *w = job_phase ? n->w_job : n->w_all;
+	uint64_t *w = weights_of(n, lid);
 
 	for (s = 0; s < n->wet.n; s++)
 		if (n->g.turn[n->wet.turn[s]] == CDG_WET)
@@ -801,7 +808,7 @@ static int route_switch_lid_cheaply(struct nue *n, uint32_t lid)
 	int ok;
 
 	n->no_search = 1;
-	ok = attempt(n, n->lid_sw[lid], job_phase_dest(n, lid) ? n->w_job : n->w_all);
+	ok = attempt(n, n->lid_sw[lid], weights_of(n, lid));
 	n->no_search = 0;
 	if (!ok)
 		undo_attempt(n);
@@ -815,7 +822,7 @@ static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 		return commit_lid(n, lid, err);
 	if (!try_route(n, lid, 1)) {
 		if (n->k > 1)
-			n->impasse[n->nimpasse++] = lid;
+			n->fell_back[n->nfell_back++] = lid;
 		fall_back(n, lid);
 	}
 	return commit_lid(n, lid, err);
@@ -831,7 +838,7 @@ static int nue_alloc(struct nue *n)
 	n->lid_exit = calloc(lids, 1);
 	n->lid_layer = calloc(lids, 1);
 	n->home_layer = calloc(lids, 1);
-	n->impasse = malloc(sizeof(uint32_t) * lids);
+	n->fell_back = malloc(sizeof(uint32_t) * lids);
 	n->part = calloc(n->f->nendports ? n->f->nendports : 1, 1);
 	n->dest = malloc(sizeof(uint32_t) * lids);
 	n->keys = malloc(sizeof(uint64_t) * lids);
@@ -857,7 +864,7 @@ static int nue_alloc(struct nue *n)
 	n->scratch = malloc(sizeof(uint32_t) * (sw + 2));
 	n->children = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
-	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->impasse ||
+	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->fell_back ||
 	    !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count || !n->ca_count ||
 	    !n->w_all || !n->w_job || !n->src_lids || !n->has_ca || !n->ca_ports || !n->efi ||
 	    !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off || !n->esc_child ||
@@ -901,7 +908,7 @@ static void nue_free(struct nue *n)
 	free(n->lid_exit);
 	free(n->lid_layer);
 	free(n->home_layer);
-	free(n->impasse);
+	free(n->fell_back);
 	free_layers(n);
 	free(n->part);
 	free(n->dest);
@@ -1274,7 +1281,7 @@ static void reset_run(struct nue *n)
 
 	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->shortcuts = 0;
 	rep->job_destinations = rep->moved = 0;
-	n->nimpasse = 0;
+	n->nfell_back = 0;
 	memcpy(n->lid_layer, n->home_layer, n->f->max_lid + 1);
 	n->g.searches = 0;
 	memset(n->efi, 0, sizeof(uint64_t) * (n->nch ? n->nch : 1));
@@ -1320,8 +1327,8 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 	unsigned home, j;
 
 	n->impasse_turn_cost = n->sources;
-	for (i = 0; i < n->nimpasse; i++) {
-		lid = n->impasse[i];
+	for (i = 0; i < n->nfell_back; i++) {
+		lid = n->fell_back[i];
 		home = n->home_layer[lid];
 		select_layer(n, home);
 		if (score_escape_routes(n, lid, 1))
