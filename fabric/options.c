@@ -12,6 +12,8 @@
 const char options_help[] =
 	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
+	"  nue_rebalance=yes|no      sar-nue routes every CA LID once more against the\n"
+	"                            final link loads, for balance (default yes)\n"
 	"  dfsssp_vls=N              VLs sar-dfsssp may use, 1..15 (default: all the links\n"
 	"                            offer; one when OpenSM's qos is off)\n"
 	"  storage_nodes=PATTERN     CA node descriptions (fnmatch glob, e.g. 'io*') that\n"
@@ -51,6 +53,7 @@ void options_defaults(struct sarnue_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->nue_vls = 1;
+	o->nue_rebalance = 1;
 	o->verify = 1;
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
@@ -179,6 +182,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_guid_list(o, v);
 	if (!strcmp(key, "nue_vls"))
 		return parse_uint_range(v, 1, 15, &o->nue_vls);
+	if (!strcmp(key, "nue_rebalance"))
+		return parse_bool(v, &o->nue_rebalance);
 	if (!strcmp(key, "dfsssp_vls"))
 		return parse_uint_range(v, 1, 15, &o->dfsssp_vls);
 	if (!strcmp(key, "storage_nodes"))

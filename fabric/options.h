@@ -39,6 +39,7 @@ struct sarnue_options {
 	uint64_t updn_roots[SARNUE_MAX_ROOTS];
 	unsigned n_updn_roots;
 	unsigned nue_vls;   /* 1..15, used by sar-nue */
+	int nue_rebalance;  /* sar-nue routes every CA LID once more against the final weights */
 	int verify;	    /* run the verifier before tables reach OpenSM */
 	enum opt_dump dump; /* write path-SL and SL2VL dumps */
 	char job_map[OPT_PATH_MAX];

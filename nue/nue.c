@@ -51,6 +51,7 @@ struct nue {
 	uint8_t *lid_exit;   /* [max_lid + 1]: port out of that switch, 0 for its own LID */
 	uint8_t *lid_layer;  /* [max_lid + 1]: layer (SL) a LID is routed in */
 	uint8_t *home_layer; /* [max_lid + 1]: its layer from the partition */
+	uint8_t *escaped;    /* [max_lid + 1]: routed on the escape paths */
 	uint8_t *part;	     /* [nendports] */
 	uint32_t *dest, ndest;
 	uint64_t *keys;	      /* [max_lid + 1] sort keys */
@@ -85,6 +86,8 @@ struct nue {
 
 	uint64_t *dist;
 	uint32_t *out;
+	uint32_t *kept_out; /* [nsw]: routes a rebalancing step may return to */
+	uint64_t efi_cap;   /* no channel's EFI may exceed it after a rebalancing step */
 	uint8_t *done;
 	struct minheap heap;
 	struct turn_list wet, blocked, attempt;
@@ -764,7 +767,15 @@ static int try_route(struct nue *n, uint32_t lid, int second_attempt)
 static void fall_back(struct nue *n, uint32_t lid)
 {
 	use_escape_paths(n, n->lid_sw[lid]);
+	n->escaped[lid] = 1;
 	n->rep->fallbacks++;
+}
+
+/* lid, which fell back, has routes of its own now. */
+static void escaped_after_all(struct nue *n, uint32_t lid)
+{
+	n->escaped[lid] = 0;
+	n->rep->fallbacks--;
 }
 
 /* Makes the routes in n->out towards lid official: turns, self-check, tables and weights. */
@@ -787,8 +798,6 @@ static int commit_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	}
 	write_tables(n, lid, d);
 	update_loads(n, lid, d, w, job_phase);
-	if (job_phase)
-		n->rep->job_destinations++;
 	return 0;
 }
 
@@ -818,6 +827,8 @@ static int route_switch_lid_cheaply(struct nue *n, uint32_t lid)
 /* One destination of the current layer; with k > 1 a fall-back is noted for move_fallbacks(). */
 static int route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
+	if (job_phase_dest(n, lid))
+		n->rep->job_destinations++;
 	if (n->k == 1 && !n->lid_exit[lid] && route_switch_lid_cheaply(n, lid))
 		return commit_lid(n, lid, err);
 	if (!try_route(n, lid, 1)) {
@@ -838,6 +849,7 @@ static int nue_alloc(struct nue *n)
 	n->lid_exit = calloc(lids, 1);
 	n->lid_layer = calloc(lids, 1);
 	n->home_layer = calloc(lids, 1);
+	n->escaped = calloc(lids, 1);
 	n->fell_back = malloc(sizeof(uint32_t) * lids);
 	n->part = calloc(n->f->nendports ? n->f->nendports : 1, 1);
 	n->dest = malloc(sizeof(uint32_t) * lids);
@@ -858,18 +870,19 @@ static int nue_alloc(struct nue *n)
 	n->esc_child = malloc(sizeof(uint32_t) * sw);
 	n->dist = malloc(sizeof(uint64_t) * sw);
 	n->out = malloc(sizeof(uint32_t) * sw);
+	n->kept_out = malloc(sizeof(uint32_t) * sw);
 	n->done = malloc(sw);
 	n->depth = malloc(sizeof(uint32_t) * sw);
 	n->acc = malloc(sizeof(uint32_t) * sw);
 	n->scratch = malloc(sizeof(uint32_t) * (sw + 2));
 	n->children = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
-	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->fell_back ||
-	    !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count || !n->ca_count ||
-	    !n->w_all || !n->w_job || !n->src_lids || !n->has_ca || !n->ca_ports || !n->efi ||
-	    !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off || !n->esc_child ||
-	    !n->dist || !n->out || !n->done || !n->depth || !n->acc || !n->scratch ||
-	    !n->children || !n->seen)
+	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->escaped ||
+	    !n->fell_back || !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count ||
+	    !n->ca_count || !n->w_all || !n->w_job || !n->src_lids || !n->has_ca || !n->ca_ports ||
+	    !n->efi || !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off ||
+	    !n->esc_child || !n->dist || !n->out || !n->kept_out || !n->done || !n->depth ||
+	    !n->acc || !n->scratch || !n->children || !n->seen)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -908,6 +921,7 @@ static void nue_free(struct nue *n)
 	free(n->lid_exit);
 	free(n->lid_layer);
 	free(n->home_layer);
+	free(n->escaped);
 	free(n->fell_back);
 	free_layers(n);
 	free(n->part);
@@ -932,6 +946,7 @@ static void nue_free(struct nue *n)
 	free(n->esc_child);
 	free(n->dist);
 	free(n->out);
+	free(n->kept_out);
 	free(n->done);
 	free(n->depth);
 	free(n->acc);
@@ -1280,9 +1295,10 @@ static void reset_run(struct nue *n)
 	size_t cells = (size_t)n->r->nswitches * n->r->lft_len;
 
 	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->shortcuts = 0;
-	rep->job_destinations = rep->moved = 0;
+	rep->job_destinations = rep->moved = rep->rerouted = 0;
 	n->nfell_back = 0;
 	memcpy(n->lid_layer, n->home_layer, n->f->max_lid + 1);
+	memset(n->escaped, 0, n->f->max_lid + 1);
 	n->g.searches = 0;
 	memset(n->efi, 0, sizeof(uint64_t) * (n->nch ? n->nch : 1));
 	n->score_hops = 0;
@@ -1343,7 +1359,7 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 			n->rep->dests_per_layer[home]--;
 			n->rep->dests_per_layer[layer]++;
 			n->rep->moved++;
-			n->rep->fallbacks--;
+			escaped_after_all(n, lid);
 			if (commit_lid(n, lid, err))
 				return -1;
 			break;
@@ -1360,19 +1376,38 @@ loop:
 	return -1;
 }
 
-static int route_candidate(struct nue *n, enum sw_weights sww, struct fab_error *err)
+/* Rebuilds n->out, depths and depth order from the tables' routes towards lid. */
+static int routes_from_tables(struct nue *n, uint32_t lid, uint32_t d)
 {
-	unsigned layer;
+	const struct fabric *f = n->f;
+	uint32_t s, c;
 
-	n->sw_weights = sww;
-	reset_run(n);
-	for (layer = 0; layer < n->k; layer++)
-		if (route_layer(n, layer, err))
+	for (s = 0; s < n->nsw; s++) {
+		uint8_t port = routing_lft(n->r, s)[lid];
+
+		n->out[s] = s == d ? AT_DEST : FAB_NONE;
+		for (c = f->sw_adj_off[s]; s != d && c < f->sw_adj_off[s + 1]; c++)
+			if (f->ports[f->sw_adj_port[c]].num == port) {
+				n->out[s] = c;
+				break;
+			}
+		if (n->out[s] == FAB_NONE)
 			return -1;
-	if (move_fallbacks(n, err))
+	}
+	if (compute_depths(n, d))
 		return -1;
-	n->rep->cycle_searches = n->g.searches;
+	depth_order(n);
 	return 0;
+}
+
+/* Takes the loads of lid's routes (in n->out) off the weights and the score. */
+static void remove_loads(struct nue *n, uint32_t lid, uint32_t d)
+{
+	if (weighs(n, lid, d)) {
+		source_counts(n, lid, job_phase_dest(n, lid));
+		add_loads(n, d, weights_of(n, lid), 1);
+	}
+	tally_score(n, lid, d, 1);
 }
 
 static uint64_t max_efi(const struct nue *n)
@@ -1384,6 +1419,110 @@ static uint64_t max_efi(const struct nue *n)
 		if (n->efi[c] > m)
 			m = n->efi[c];
 	return m;
+}
+
+/* Whether a channel of the routes in n->out carries more CA-to-CA routes than efi_cap. */
+static int over_cap(const struct nue *n, uint32_t d)
+{
+	uint32_t s;
+
+	for (s = 0; s < n->nsw; s++)
+		if (s != d && n->efi[n->out[s]] > n->efi_cap)
+			return 1;
+	return 0;
+}
+
+/* Takes the routes in n->out off and puts those in n->kept_out back in their place. */
+static void restore_kept(struct nue *n, uint32_t lid, uint32_t d)
+{
+	remove_loads(n, lid, d);
+	memcpy(n->out, n->kept_out, sizeof(uint32_t) * n->nsw);
+	compute_depths(n, d);
+	write_tables(n, lid, d);
+	update_loads(n, lid, d, weights_of(n, lid), job_phase_dest(n, lid));
+}
+
+/*
+ * Routes lid again in its layer once every destination is routed.  The first routes of a
+ * destination saw only the loads of those routed before it; now the weights hold every other
+ * destination's routes, so its routes move off the channels that filled up after it.  The
+ * Dijkstra minimises the summed load, not the highest, so new routes that would lift a channel
+ * above the maximum EFI at the start of the pass are refused: the pass never raises it.  Old
+ * turns stay in the dependency graph (other routes may share them), so new routes only add
+ * dependencies and the layer stays acyclic.  1 when the routes changed, 0 when the old ones
+ * stay, -1 on an internal error.
+ */
+static int reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	uint32_t d = n->lid_sw[lid];
+
+	if (routes_from_tables(n, lid, d))
+		goto broken;
+	memcpy(n->kept_out, n->out, sizeof(uint32_t) * n->nsw);
+	remove_loads(n, lid, d);
+	if (!attempt(n, d, weights_of(n, lid))) {
+		undo_attempt(n);
+		memcpy(n->out, n->kept_out, sizeof(uint32_t) * n->nsw);
+		compute_depths(n, d);
+		update_loads(n, lid, d, weights_of(n, lid), job_phase_dest(n, lid));
+		return 0;
+	}
+	if (commit_lid(n, lid, err))
+		return -1;
+	if (!n->escaped[lid] && over_cap(n, d)) {
+		restore_kept(n, lid, d);
+		return 0;
+	}
+	if (n->escaped[lid])
+		escaped_after_all(n, lid);
+	return memcmp(n->out, n->kept_out, sizeof(uint32_t) * n->nsw) != 0;
+broken:
+	fab_error_set(err, "internal error: the routes to LID %u in the tables loop", lid);
+	return -1;
+}
+
+/*
+ * One more pass over the terminals' LIDs, layer by layer, each routed again against the final
+ * weights (reroute_lid).  Destinations still on escape paths get another chance too.
+ */
+static int rebalance(struct nue *n, struct fab_error *err)
+{
+	uint32_t lid;
+	unsigned layer;
+	int rc;
+
+	n->efi_cap = max_efi(n);
+	for (layer = 0; layer < n->k; layer++) {
+		if (n->layer_cdg)
+			select_layer(n, layer);
+		for (lid = 1; lid <= n->f->max_lid; lid++) {
+			if (n->lid_sw[lid] == FAB_NONE || !n->lid_exit[lid] ||
+			    n->lid_layer[lid] != layer)
+				continue;
+			rc = reroute_lid(n, lid, err);
+			if (rc < 0)
+				return -1;
+			n->rep->rerouted += (uint32_t)rc;
+		}
+	}
+	return 0;
+}
+
+static int route_candidate(struct nue *n, enum sw_weights sww, struct fab_error *err)
+{
+	unsigned layer;
+
+	n->sw_weights = sww;
+	reset_run(n);
+	for (layer = 0; layer < n->k; layer++)
+		if (route_layer(n, layer, err))
+			return -1;
+	if (move_fallbacks(n, err))
+		return -1;
+	if (!n->o->skip_rebalance && rebalance(n, err))
+		return -1;
+	n->rep->cycle_searches = n->g.searches;
+	return 0;
 }
 
 /* Fewer fall-backs (long routes, a stated limit), then lower maximum EFI, then fewer hops. */

@@ -15,6 +15,7 @@
 struct nue_opts {
 	unsigned vls;		    /* k, 1..15 */
 	const struct job_map *jobs; /* bound to the fabric, or NULL */
+	int skip_rebalance;	    /* no final pass against the final weights (faster) */
 };
 
 struct nue_report {
@@ -29,6 +30,7 @@ struct nue_report {
 	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t job_destinations;
 	uint32_t moved;		 /* impasses routed in another layer than the partition's */
+	uint32_t rerouted;	 /* destinations whose routes the final pass changed */
 	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
 };
 

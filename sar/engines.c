@@ -431,13 +431,14 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used, "%s%u",
 					 i ? "/" : " per layer ", rep->dests_per_layer[i]);
 	if (used < sizeof(res->summary))
-		snprintf(res->summary + used, sizeof(res->summary) - used,
-			 ", %u fall-backs to escape paths, %u moved to another layer, "
-			 "%u backtracks, %u second attempts, %u shortcuts, %u job destinations, "
-			 "%llu cycle searches",
-			 rep->fallbacks, rep->moved, rep->backtracks, rep->second_attempts,
-			 rep->shortcuts, rep->job_destinations,
-			 (unsigned long long)rep->cycle_searches);
+		snprintf(
+			res->summary + used, sizeof(res->summary) - used,
+			", %u fall-backs to escape paths, %u moved to another layer, "
+			"%u rerouted against the final weights, %u backtracks, %u second attempts, "
+			"%u shortcuts, %u job destinations, %llu cycle searches",
+			rep->fallbacks, rep->moved, rep->rerouted, rep->backtracks,
+			rep->second_attempts, rep->shortcuts, rep->job_destinations,
+			(unsigned long long)rep->cycle_searches);
 }
 
 /* Routes f with Nue on vls layers (and VLs). */
@@ -445,7 +446,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 		   unsigned vls, struct routing *r, struct engine_result *res,
 		   struct fab_error *err)
 {
-	struct nue_opts no = { .vls = vls };
+	struct nue_opts no = { .vls = vls, .skip_rebalance = !o->nue_rebalance };
 	struct job_map tmp, *jobs = NULL;
 	struct nue_report rep;
 	int ret = -1;

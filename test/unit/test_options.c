@@ -30,13 +30,15 @@ static void test_valid(void)
 	options_defaults(&o);
 	CHECK(options_parse_line(&o,
 				 "nue_vls=4  job_map=/etc/opensm/jobs verify=no "
-				 "updn_roots=0x10,0x20 dump=always job_host_match=description",
+				 "updn_roots=0x10,0x20 dump=always job_host_match=description "
+				 "nue_rebalance=no",
 				 "event_plugin_options", 0, collect, &e) == 0);
 	CHECK(e.n == 0);
 	CHECK(o.nue_vls == 4 && o.verify == 0 && o.dump == OPT_DUMP_ALWAYS);
 	CHECK(!strcmp(o.job_map, "/etc/opensm/jobs"));
 	CHECK(o.n_updn_roots == 2 && o.updn_roots[1] == 0x20);
 	CHECK(o.job_host_match == JOB_MATCH_DESCRIPTION);
+	CHECK(o.nue_rebalance == 0);
 	CHECK(options_parse_line(&o, "job_host_match=last-word", "epo", 0, collect, &e) == 1);
 	CHECK(o.job_host_match == JOB_MATCH_DESCRIPTION);
 }
@@ -49,7 +51,7 @@ static void test_errors_keep_defaults(void)
 	options_defaults(&o);
 	CHECK(options_parse_line(&o, "nue_vls=99 verify=maybe colour=blue nue_vls=2", "epo", 0,
 				 collect, &e) == 3);
-	CHECK(o.nue_vls == 2 && o.verify == 1);
+	CHECK(o.nue_vls == 2 && o.verify == 1 && o.nue_rebalance == 1);
 	CHECK(strstr(e.last, "unknown option 'colour'") != NULL);
 	e.n = 0;
 	options_defaults(&o);
