@@ -31,6 +31,7 @@ struct nue_report {
 	uint32_t job_destinations;
 	uint32_t moved;		 /* impasses routed in another layer than the partition's */
 	uint32_t rerouted;	 /* destinations whose routes the final pass changed */
+	int single_layer;	 /* k > 1: one layer's shortest routes spread over the VLs */
 	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
 };
 

@@ -439,6 +439,11 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 			rep->fallbacks, rep->moved, rep->rerouted, rep->backtracks,
 			rep->second_attempts, rep->shortcuts, rep->job_destinations,
 			(unsigned long long)rep->cycle_searches);
+	used = strlen(res->summary);
+	if (rep->single_layer && used < sizeof(res->summary))
+		snprintf(res->summary + used, sizeof(res->summary) - used,
+			 "; one layer routed every CA pair on a shortest path, its destinations "
+			 "spread over the VLs");
 }
 
 /* Routes f with Nue on vls layers (and VLs). */

@@ -6,6 +6,7 @@
  * 3-level fat tree;
  * no fall-back on a 5x5x5 torus with one VL; every route's turns counted after shortcuts; the
  * better of two switch-LID weightings with several layers; fall-backs moved to other layers;
+ * rebalancing against the final loads; one layer of shortest routes spread over several VLs;
  * service levels equal to layers; job-first order;
  * determinism; clear errors for bad VL counts and disconnected switches.
  */
@@ -457,6 +458,48 @@ static void test_rebalance(void)
 	fabric_free(&f);
 }
 
+/*
+ * With several VLs, a single layer whose CA routes are all shortest is a candidate, its
+ * destinations spread over the VLs by the partition: kept on a two-level fat tree (6 leaves of 4
+ * hosts, 3 spines), given up on the 5-ring, where one layer must detour.
+ */
+static void test_single_layer(void)
+{
+	unsigned links[18][2], hosts[9] = { 4, 4, 4, 4, 4, 4, 0, 0, 0 }, n = 0, l, s, k;
+	struct nue_report rep;
+	struct fab_error err;
+	struct routing r;
+	struct fabric f;
+	uint8_t part[24];
+	uint32_t i, on_partition = 0;
+
+	for (l = 0; l < 6; l++)
+		for (s = 6; s < 9; s++) {
+			links[n][0] = l;
+			links[n++][1] = s;
+		}
+	CHECK(testfab_build_hosts(&f, 9, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 4);
+	for (k = 2; k <= 4; k += 2) {
+		route_and_verify(&f, k, "two-level fat tree");
+		CHECK(route(&f, k, NULL, &r, &rep, &err) == 0);
+		CHECK(rep.single_layer == 1 && rep.fallbacks == 0);
+		CHECK(nue_partition(&f, k, part) != NULL);
+		for (i = 0; i < f.nendports; i++)
+			on_partition +=
+				routing_path_sl(&r, 1, f.ports[f.endports[i]].base_lid) == part[i];
+		routing_free(&r);
+	}
+	CHECK(on_partition == 2 * f.nendports);
+	fabric_free(&f);
+	CHECK(testfab_build(&f, 5, 2, (const unsigned(*)[2])links, testfab_ring(links, 5), 0) == 0);
+	testfab_set_vls(&f, 2);
+	CHECK(route(&f, 2, NULL, &r, &rep, &err) == 0);
+	CHECK(rep.single_layer == 0);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 /* Nodes of the larger job are routed first; the same inputs give the same tables. */
 static void test_jobs_and_determinism(void)
 {
@@ -552,6 +595,7 @@ int main(void)
 	test_shortcut_keeps_turns();
 	test_fallbacks_move();
 	test_rebalance();
+	test_single_layer();
 	test_jobs_and_determinism();
 	test_errors();
 	test_central_switch();
