@@ -163,21 +163,113 @@ static int parse_mode(const char *v, unsigned *out)
 	return 0;
 }
 
-static int parse_update(const char *v, enum opt_update *out)
+const struct opt_keyword opt_host_match_keywords[] = {
+	{ "first-word", JOB_MATCH_FIRST_WORD },
+	{ "description", JOB_MATCH_DESCRIPTION },
+	{ NULL, 0 },
+};
+
+static const struct opt_keyword escape_keywords[] = {
+	{ "auto", OPT_ESCAPE_AUTO },
+	{ "updn", OPT_ESCAPE_UPDN },
+	{ "nue", OPT_ESCAPE_NUE },
+	{ NULL, 0 },
+};
+
+static const struct opt_keyword update_keywords[] = {
+	{ "auto", OPT_UPDATE_AUTO },
+	{ "five-phase", OPT_UPDATE_FIVE_PHASE },
+	{ "plain", OPT_UPDATE_PLAIN },
+	{ NULL, 0 },
+};
+
+static const struct opt_keyword on_timeout_keywords[] = {
+	{ "abort", 0 },
+	{ "proceed", 1 },
+	{ NULL, 0 },
+};
+
+static const struct opt_keyword dump_keywords[] = {
+	{ "auto", OPT_DUMP_AUTO },
+	{ "always", OPT_DUMP_ALWAYS },
+	{ "never", OPT_DUMP_NEVER },
+	{ NULL, 0 },
+};
+
+int opt_keyword_value(const struct opt_keyword *table, const char *word, int *value)
 {
-	if (!strcmp(v, "auto"))
-		*out = OPT_UPDATE_AUTO;
-	else if (!strcmp(v, "five-phase"))
-		*out = OPT_UPDATE_FIVE_PHASE;
-	else if (!strcmp(v, "plain"))
-		*out = OPT_UPDATE_PLAIN;
-	else
-		return -1;
-	return 0;
+	for (; table->word; table++)
+		if (!strcmp(table->word, word)) {
+			*value = table->value;
+			return 0;
+		}
+	return -1;
+}
+
+/* The fields set by keyword options. */
+enum keyword_field {
+	KW_HOST_MATCH,
+	KW_ESCAPE,
+	KW_UPDATE,
+	KW_ON_TIMEOUT,
+	KW_DUMP,
+};
+
+static void set_keyword_field(struct sarnue_options *o, enum keyword_field field, int value)
+{
+	switch (field) {
+	case KW_HOST_MATCH:
+		o->job_host_match = (enum job_host_match)value;
+		break;
+	case KW_ESCAPE:
+		o->escape = (enum opt_escape)value;
+		break;
+	case KW_UPDATE:
+		o->update = (enum opt_update)value;
+		break;
+	case KW_ON_TIMEOUT:
+		o->update_proceed = value;
+		break;
+	case KW_DUMP:
+		o->dump = (enum opt_dump)value;
+		break;
+	}
+}
+
+/* The keyword options: 0 when set, -1 for a word the key does not accept, -2 for another key. */
+static int keyword_option(struct sarnue_options *o, const char *key, const char *v)
+{
+	static const struct {
+		const char *key;
+		const struct opt_keyword *table;
+		enum keyword_field field;
+	} keyed[] = {
+		{ "job_host_match", opt_host_match_keywords, KW_HOST_MATCH },
+		{ "escape", escape_keywords, KW_ESCAPE },
+		{ "update", update_keywords, KW_UPDATE },
+		{ "update_on_timeout", on_timeout_keywords, KW_ON_TIMEOUT },
+		{ "dump", dump_keywords, KW_DUMP },
+	};
+	size_t i;
+	int value;
+
+	for (i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++) {
+		if (strcmp(key, keyed[i].key))
+			continue;
+		if (opt_keyword_value(keyed[i].table, v, &value))
+			return -1;
+		set_keyword_field(o, keyed[i].field, value);
+		return 0;
+	}
+	return -2;
 }
 
 static int apply(struct sarnue_options *o, const char *key, const char *v)
 {
+	int rc = keyword_option(o, key, v);
+
+	if (rc != -2)
+		return rc;
 	if (!strcmp(key, "updn_roots"))
 		return parse_guid_list(o, v);
 	if (!strcmp(key, "nue_vls"))
@@ -204,53 +296,14 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		strcpy(o->ctl_group, v);
 		return 0;
 	}
-	if (!strcmp(key, "job_host_match")) {
-		if (!strcmp(v, "first-word"))
-			o->job_host_match = JOB_MATCH_FIRST_WORD;
-		else if (!strcmp(v, "description"))
-			o->job_host_match = JOB_MATCH_DESCRIPTION;
-		else
-			return -1;
-		return 0;
-	}
 	if (!strcmp(key, "planes"))
 		return parse_bool(v, &o->planes);
-	if (!strcmp(key, "escape")) {
-		if (!strcmp(v, "auto"))
-			o->escape = OPT_ESCAPE_AUTO;
-		else if (!strcmp(v, "updn"))
-			o->escape = OPT_ESCAPE_UPDN;
-		else if (!strcmp(v, "nue"))
-			o->escape = OPT_ESCAPE_NUE;
-		else
-			return -1;
-		return 0;
-	}
-	if (!strcmp(key, "update"))
-		return parse_update(v, &o->update);
 	if (!strcmp(key, "update_timeout"))
 		return parse_uint_range(v, 1, 3600, &o->update_timeout);
 	if (!strcmp(key, "update_retry"))
 		return parse_uint_range(v, 1, 60, &o->update_retry);
 	if (!strcmp(key, "update_rounds"))
 		return parse_uint_range(v, 1, 100, &o->update_rounds);
-	if (!strcmp(key, "update_on_timeout")) {
-		if (strcmp(v, "abort") && strcmp(v, "proceed"))
-			return -1;
-		o->update_proceed = !strcmp(v, "proceed");
-		return 0;
-	}
-	if (!strcmp(key, "dump")) {
-		if (!strcmp(v, "auto"))
-			o->dump = OPT_DUMP_AUTO;
-		else if (!strcmp(v, "always"))
-			o->dump = OPT_DUMP_ALWAYS;
-		else if (!strcmp(v, "never"))
-			o->dump = OPT_DUMP_NEVER;
-		else
-			return -1;
-		return 0;
-	}
 	return -2;
 }
 

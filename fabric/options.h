@@ -64,6 +64,18 @@ struct sarnue_options {
 	unsigned update_rounds; /* silent rounds before a subscriber expires */
 };
 
+/* One accepted word of a keyword option and the setting it stands for. */
+struct opt_keyword {
+	const char *word;
+	int value;
+};
+
+/* first-word | description: how job map hostnames match node descriptions. */
+extern const struct opt_keyword opt_host_match_keywords[];
+
+/* Sets *value from word's entry in table (ended by a NULL word); -1 if word is not there. */
+int opt_keyword_value(const struct opt_keyword *table, const char *word, int *value);
+
 /* Receives one message per rejected key or value; the option keeps its default. */
 typedef void (*opt_error_fn)(void *ctx, const char *msg);
 

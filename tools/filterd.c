@@ -35,6 +35,7 @@
 #include "engines.h"
 #include "jobfilter.h"
 #include "loaders.h"
+#include "options.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -316,30 +317,27 @@ static void args_defaults(struct args *a)
 	a->match = JOB_MATCH_FIRST_WORD;
 }
 
+static const struct opt_keyword squeue_formats[] = {
+	{ "auto", SQ_AUTO },
+	{ "json", SQ_JSON },
+	{ "text", SQ_TEXT },
+	{ NULL, 0 },
+};
+
 static int parse_choice(int c, const char *v, struct args *a)
 {
-	if (c == OPT_SQUEUE_FORMAT) {
-		if (!strcmp(v, "auto"))
-			a->format = SQ_AUTO;
-		else if (!strcmp(v, "json"))
-			a->format = SQ_JSON;
-		else if (!strcmp(v, "text"))
-			a->format = SQ_TEXT;
-		else
-			goto bad;
-		return 0;
+	int squeue = c == OPT_SQUEUE_FORMAT, value;
+
+	if (opt_keyword_value(squeue ? squeue_formats : opt_host_match_keywords, v, &value)) {
+		fprintf(stderr, "sarnue-filterd: %s: bad value '%s'\n",
+			squeue ? "--squeue-format" : "--host-match", v);
+		return -1;
 	}
-	if (!strcmp(v, "first-word"))
-		a->match = JOB_MATCH_FIRST_WORD;
-	else if (!strcmp(v, "description"))
-		a->match = JOB_MATCH_DESCRIPTION;
+	if (squeue)
+		a->format = value;
 	else
-		goto bad;
+		a->match = (enum job_host_match)value;
 	return 0;
-bad:
-	fprintf(stderr, "sarnue-filterd: %s: bad value '%s'\n",
-		c == OPT_SQUEUE_FORMAT ? "--squeue-format" : "--host-match", v);
-	return -1;
 }
 
 static int parse_value(int c, const char *v, struct args *a)
