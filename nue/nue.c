@@ -774,7 +774,7 @@ static void fall_back(struct nue *n, uint32_t lid)
 }
 
 /* lid, which fell back, has routes of its own now. */
-static void escaped_after_all(struct nue *n, uint32_t lid)
+static void leave_escape_paths(struct nue *n, uint32_t lid)
 {
 	n->escaped[lid] = 0;
 	n->rep->fallbacks--;
@@ -1398,7 +1398,7 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 			n->rep->dests_per_layer[home]--;
 			n->rep->dests_per_layer[layer]++;
 			n->rep->moved++;
-			escaped_after_all(n, lid);
+			leave_escape_paths(n, lid);
 			if (commit_lid(n, lid, err))
 				return -1;
 			break;
@@ -1471,10 +1471,9 @@ static int over_cap(const struct nue *n, uint32_t d)
 	return 0;
 }
 
-/* Takes the routes in n->out off and puts those in n->kept_out back in their place. */
-static void restore_kept(struct nue *n, uint32_t lid, uint32_t d)
+/* Makes the routes in n->kept_out (loop-free: they were lid's) official again. */
+static void put_back_kept(struct nue *n, uint32_t lid, uint32_t d)
 {
-	remove_loads(n, lid, d);
 	memcpy(n->out, n->kept_out, sizeof(uint32_t) * n->nsw);
 	compute_depths(n, d);
 	write_tables(n, lid, d);
@@ -1501,19 +1500,18 @@ static int reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	remove_loads(n, lid, d);
 	if (!attempt(n, d, weights_of(n, lid))) {
 		undo_attempt(n);
-		memcpy(n->out, n->kept_out, sizeof(uint32_t) * n->nsw);
-		compute_depths(n, d);
-		update_loads(n, lid, d, weights_of(n, lid), job_phase_dest(n, lid));
+		put_back_kept(n, lid, d);
 		return 0;
 	}
 	if (commit_lid(n, lid, err))
 		return -1;
 	if (!n->escaped[lid] && over_cap(n, d)) {
-		restore_kept(n, lid, d);
+		remove_loads(n, lid, d);
+		put_back_kept(n, lid, d);
 		return 0;
 	}
 	if (n->escaped[lid])
-		escaped_after_all(n, lid);
+		leave_escape_paths(n, lid);
 	return memcmp(n->out, n->kept_out, sizeof(uint32_t) * n->nsw) != 0;
 broken:
 	fab_error_set(err, "internal error: the routes to LID %u in the tables loop", lid);
