@@ -14,6 +14,8 @@ const char options_help[] =
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
 	"  nue_rebalance=yes|no      sar-nue routes every CA LID once more against the\n"
 	"                            final link loads, for balance (default yes)\n"
+	"  nue_threads=auto|1|2      threads sar-nue routes its candidates on with more\n"
+	"                            than one VL (default auto: 2 when two CPUs are online)\n"
 	"  dfsssp_vls=N              VLs sar-dfsssp may use, 1..15 (default: all the links\n"
 	"                            offer; one when OpenSM's qos is off)\n"
 	"  storage_nodes=PATTERN     CA node descriptions (fnmatch glob, e.g. 'io*') that\n"
@@ -276,6 +278,12 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_uint_range(v, 1, 15, &o->nue_vls);
 	if (!strcmp(key, "nue_rebalance"))
 		return parse_bool(v, &o->nue_rebalance);
+	if (!strcmp(key, "nue_threads")) {
+		if (strcmp(v, "auto"))
+			return parse_uint_range(v, 1, 2, &o->nue_threads);
+		o->nue_threads = 0;
+		return 0;
+	}
 	if (!strcmp(key, "dfsssp_vls"))
 		return parse_uint_range(v, 1, 15, &o->dfsssp_vls);
 	if (!strcmp(key, "storage_nodes"))

@@ -38,10 +38,11 @@ enum opt_update {
 struct sarnue_options {
 	uint64_t updn_roots[SARNUE_MAX_ROOTS];
 	unsigned n_updn_roots;
-	unsigned nue_vls;   /* 1..15, used by sar-nue */
-	int nue_rebalance;  /* sar-nue routes every CA LID once more against the final weights */
-	int verify;	    /* run the verifier before tables reach OpenSM */
-	enum opt_dump dump; /* write path-SL and SL2VL dumps */
+	unsigned nue_vls;     /* 1..15, used by sar-nue */
+	int nue_rebalance;    /* sar-nue routes every CA LID once more against the final weights */
+	unsigned nue_threads; /* 0: auto; 1 or 2 threads for sar-nue's candidates */
+	int verify;	      /* run the verifier before tables reach OpenSM */
+	enum opt_dump dump;   /* write path-SL and SL2VL dumps */
 	char job_map[OPT_PATH_MAX];
 	enum job_host_match job_host_match;
 	char config[OPT_PATH_MAX];

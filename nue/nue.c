@@ -17,8 +17,10 @@
  */
 #include "nue.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cdg.h"
 #include "minheap.h"
@@ -73,6 +75,7 @@ struct nue {
 	/* With k > 1: every layer's dependency graph and escape tree, kept to the end. */
 	struct cdg_layer *layer_cdg;	 /* [k] */
 	uint32_t *layer_esc_up;		 /* [k * nsw] */
+	uint32_t *layer_root;		 /* [k]: each layer's root once chosen, else FAB_NONE */
 	uint32_t *fell_back, nfell_back; /* LIDs on escape paths, for move_fallbacks() */
 
 	uint32_t root;
@@ -925,8 +928,10 @@ static int alloc_layers(struct nue *n)
 		return 0;
 	n->layer_cdg = calloc(n->k, sizeof(*n->layer_cdg));
 	n->layer_esc_up = malloc(sizeof(uint32_t) * n->k * (n->nsw ? n->nsw : 1));
-	if (!n->layer_cdg || !n->layer_esc_up)
+	n->layer_root = malloc(sizeof(uint32_t) * n->k);
+	if (!n->layer_cdg || !n->layer_esc_up || !n->layer_root)
 		return -1;
+	memset(n->layer_root, 0xff, sizeof(uint32_t) * n->k);
 	for (i = 0; i < n->k; i++)
 		if (cdg_layer_alloc(&n->g, &n->layer_cdg[i]))
 			return -1;
@@ -942,6 +947,7 @@ static void free_layers(struct nue *n)
 		cdg_layer_free(&n->layer_cdg[i]);
 	free(n->layer_cdg);
 	free(n->layer_esc_up);
+	free(n->layer_root);
 }
 
 static void nue_free(struct nue *n)
@@ -1221,6 +1227,22 @@ static void order_far_first(struct nue *n)
 }
 
 /* Routes the destinations of one layer; 0, 1 when need_shortest gives up, -1 on an error. */
+/*
+ * Brandes' betweenness costs about as much as routing a few destinations, and a layer's
+ * destinations, hence its root, are the same in every candidate with k layers: chosen once.
+ */
+static uint32_t layer_root(struct nue *n, unsigned layer)
+{
+	uint32_t root;
+
+	if (n->layer_cdg && n->layer_root[layer] != FAB_NONE)
+		return n->layer_root[layer];
+	root = nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL);
+	if (n->layer_cdg)
+		n->layer_root[layer] = root;
+	return root;
+}
+
 static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 {
 	uint32_t i;
@@ -1236,7 +1258,7 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 	 * optimum on a 3-level tree); from an edge root the tree climbs and descends as the
 	 * minimal routes do.  Where every switch has CAs this changes nothing.
 	 */
-	n->root = nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL);
+	n->root = layer_root(n, layer);
 	if (n->root == FAB_NONE) {
 		fab_error_set(err, "out of memory choosing the root of layer %u", layer);
 		return -1;
@@ -1553,6 +1575,7 @@ static int route_candidate(struct nue *n, enum sw_weights sww, struct fab_error 
 
 	n->sw_weights = sww;
 	reset_run(n);
+	n->rep->switch_lids_unweighted = sww == SWW_NONE;
 	for (layer = 0; layer < n->k; layer++) {
 		rc = route_layer(n, layer, err);
 		if (rc)
@@ -1566,17 +1589,27 @@ static int route_candidate(struct nue *n, enum sw_weights sww, struct fab_error 
 	return 0;
 }
 
-/* Fewer fall-backs (long routes, a stated limit), then lower maximum EFI, then fewer hops. */
-static int better(const struct nue *n, const struct nue_report *best, uint64_t best_efi,
-		  uint64_t best_hops)
-{
-	uint64_t efi = max_efi(n);
+/* What better() compares. */
+struct nue_score {
+	uint32_t fallbacks;
+	uint64_t efi, hops;
+};
 
-	if (n->rep->fallbacks != best->fallbacks)
-		return n->rep->fallbacks < best->fallbacks;
-	if (efi != best_efi)
-		return efi < best_efi;
-	return n->score_hops < best_hops;
+static struct nue_score score_of(const struct nue *n)
+{
+	struct nue_score s = { n->rep->fallbacks, max_efi(n), n->score_hops };
+
+	return s;
+}
+
+/* Fewer fall-backs (long routes, a stated limit), then lower maximum EFI, then fewer hops. */
+static int better(const struct nue_score *a, const struct nue_score *b)
+{
+	if (a->fallbacks != b->fallbacks)
+		return a->fallbacks < b->fallbacks;
+	if (a->efi != b->efi)
+		return a->efi < b->efi;
+	return a->hops < b->hops;
 }
 
 /* A candidate routing's results: tables and the layer of every LID. */
@@ -1640,7 +1673,7 @@ static int route_single_layer(struct nue *n, struct fab_error *err)
 /* The best candidate so far: its report and score; its tables are in spare while another runs. */
 struct nue_best {
 	struct nue_report rep;
-	uint64_t efi, hops;
+	struct nue_score score;
 	int valid;
 	struct nue_tables spare;
 };
@@ -1648,14 +1681,15 @@ struct nue_best {
 /* Keeps the candidate just routed if it beats the best, else puts the best back. */
 static void keep_better(struct nue *n, struct nue_best *b)
 {
-	if (b->valid && !better(n, &b->rep, b->efi, b->hops)) {
+	struct nue_score s = score_of(n);
+
+	if (b->valid && !better(&s, &b->score)) {
 		swap_tables(n, &b->spare);
 		*n->rep = b->rep;
 		return;
 	}
 	b->rep = *n->rep;
-	b->efi = max_efi(n);
-	b->hops = n->score_hops;
+	b->score = s;
 	b->valid = 1;
 }
 
@@ -1677,42 +1711,173 @@ static int set_best_aside(struct nue *n, struct nue_best *b)
 	return 0;
 }
 
+static void free_best(struct nue_best *b)
+{
+	free(b->spare.lft);
+	free(b->spare.hops);
+	free(b->spare.layer);
+}
+
+/*
+ * Routes the single-layer candidate if probe is set, then the listed ones, in this order; the
+ * best ends up in n's tables and report (an earlier candidate wins a tie).  0 or -1 on an error.
+ */
+static int run_candidates(struct nue *n, struct nue_best *b, int probe, const enum sw_weights *cand,
+			  unsigned ncand, struct fab_error *err)
+{
+	unsigned i;
+	int rc;
+
+	if (probe) {
+		rc = route_single_layer(n, err);
+		if (rc < 0)
+			return -1;
+		if (rc)
+			keep_better(n, b);
+	}
+	for (i = 0; i < ncand; i++) {
+		if (set_best_aside(n, b)) {
+			fab_error_set(err, "out of memory for a second candidate routing");
+			return -1;
+		}
+		if (route_candidate(n, cand[i], err) < 0)
+			return -1;
+		keep_better(n, b);
+	}
+	return 0;
+}
+
+/* Memory, dependency graph, partition (copied from part when given) and indexes of a routing. */
+static int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err)
+{
+	const struct fabric *f = n->f;
+
+	n->nsw = f->nswitches;
+	n->nch = f->sw_adj_off[f->nswitches];
+	if (nue_alloc(n) || cdg_build(&n->g, f) || alloc_layers(n)) {
+		fab_error_set(err, "out of memory for %u switches, %u channels", n->nsw, n->nch);
+		return -1;
+	}
+	if (part) {
+		memcpy(n->part, part, f->nendports);
+	} else {
+		n->rep->partitioner = nue_partition(f, n->k, n->part);
+		if (!n->rep->partitioner) {
+			fab_error_set(err, "out of memory partitioning %u destinations",
+				      f->nendports);
+			return -1;
+		}
+	}
+	if (index_destinations(n, err))
+		return -1;
+	if (index_jobs(n)) {
+		fab_error_set(err, "out of memory indexing the job map");
+		return -1;
+	}
+	return 0;
+}
+
+/* The SWW_NONE candidate on a thread of its own, with its own state and tables. */
+struct nue_worker {
+	struct nue n;
+	struct routing r;
+	struct nue_report rep;
+	struct nue_best best;
+	struct fab_error err;
+	pthread_t thread;
+	int rc;
+};
+
+static void *worker_main(void *arg)
+{
+	static const enum sw_weights none = SWW_NONE;
+	struct nue_worker *w = arg;
+
+	w->rc = run_candidates(&w->n, &w->best, 0, &none, 1, &w->err);
+	return NULL;
+}
+
+static void worker_free(struct nue_worker *w)
+{
+	free_best(&w->best);
+	nue_free(&w->n);
+	routing_free(&w->r);
+	free(w);
+}
+
+/* NULL when memory or a thread is short: the caller routes every candidate itself then. */
+static struct nue_worker *worker_start(const struct nue *n)
+{
+	struct nue_worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->rep = *n->rep;
+	w->n = (struct nue){ .f = n->f, .o = n->o, .r = &w->r, .rep = &w->rep, .k = n->k };
+	if (routing_init(&w->r, n->f, n->r->engine) || nue_prepare(&w->n, n->part, &w->err) ||
+	    pthread_create(&w->thread, NULL, worker_main, w)) {
+		worker_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* Joins the worker and takes its candidate if it beats the one in n; -1 if it failed. */
+static int worker_finish(struct nue *n, const struct nue_score *mine, struct nue_worker *w,
+			 struct fab_error *err)
+{
+	pthread_join(w->thread, NULL);
+	if (w->rc) {
+		*err = w->err;
+		return -1;
+	}
+	if (better(&w->best.score, mine)) {
+		swap_ptr(&n->r->lft, &w->r.lft);
+		swap_ptr(&n->r->hops, &w->r.hops);
+		swap_ptr(&n->lid_layer, &w->n.lid_layer);
+		*n->rep = w->rep;
+	}
+	return 0;
+}
+
+static unsigned threads_to_use(const struct nue_opts *o)
+{
+	long cpus;
+
+	if (o->threads)
+		return o->threads;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus >= 2 ? 2 : 1;
+}
+
 /*
  * With more than one layer, the switch LIDs of one layer steer the balance of the next ones
  * through their weights, for better or worse: on a 16-ary 3-tree at 8 layers the LIDs of
  * switches without terminals raised the maximum EFI by 10%.  Both choices are routed, after the
  * single layer of route_single_layer, and the best result (see better()) is kept.  With one
- * layer the switch LIDs come last and the choices agree, so only one is routed.
+ * layer the switch LIDs come last and the choices agree, so only one is routed.  The candidates
+ * share nothing but the fabric and the partition, so with two threads the second choice runs
+ * beside the others; the result is the same as in one thread.
  */
 static int route_best(struct nue *n, struct fab_error *err)
 {
 	static const enum sw_weights cand[] = { SWW_CA_SWITCHES, SWW_NONE };
-	unsigned i, ncand = n->k > 1 ? 2 : 1;
 	struct nue_best b = { .valid = 0 };
-	int rc = -1;
+	struct nue_worker *w = NULL;
+	int rc;
 
-	if (n->k > 1) {
-		rc = route_single_layer(n, err);
-		if (rc < 0)
-			goto out;
-		if (rc)
-			keep_better(n, &b);
-		rc = -1;
+	if (n->k > 1 && threads_to_use(n->o) > 1)
+		w = worker_start(n);
+	if (n->k == 1)
+		rc = run_candidates(n, &b, 0, cand, 1, err);
+	else
+		rc = run_candidates(n, &b, 1, cand, w ? 1 : 2, err);
+	if (w) {
+		if (worker_finish(n, &b.score, w, err))
+			rc = -1;
+		worker_free(w);
 	}
-	for (i = 0; i < ncand; i++) {
-		if (set_best_aside(n, &b)) {
-			fab_error_set(err, "out of memory for a second candidate routing");
-			goto out;
-		}
-		if (route_candidate(n, cand[i], err) < 0)
-			goto out;
-		keep_better(n, &b);
-	}
-	rc = 0;
-out:
-	free(b.spare.lft);
-	free(b.spare.hops);
-	free(b.spare.layer);
+	free_best(&b);
 	return rc;
 }
 
@@ -1727,21 +1892,10 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 	rep->vls = o->vls;
 	if (check_fabric(f, o->vls, err))
 		return -1;
-	n.nsw = f->nswitches;
-	n.nch = f->sw_adj_off[f->nswitches];
-	if (nue_alloc(&n) || cdg_build(&n.g, f) || alloc_layers(&n)) {
-		fab_error_set(err, "out of memory for %u switches, %u channels", n.nsw, n.nch);
+	if (nue_prepare(&n, NULL, err))
 		goto out;
-	}
-	rep->partitioner = nue_partition(f, n.k, n.part);
-	if (!rep->partitioner || (n.k > 1 && routing_alloc_sl_by_dlid(r))) {
-		fab_error_set(err, "out of memory partitioning %u destinations", f->nendports);
-		goto out;
-	}
-	if (index_destinations(&n, err))
-		goto out;
-	if (index_jobs(&n)) {
-		fab_error_set(err, "out of memory indexing the job map");
+	if (n.k > 1 && routing_alloc_sl_by_dlid(r)) {
+		fab_error_set(err, "out of memory for the SL of %u LIDs", f->max_lid);
 		goto out;
 	}
 	if (route_best(&n, err))

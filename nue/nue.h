@@ -16,6 +16,7 @@ struct nue_opts {
 	unsigned vls;		    /* k, 1..15 */
 	const struct job_map *jobs; /* bound to the fabric, or NULL */
 	int skip_rebalance;	    /* no final pass against the final weights (faster) */
+	unsigned threads;	    /* 0: two when two CPUs are online, else one; 1 or 2 */
 };
 
 struct nue_report {
@@ -29,10 +30,11 @@ struct nue_report {
 	uint32_t second_attempts; /* impasses solved by routing again with few new turns */
 	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t job_destinations;
-	uint32_t moved;		 /* impasses routed in another layer than the partition's */
-	uint32_t rerouted;	 /* destinations whose routes the final pass changed */
-	int single_layer;	 /* k > 1: one layer's shortest routes spread over the VLs */
-	uint64_t cycle_searches; /* turns that needed a search of the dependency graph */
+	uint32_t moved;		    /* impasses routed in another layer than the partition's */
+	uint32_t rerouted;	    /* destinations whose routes the final pass changed */
+	int single_layer;	    /* k > 1: one layer's shortest routes spread over the VLs */
+	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
+	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
 };
 
 /*

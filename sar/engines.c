@@ -451,7 +451,11 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 		   unsigned vls, struct routing *r, struct engine_result *res,
 		   struct fab_error *err)
 {
-	struct nue_opts no = { .vls = vls, .skip_rebalance = !o->nue_rebalance };
+	struct nue_opts no = {
+		.vls = vls,
+		.skip_rebalance = !o->nue_rebalance,
+		.threads = o->nue_threads,
+	};
 	struct job_map tmp, *jobs = NULL;
 	struct nue_report rep;
 	int ret = -1;

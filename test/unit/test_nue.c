@@ -7,7 +7,7 @@
  * no fall-back on a 5x5x5 torus with one VL; every route's turns counted after shortcuts; the
  * better of two switch-LID weightings with several layers; fall-backs moved to other layers;
  * rebalancing against the final loads; one layer of shortest routes spread over several VLs;
- * service levels equal to layers; job-first order;
+ * service levels equal to layers; the same result on one thread or two; job-first order;
  * determinism; clear errors for bad VL counts and disconnected switches.
  */
 #include <stdlib.h>
@@ -459,6 +459,66 @@ static void test_rebalance(void)
 	fabric_free(&f);
 }
 
+/* Tables, SLs and report of one routing with the given number of threads. */
+static int route_threads(struct fabric *f, unsigned k, unsigned threads, struct routing *r,
+			 struct nue_report *rep)
+{
+	struct nue_opts o = { .vls = k, .threads = threads };
+	struct fab_error err = { "" };
+	int rc = route_with(f, &o, r, rep, &err);
+
+	if (rc)
+		fprintf(stderr, "k=%u, %u thread(s): nue failed: %s\n", k, threads, err.msg);
+	return rc;
+}
+
+static int same_routing(const struct routing *a, const struct routing *b, uint32_t max_lid)
+{
+	size_t cells = (size_t)a->nswitches * a->lft_len;
+	uint32_t lid;
+
+	if (memcmp(a->lft, b->lft, cells) || memcmp(a->hops, b->hops, cells))
+		return 0;
+	for (lid = 1; lid <= max_lid; lid++)
+		if (routing_path_sl(a, 1, (uint16_t)lid) != routing_path_sl(b, 1, (uint16_t)lid))
+			return 0;
+	return 1;
+}
+
+/*
+ * The candidate without switch-LID weights runs on a second thread; the routing kept must be
+ * the one a single thread keeps, whichever candidate wins (on this Kautz graph the one with
+ * switch-LID weights at 2 layers, the other at 8).
+ */
+static void test_threads(void)
+{
+	static unsigned links[108 * 3][2];
+	static const unsigned layers[] = { 2, 4, 8 };
+	unsigned n = kautz_links(links, 3, 3), i, unweighted_kept = 0, weighted_kept = 0;
+	struct nue_report one_rep, two_rep;
+	struct routing one, two;
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 8);
+	for (i = 0; i < sizeof(layers) / sizeof(layers[0]); i++) {
+		CHECK(route_threads(&f, layers[i], 1, &one, &one_rep) == 0);
+		CHECK(route_threads(&f, layers[i], 2, &two, &two_rep) == 0);
+		CHECK(same_routing(&one, &two, f.max_lid));
+		CHECK(one_rep.fallbacks == two_rep.fallbacks && one_rep.moved == two_rep.moved);
+		CHECK(one_rep.rerouted == two_rep.rerouted);
+		CHECK(one_rep.switch_lids_unweighted == two_rep.switch_lids_unweighted);
+		CHECK(!memcmp(one_rep.dests_per_layer, two_rep.dests_per_layer,
+			      sizeof(one_rep.dests_per_layer)));
+		unweighted_kept += two_rep.switch_lids_unweighted;
+		weighted_kept += !two_rep.switch_lids_unweighted;
+		routing_free(&one);
+		routing_free(&two);
+	}
+	CHECK(unweighted_kept > 0 && weighted_kept > 0);
+	fabric_free(&f);
+}
+
 /*
  * With several VLs, a single layer whose CA routes are all shortest is a candidate, its
  * destinations spread over the VLs by the partition: kept on a two-level fat tree (6 leaves of 4
@@ -597,6 +657,7 @@ int main(void)
 	test_fallbacks_move();
 	test_rebalance();
 	test_single_layer();
+	test_threads();
 	test_jobs_and_determinism();
 	test_errors();
 	test_central_switch();
