@@ -87,6 +87,7 @@ static void sift_down(struct minheap *h, uint32_t i)
 void minheap_set(struct minheap *h, uint32_t item, uint64_t key)
 {
 	uint32_t i = h->pos[item];
+	uint64_t old = h->key[item];
 
 	h->key[item] = key;
 	if (i == MINHEAP_ABSENT) {
@@ -94,8 +95,11 @@ void minheap_set(struct minheap *h, uint32_t item, uint64_t key)
 		sift_up(h, h->size - 1);
 		return;
 	}
-	sift_up(h, i);
-	sift_down(h, h->pos[item]);
+	/* Dijkstra only ever lowers a key: one direction to look. */
+	if (key < old)
+		sift_up(h, i);
+	else
+		sift_down(h, i);
 }
 
 void minheap_remove(struct minheap *h, uint32_t item)

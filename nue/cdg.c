@@ -206,6 +206,38 @@ static uint32_t search_backward(struct cdg *g, uint32_t start, uint32_t lb, uint
 	return n;
 }
 
+/* Most affected sets hold a handful of channels, where qsort's calls cost more than the sort. */
+static void sort_u64(uint64_t *a, uint32_t n)
+{
+	uint32_t i, j;
+
+	if (n > 16) {
+		qsort(a, n, sizeof(uint64_t), cmp_u64);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		uint64_t v = a[i];
+
+		for (j = i; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
+/* The order positions of two runs sorted by position, ascending: one merge. */
+static void merge_slots(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb,
+			uint64_t *out)
+{
+	uint32_t i = 0, j = 0, k = 0;
+
+	while (i < na && j < nb)
+		out[k++] = a[i] < b[j] ? a[i++] >> 32 : b[j++] >> 32;
+	while (i < na)
+		out[k++] = a[i++] >> 32;
+	while (j < nb)
+		out[k++] = b[j++] >> 32;
+}
+
 /* The backward set keeps its relative order but moves in front of the forward set. */
 static void reorder(struct cdg *g, uint32_t nf, uint32_t nb)
 {
@@ -216,11 +248,9 @@ static void reorder(struct cdg *g, uint32_t nf, uint32_t nb)
 		sorted[i] = ((uint64_t)g->ord[g->bwd[i]] << 32) | g->bwd[i];
 	for (i = 0; i < nf; i++)
 		sorted[nb + i] = ((uint64_t)g->ord[g->fwd[i]] << 32) | g->fwd[i];
-	qsort(sorted, nb, sizeof(uint64_t), cmp_u64);
-	qsort(sorted + nb, nf, sizeof(uint64_t), cmp_u64);
-	for (i = 0; i < nb + nf; i++)
-		slots[i] = sorted[i] >> 32;
-	qsort(slots, nb + nf, sizeof(uint64_t), cmp_u64);
+	sort_u64(sorted, nb);
+	sort_u64(sorted + nb, nf);
+	merge_slots(sorted, nb, sorted + nb, nf, slots);
 	for (i = 0; i < nb + nf; i++)
 		g->ord[(uint32_t)sorted[i]] = (uint32_t)slots[i];
 	g->reorders++;
