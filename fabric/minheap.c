@@ -11,10 +11,9 @@ int minheap_init(struct minheap *h, uint32_t capacity)
 {
 	memset(h, 0, sizeof(*h));
 	h->capacity = capacity;
-	h->item = malloc(sizeof(*h->item) * (capacity ? capacity : 1));
-	h->key = malloc(sizeof(*h->key) * (capacity ? capacity : 1));
+	h->heap = malloc(sizeof(*h->heap) * (capacity ? capacity : 1));
 	h->pos = malloc(sizeof(*h->pos) * (capacity ? capacity : 1));
-	if (!h->item || !h->key || !h->pos) {
+	if (!h->heap || !h->pos) {
 		minheap_free(h);
 		return -1;
 	}
@@ -24,8 +23,7 @@ int minheap_init(struct minheap *h, uint32_t capacity)
 
 void minheap_free(struct minheap *h)
 {
-	free(h->item);
-	free(h->key);
+	free(h->heap);
 	free(h->pos);
 	memset(h, 0, sizeof(*h));
 }
@@ -35,66 +33,69 @@ void minheap_clear(struct minheap *h)
 	uint32_t i;
 
 	for (i = 0; i < h->size; i++)
-		h->pos[h->item[i]] = MINHEAP_ABSENT;
+		h->pos[h->heap[i].item] = MINHEAP_ABSENT;
 	h->size = 0;
 }
 
-static int before(const struct minheap *h, uint32_t a, uint32_t b)
+static int before(const struct minheap_entry *a, const struct minheap_entry *b)
 {
-	return h->key[a] < h->key[b] || (h->key[a] == h->key[b] && a < b);
+	return a->key < b->key || (a->key == b->key && a->item < b->item);
 }
 
-static void place(struct minheap *h, uint32_t i, uint32_t item)
+static void place(struct minheap *h, uint32_t i, struct minheap_entry e)
 {
-	h->item[i] = item;
-	h->pos[item] = i;
+	h->heap[i] = e;
+	h->pos[e.item] = i;
 }
 
 static void sift_up(struct minheap *h, uint32_t i)
 {
-	uint32_t item = h->item[i];
+	struct minheap_entry e = h->heap[i];
 
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
 
-		if (!before(h, item, h->item[parent]))
+		if (!before(&e, &h->heap[parent]))
 			break;
-		place(h, i, h->item[parent]);
+		place(h, i, h->heap[parent]);
 		i = parent;
 	}
-	place(h, i, item);
+	place(h, i, e);
 }
 
 static void sift_down(struct minheap *h, uint32_t i)
 {
-	uint32_t item = h->item[i];
+	struct minheap_entry e = h->heap[i];
 
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 
 		if (c >= h->size)
 			break;
-		if (c + 1 < h->size && before(h, h->item[c + 1], h->item[c]))
+		if (c + 1 < h->size && before(&h->heap[c + 1], &h->heap[c]))
 			c++;
-		if (!before(h, h->item[c], item))
+		if (!before(&h->heap[c], &e))
 			break;
-		place(h, i, h->item[c]);
+		place(h, i, h->heap[c]);
 		i = c;
 	}
-	place(h, i, item);
+	place(h, i, e);
 }
 
 void minheap_set(struct minheap *h, uint32_t item, uint64_t key)
 {
 	uint32_t i = h->pos[item];
-	uint64_t old = h->key[item];
+	uint64_t old;
 
-	h->key[item] = key;
 	if (i == MINHEAP_ABSENT) {
-		place(h, h->size++, item);
-		sift_up(h, h->size - 1);
+		i = h->size++;
+		h->heap[i].key = key;
+		h->heap[i].item = item;
+		sift_up(h, i);
 		return;
 	}
+	old = h->heap[i].key;
+	h->heap[i].key = key;
 	/* Dijkstra only ever lowers a key: one direction to look. */
 	if (key < old)
 		sift_up(h, i);
@@ -104,17 +105,18 @@ void minheap_set(struct minheap *h, uint32_t item, uint64_t key)
 
 void minheap_remove(struct minheap *h, uint32_t item)
 {
-	uint32_t i = h->pos[item], last;
+	uint32_t i = h->pos[item];
+	struct minheap_entry last;
 
 	if (i == MINHEAP_ABSENT)
 		return;
 	h->pos[item] = MINHEAP_ABSENT;
-	last = h->item[--h->size];
+	last = h->heap[--h->size];
 	if (i == h->size)
 		return;
 	place(h, i, last);
 	sift_up(h, i);
-	sift_down(h, h->pos[last]);
+	sift_down(h, h->pos[last.item]);
 }
 
 uint32_t minheap_pop(struct minheap *h)
@@ -123,7 +125,7 @@ uint32_t minheap_pop(struct minheap *h)
 
 	if (!h->size)
 		return MINHEAP_ABSENT;
-	top = h->item[0];
+	top = h->heap[0].item;
 	minheap_remove(h, top);
 	return top;
 }

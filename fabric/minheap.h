@@ -10,10 +10,15 @@
 
 #define MINHEAP_ABSENT UINT32_MAX
 
+/* Keys sit beside their items in heap order: a sift compares neighbours in memory. */
+struct minheap_entry {
+	uint64_t key;
+	uint32_t item;
+};
+
 struct minheap {
-	uint32_t *item; /* heap array of items */
-	uint64_t *key;	/* [capacity]: key per item */
-	uint32_t *pos;	/* [capacity]: index in item[] or MINHEAP_ABSENT */
+	struct minheap_entry *heap;
+	uint32_t *pos; /* [capacity]: index in heap[] or MINHEAP_ABSENT */
 	uint32_t size, capacity;
 };
 
