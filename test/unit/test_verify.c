@@ -269,8 +269,8 @@ static void test_grouped_hosts_sls_and_dead_port(void)
 		CHECK(verify_both_ways(&f, &r, &v));
 		/* its 2 LIDs to the 61 others, the 61 to its 2 */
 		CHECK(v.unreachable == 2 * 61 * 2 && v.loops == 0);
-		CHECK(strstr(v.first_unreachable, "h4.1[1]") ||
-		      strstr(v.first_unreachable, "to LID"));
+		CHECK(strstr(v.first_unreachable, "from h4.1[1]") &&
+		      strstr(v.first_unreachable, "source port has no active link"));
 		f.ports[p].state = FAB_PORT_ACTIVE;
 		routing_free(&r);
 	}
@@ -278,10 +278,11 @@ static void test_grouped_hosts_sls_and_dead_port(void)
 }
 
 /*
- * The clockwise ring again, with two hosts per switch, LMC 1 and per-source SLs, broken in three
- * ways at once: switch 1 forgets the LIDs of switch 3's hosts, switches 2 and 3 bounce switch
- * 0's hosts between them, and the ring's credit loop.  Several destinations fail, so the first
- * failures are met pair by pair and the later ones counted per switch.
+ * The clockwise ring again, with two hosts per switch and LMC 1, once with one SL and once with
+ * three per-source SLs towards every destination, broken in three ways at once: switch 1 forgets
+ * the LIDs of switch 3's hosts, switches 2 and 3 bounce switch 0's hosts between them, and the
+ * ring's credit loop.  Several destinations fail, so the first failures are met pair by pair and
+ * the later ones counted per switch.
  */
 static void test_grouped_broken(void)
 {
