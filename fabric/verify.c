@@ -6,6 +6,14 @@
  * this (destination, SL) pass; only the dependency at that junction is new.  That makes the check
  * about O(pairs + switches * LIDs) instead of O(pairs * path length).
  *
+ * Without a per-port SL2VL table the pairs term goes too: the source LIDs are grouped once by the
+ * switch their packets enter at (and, with per-source SLs, by what decides their SL), and each
+ * pass walks once per group and counts the outcome for all its LIDs but the destination port's
+ * own; end ports add the link to their switch, which adds no dependency.  Counts, hops and
+ * dependencies do not depend on the order of the walks, but the first failure's message names
+ * the first failing pair in port order, so a pass that finds a failure of a kind not yet named is
+ * redone pair by pair.  With per-port SL2VL (from dump files) every pair is walked on its own.
+ *
  * The dependency graph's vertices are (channel, VL) pairs, because SL2VL may move a packet to
  * another VL at every switch; an edge joins the VL a packet holds on its input channel to the one
  * it asks for on the output.  Edges are kept in a hash set, then the graph is compacted and
@@ -32,6 +40,33 @@ struct dep_set {
 	size_t cap, count;
 };
 
+/*
+ * Source LIDs whose pairs share one outcome towards every destination: their packets enter the
+ * fabric at the same switch with the same SL.  Without per-port SL2VL the VL out of a switch does
+ * not depend on the in-port, and the channel leaving an end port adds no dependency, so one walk
+ * from the switch stands for them all; an end port's path is one link longer than port 0's.
+ */
+struct source_group {
+	uint32_t sw;	    /* entry switch, FAB_NONE: no active link to a switch */
+	uint32_t in_ch;	    /* an end port member's channel, FAB_NONE when there is none */
+	uint32_t ca_lids;   /* LIDs of end ports (ports without a link included) */
+	uint32_t self_lids; /* LIDs of switch port 0s: the switch itself */
+	uint32_t skip_ca;   /* of those, the destination port's own: it sends nothing to itself */
+	uint32_t skip_self;
+	uint16_t sl_lid; /* a member LID: its path SL is the group's */
+	uint8_t sl;	 /* that SL towards the destination in hand, with per-source SLs */
+	uint8_t state;	 /* this pass's outcome, W_NONE when the group has no pair in it */
+	unsigned hops;	 /* links from sw onwards when state is W_REACH */
+};
+
+struct source_groups {
+	uint32_t n;
+	struct source_group *g;
+	uint32_t *elem_first; /* [nendports + 1]: each end port's elements, one per LID */
+	uint32_t *elem_group; /* the group of each element */
+	uint32_t *endport_of; /* [nports]: index into f->endports, FAB_NONE when none */
+};
+
 struct walker {
 	const struct fabric *f;
 	const struct routing *r;
@@ -44,6 +79,7 @@ struct walker {
 	uint32_t pass;
 	uint64_t hop_sum, delivered;
 	int oom;
+	struct source_groups *groups; /* NULL: every pair is walked on its own */
 };
 
 static uint64_t mix(uint64_t x)
@@ -253,19 +289,22 @@ static int source_entry(const struct fabric *f, uint32_t p, uint32_t *sw, uint32
 	return 0;
 }
 
-static void record_hops(struct walker *w, unsigned hops)
+/* n delivered paths of the given length. */
+static void record_hops(struct walker *w, unsigned hops, uint64_t n)
 {
 	struct verify_report *rep = w->rep;
 
+	if (!n)
+		return;
 	if (hops > VERIFY_MAX_HOPS)
 		hops = VERIFY_MAX_HOPS;
-	rep->hop_hist[hops]++;
+	rep->hop_hist[hops] += n;
 	if (!w->delivered || hops < rep->min_hops)
 		rep->min_hops = hops;
 	if (hops > rep->max_hops)
 		rep->max_hops = hops;
-	w->hop_sum += hops;
-	w->delivered++;
+	w->hop_sum += hops * n;
+	w->delivered += n;
 }
 
 /* One source LID towards dlid, with the SL the routing gives that pair. */
@@ -285,12 +324,13 @@ static void check_pair(struct walker *w, uint32_t src, unsigned slid, unsigned d
 	/* An end port sends on the VL its own SL2VL gives: the routing's uniform map. */
 	st = walk(w, sw, in_ch, w->r->sl2vl_uniform[sl & 15], dlid, sl, &hops, &why);
 	if (st == W_REACH)
-		record_hops(w, hops + (in_ch != FAB_NONE));
+		record_hops(w, hops + (in_ch != FAB_NONE), 1);
 	else
 		note_failure(w, st == W_LOOP, src, slid, dlid, why);
 }
 
-static uint16_t sls_towards(const struct walker *w, unsigned dlid)
+/* The SLs of the pairs towards dlid; with source groups, notes each group's SL too. */
+static uint16_t sls_towards(struct walker *w, unsigned dlid)
 {
 	const struct fabric *f = w->f;
 	uint16_t mask = 0;
@@ -298,6 +338,16 @@ static uint16_t sls_towards(const struct walker *w, unsigned dlid)
 
 	if (!routing_sl_per_source(w->r))
 		return (uint16_t)(1u << routing_path_sl(w->r, 0, (uint16_t)dlid));
+	if (w->groups) {
+		/* Every end port LID is in a group, and a group's LIDs share the SL. */
+		for (i = 0; i < w->groups->n; i++) {
+			struct source_group *g = &w->groups->g[i];
+
+			g->sl = routing_path_sl(w->r, g->sl_lid, (uint16_t)dlid);
+			mask |= (uint16_t)(1u << g->sl);
+		}
+		return mask;
+	}
 
 	for (i = 0; i < f->nendports; i++) {
 		const struct fab_port *p = &f->ports[f->endports[i]];
@@ -310,35 +360,119 @@ static uint16_t sls_towards(const struct walker *w, unsigned dlid)
 	return mask;
 }
 
-static void check_destination(struct walker *w, unsigned dlid)
+/* Every source LID towards dlid with SL sl, pair by pair. */
+static void check_pairs(struct walker *w, unsigned dlid, unsigned sl)
 {
 	const struct fabric *f = w->f;
-	uint16_t mask = sls_towards(w, dlid);
 	int per_source = routing_sl_per_source(w->r);
-	unsigned sl;
 	uint32_t i;
 
+	w->pass++;
+	for (i = 0; i < f->nendports; i++) {
+		uint32_t src = f->endports[i];
+		const struct fab_port *p = &f->ports[src];
+		unsigned k;
+
+		if (src == f->lid_port[dlid])
+			continue;
+		for (k = 0; k < (1u << p->lmc); k++) {
+			unsigned slid = p->base_lid + k;
+
+			if (!per_source ||
+			    routing_path_sl(w->r, (uint16_t)slid, (uint16_t)dlid) == sl)
+				check_pair(w, src, slid, dlid, sl);
+		}
+	}
+}
+
+/*
+ * The same pass with one walk per source group.  The outcome of a walk does not depend on the
+ * order of the walks, nor do the dependencies it adds (a set), but the first failure's message
+ * names the first failing pair in the per-pair order.  So when a group fails in a way whose
+ * message is still empty, nothing is counted and the caller redoes the pass pair by pair;
+ * returns -1 then, 0 when the pass is counted.
+ */
+static int check_groups(struct walker *w, unsigned dlid, unsigned sl)
+{
+	struct source_groups *sg = w->groups;
+	struct verify_report *rep = w->rep;
+	int per_source = routing_sl_per_source(w->r);
+	const char *why;
+	uint32_t i;
+
+	w->pass++;
+	for (i = 0; i < sg->n; i++) {
+		struct source_group *g = &sg->g[i];
+		int st = W_FAIL;
+
+		g->state = W_NONE;
+		if (g->ca_lids == g->skip_ca && g->self_lids == g->skip_self)
+			continue;
+		if (per_source && g->sl != sl)
+			continue;
+		if (g->sw != FAB_NONE)
+			st = walk(w, g->sw, g->in_ch, w->r->sl2vl_uniform[sl & 15], dlid, sl,
+				  &g->hops, &why);
+		if ((st == W_FAIL && !*rep->first_unreachable) ||
+		    (st == W_LOOP && !*rep->first_loop))
+			return -1;
+		g->state = (uint8_t)st;
+	}
+	for (i = 0; i < sg->n; i++) {
+		const struct source_group *g = &sg->g[i];
+		uint64_t ca = g->ca_lids - g->skip_ca, self = g->self_lids - g->skip_self;
+
+		if (g->state == W_NONE)
+			continue;
+		rep->pairs += ca + self;
+		if (g->state == W_REACH) {
+			record_hops(w, g->hops + 1, ca);
+			record_hops(w, g->hops, self);
+		} else if (g->state == W_LOOP) {
+			rep->loops += ca + self;
+		} else {
+			rep->unreachable += ca + self;
+		}
+	}
+	return 0;
+}
+
+/* The destination port's own LIDs leave their groups for its passes (skip 1), then rejoin. */
+static void skip_destination(struct walker *w, unsigned dlid, int skip)
+{
+	const struct fabric *f = w->f;
+	struct source_groups *sg = w->groups;
+	uint32_t d = f->lid_port[dlid], e = sg->endport_of[d], j;
+	int self = fabric_is_switch(f, f->ports[d].node);
+
+	if (e == FAB_NONE)
+		return;
+	for (j = sg->elem_first[e]; j < sg->elem_first[e + 1]; j++) {
+		struct source_group *g = &sg->g[sg->elem_group[j]];
+
+		if (self)
+			g->skip_self = skip ? g->skip_self + 1 : g->skip_self - 1;
+		else
+			g->skip_ca = skip ? g->skip_ca + 1 : g->skip_ca - 1;
+	}
+}
+
+static void check_destination(struct walker *w, unsigned dlid)
+{
+	uint16_t mask = sls_towards(w, dlid);
+	unsigned sl;
+
 	w->rep->sls_used |= mask;
+	if (w->groups)
+		skip_destination(w, dlid, 1);
 	for (sl = 0; sl < ROUTING_MAX_SL; sl++) {
 		if (!(mask & (1u << sl)))
 			continue;
-		w->pass++;
-		for (i = 0; i < f->nendports; i++) {
-			uint32_t src = f->endports[i];
-			const struct fab_port *p = &f->ports[src];
-			unsigned k;
-
-			if (src == f->lid_port[dlid])
-				continue;
-			for (k = 0; k < (1u << p->lmc); k++) {
-				unsigned slid = p->base_lid + k;
-
-				if (!per_source ||
-				    routing_path_sl(w->r, (uint16_t)slid, (uint16_t)dlid) == sl)
-					check_pair(w, src, slid, dlid, sl);
-			}
-		}
+		if (!w->groups || check_groups(w, dlid, sl))
+			check_pairs(w, dlid, sl);
 	}
+	if (w->groups)
+		skip_destination(w, dlid, 0);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -346,6 +480,107 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static void groups_free(struct source_groups *sg)
+{
+	free(sg->g);
+	free(sg->elem_first);
+	free(sg->elem_group);
+	free(sg->endport_of);
+	memset(sg, 0, sizeof(*sg));
+}
+
+/* The SL-deciding part of a source LID: path SLs depend on it through sl_src_sw alone. */
+static uint32_t sl_source_key(const struct routing *r, uint16_t slid)
+{
+	if (!routing_sl_per_source(r))
+		return 0;
+	if (slid < r->lft_len && r->sl_src_sw[slid] < r->nswitches)
+		return r->sl_src_sw[slid];
+	return r->nswitches;
+}
+
+#define GROUP_ELEM_BITS 24
+#define GROUP_KEY_BITS 20
+
+/*
+ * Sorts the (end port, LID) elements by (entry switch, SL key) into groups.  Returns 0, 1 when
+ * the fabric is too large for the sort key (then every pair is walked on its own), -1 without
+ * memory.
+ */
+static int groups_build(const struct fabric *f, const struct routing *r, struct source_groups *sg)
+{
+	uint64_t *keys = NULL, prev = UINT64_MAX;
+	uint32_t *port = NULL, i, j, nelem = 0, none = f->nswitches;
+	uint16_t *lid = NULL;
+	int ret = -1;
+
+	memset(sg, 0, sizeof(*sg));
+	for (i = 0; i < f->nendports && nelem < 1u << GROUP_ELEM_BITS; i++)
+		nelem += 1u << f->ports[f->endports[i]].lmc;
+	if (nelem >= 1u << GROUP_ELEM_BITS || f->nswitches + 1 >= 1u << GROUP_KEY_BITS ||
+	    r->nswitches + 1 >= 1u << GROUP_KEY_BITS)
+		return 1;
+	keys = malloc(sizeof(*keys) * (nelem + 1));
+	port = malloc(sizeof(*port) * (nelem + 1));
+	lid = malloc(sizeof(*lid) * (nelem + 1));
+	sg->g = malloc(sizeof(*sg->g) * (nelem + 1));
+	sg->elem_first = malloc(sizeof(*sg->elem_first) * (f->nendports + 1));
+	sg->elem_group = malloc(sizeof(*sg->elem_group) * (nelem + 1));
+	sg->endport_of = malloc(sizeof(*sg->endport_of) * (f->nports + 1));
+	if (!keys || !port || !lid || !sg->g || !sg->elem_first || !sg->elem_group ||
+	    !sg->endport_of)
+		goto out;
+	for (i = 0; i < f->nports; i++)
+		sg->endport_of[i] = FAB_NONE;
+	for (i = 0, j = 0; i < f->nendports; i++) {
+		uint32_t p = f->endports[i], sw, in_ch, k;
+
+		sg->endport_of[p] = i;
+		sg->elem_first[i] = j;
+		if (source_entry(f, p, &sw, &in_ch))
+			sw = none;
+		for (k = 0; k < (1u << f->ports[p].lmc); k++, j++) {
+			port[j] = p;
+			lid[j] = (uint16_t)(f->ports[p].base_lid + k);
+			keys[j] = (uint64_t)sw << (GROUP_ELEM_BITS + GROUP_KEY_BITS) |
+				  (uint64_t)sl_source_key(r, lid[j]) << GROUP_ELEM_BITS | j;
+		}
+	}
+	sg->elem_first[f->nendports] = j;
+	qsort(keys, nelem, sizeof(*keys), cmp_u64);
+	for (i = 0; i < nelem; i++) {
+		uint32_t e = (uint32_t)(keys[i] & ((1u << GROUP_ELEM_BITS) - 1)), p = port[e];
+		uint32_t sw = (uint32_t)(keys[i] >> (GROUP_ELEM_BITS + GROUP_KEY_BITS));
+		struct source_group *g;
+
+		if (keys[i] >> GROUP_ELEM_BITS != prev) {
+			prev = keys[i] >> GROUP_ELEM_BITS;
+			g = &sg->g[sg->n++];
+			memset(g, 0, sizeof(*g));
+			g->sw = sw == none ? FAB_NONE : sw;
+			g->in_ch = FAB_NONE;
+			g->sl_lid = lid[e];
+		}
+		g = &sg->g[sg->n - 1];
+		sg->elem_group[e] = sg->n - 1;
+		if (fabric_is_switch(f, f->ports[p].node)) {
+			g->self_lids++;
+		} else {
+			g->ca_lids++;
+			if (g->sw != FAB_NONE)
+				g->in_ch = p;
+		}
+	}
+	ret = 0;
+out:
+	free(keys);
+	free(port);
+	free(lid);
+	if (ret)
+		groups_free(sg);
+	return ret;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -506,10 +741,19 @@ static int check_credit_loops(struct walker *w)
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep)
 {
 	struct walker w = { .f = f, .r = r, .rep = rep };
+	struct source_groups groups = { 0 };
 	unsigned dlid;
-	int ret = -1;
+	int ret = -1, rc;
 
 	memset(rep, 0, sizeof(*rep));
+	/* With per-port SL2VL the VL out of a switch depends on where a packet came in. */
+	if (!r->sl2vl) {
+		rc = groups_build(f, r, &groups);
+		if (rc < 0)
+			return -1;
+		if (!rc)
+			w.groups = &groups;
+	}
 	w.stamp = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, sizeof(*w.stamp));
 	w.state = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, 1);
 	w.hops = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, 1);
@@ -533,6 +777,7 @@ out:
 	free(w.hops);
 	free(w.path);
 	free(w.deps.keys);
+	groups_free(&groups);
 	return ret;
 }
 

@@ -2,10 +2,13 @@
  * test_verify.c - the verifier must catch what it exists for: a credit loop (ring routed
  * clockwise), its disappearance when SL2VL puts the two halves on different VLs, unreachable
  * destinations, forwarding loops; and it must pass a correct routing and count hops right.
+ * Walking once per source switch must report exactly what walking every pair does: the same
+ * routing with a per-port SL2VL table that repeats the uniform map is walked pair by pair.
  */
 #include <string.h>
 
 #include "check.h"
+#include "engines.h"
 #include "testfab.h"
 #include "verify.h"
 
@@ -32,6 +35,79 @@ static void route_clockwise(const struct fabric *f, struct routing *r, unsigned 
 				lft[lid] = fabric_is_switch(f, f->ports[p].node) ? 0 : 1;
 		}
 	}
+}
+
+/*
+ * Ring of n switches with `hosts` hosts each on ports 1..hosts, routed clockwise; switch 0 reaches
+ * its successor through port hosts + 1, the others through hosts + 2 (testfab's link order).
+ */
+static void route_clockwise_hosts(const struct fabric *f, struct routing *r, unsigned n,
+				  unsigned hosts)
+{
+	uint32_t s, lid;
+
+	for (s = 0; s < n; s++) {
+		uint8_t *lft = routing_lft(r, s);
+
+		for (lid = 1; lid <= f->max_lid; lid++) {
+			uint32_t p = f->lid_port[lid];
+			int is_sw;
+			uint32_t owner;
+
+			if (p == FAB_NONE)
+				continue;
+			is_sw = fabric_is_switch(f, f->ports[p].node);
+			owner = is_sw ? f->nodes[f->ports[p].node].sw
+				      : f->nodes[f->ports[f->ports[p].remote].node].sw;
+			if (owner != s)
+				lft[lid] = (uint8_t)(s == 0 ? hosts + 1 : hosts + 2);
+			else
+				lft[lid] = is_sw ? 0 : f->ports[f->ports[p].remote].num;
+		}
+	}
+}
+
+static int same_report(const struct verify_report *a, const struct verify_report *b)
+{
+	return a->sources == b->sources && a->destinations == b->destinations &&
+	       a->pairs == b->pairs && a->unreachable == b->unreachable && a->loops == b->loops &&
+	       !strcmp(a->first_unreachable, b->first_unreachable) &&
+	       !strcmp(a->first_loop, b->first_loop) && a->dependencies == b->dependencies &&
+	       a->credit_loop_vls == b->credit_loop_vls && !strcmp(a->cycle, b->cycle) &&
+	       a->cycle_len == b->cycle_len &&
+	       !memcmp(a->hop_hist, b->hop_hist, sizeof(a->hop_hist)) &&
+	       a->min_hops == b->min_hops && a->max_hops == b->max_hops &&
+	       a->mean_hops == b->mean_hops && a->sls_used == b->sls_used &&
+	       a->vls_used == b->vls_used;
+}
+
+/*
+ * Verifies r as it is (one walk per source switch when it has no per-port SL2VL), then with a
+ * per-port SL2VL table holding the uniform map everywhere (the same routing, walked pair by
+ * pair), and checks that both reports agree; *v gets the report.  r is left as it came.
+ */
+static int verify_both_ways(const struct fabric *f, struct routing *r, struct verify_report *v)
+{
+	struct verify_report per_pair;
+	int ok;
+
+	if (r->sl2vl || verify_routing(f, r, v) || routing_alloc_sl2vl(r, f))
+		return 0;
+	ok = !verify_routing(f, r, &per_pair) && same_report(v, &per_pair);
+	if (!ok)
+		fprintf(stderr,
+			"grouped: pairs %llu unreachable %llu loops %llu deps %llu '%s' '%s'\n"
+			"per pair: pairs %llu unreachable %llu loops %llu deps %llu '%s' '%s'\n",
+			(unsigned long long)v->pairs, (unsigned long long)v->unreachable,
+			(unsigned long long)v->loops, (unsigned long long)v->dependencies,
+			v->first_unreachable, v->first_loop, (unsigned long long)per_pair.pairs,
+			(unsigned long long)per_pair.unreachable,
+			(unsigned long long)per_pair.loops,
+			(unsigned long long)per_pair.dependencies, per_pair.first_unreachable,
+			per_pair.first_loop);
+	free(r->sl2vl);
+	r->sl2vl = NULL;
+	return ok;
 }
 
 static int build_ring(struct fabric *f, unsigned n)
@@ -127,10 +203,138 @@ static void test_unreachable_and_forwarding_loop(void)
 	fabric_free(&f);
 }
 
+/* Routes f with a sarnue engine (the engine verifies too: the grouped walk must pass it). */
+static int route_engine(const char *engine, const struct fabric *f, unsigned nue_vls,
+			struct routing *r)
+{
+	struct sarnue_options o;
+	struct engine_result res;
+	struct fab_error err = { "" };
+
+	options_defaults(&o);
+	o.nue_vls = nue_vls;
+	if (routing_init(r, f, engine))
+		return -1;
+	if (engine_run(engine, f, &o, r, &res, &err)) {
+		fprintf(stderr, "%s: %s\n", engine, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* LMC 2 on a fat tree whose spines have no hosts: every LID of a port is a source of its own. */
+static void test_grouped_lmc(void)
+{
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+
+	CHECK(testfab_fat_tree(&f, 2) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(route_engine("sar-updn", &f, 1, &r) == 0);
+	CHECK(verify_both_ways(&f, &r, &v));
+	/* 10 switch LIDs and 18 hosts * 4 LIDs; no port sends to its own LIDs */
+	CHECK(v.sources == 28 && v.destinations == 82);
+	CHECK(v.pairs == 82 * 82 - 10 - 18 * 16);
+	CHECK(verify_ok(&v) && v.min_hops == 1 && v.max_hops == 4);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * A 3x3 torus with three hosts per switch and LMC 1, routed by Nue on 2 VLs (per-destination
+ * SLs) and by DFSSSP (per-source-switch SLs); then one host loses its link, so its pairs fail in
+ * both directions while the rest is counted per switch.
+ */
+static void test_grouped_hosts_sls_and_dead_port(void)
+{
+	static const char *const engines[] = { "sar-nue", "sar-dfsssp" };
+	unsigned links[32][2], n = testfab_torus(links, 3, 3, 1, -1), e;
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 9, 3, (const unsigned(*)[2])links, n, 1) == 0);
+	testfab_set_vls(&f, 8);
+	for (e = 0; e < 2; e++) {
+		uint32_t host = fabric_find_node_by_id(&f, "h4.1"), p;
+
+		CHECK(route_engine(engines[e], &f, 2, &r) == 0);
+		CHECK(verify_both_ways(&f, &r, &v));
+		CHECK(verify_ok(&v) && v.pairs == 63ull * 63 - 9 - 27 * 4);
+		CHECK(e == 0 || routing_sl_per_source(&r));
+		CHECK(host != FAB_NONE);
+		p = f.nodes[host].first_port + 1;
+		f.ports[p].state = FAB_PORT_DOWN;
+		CHECK(verify_both_ways(&f, &r, &v));
+		/* its 2 LIDs to the 61 others, the 61 to its 2 */
+		CHECK(v.unreachable == 2 * 61 * 2 && v.loops == 0);
+		CHECK(strstr(v.first_unreachable, "from h4.1[1]") &&
+		      strstr(v.first_unreachable, "source port has no active link"));
+		f.ports[p].state = FAB_PORT_ACTIVE;
+		routing_free(&r);
+	}
+	fabric_free(&f);
+}
+
+/*
+ * The clockwise ring again, with two hosts per switch and LMC 1, once with one SL and once with
+ * three per-source SLs towards every destination, broken in three ways at once: switch 1 forgets
+ * the LIDs of switch 3's hosts, switches 2 and 3 bounce switch 0's hosts between them, and the
+ * ring's credit loop.  Several destinations fail, so the first failures are met pair by pair and
+ * the later ones counted per switch.
+ */
+static void test_grouped_broken(void)
+{
+	unsigned links[8][2], n = testfab_ring(links, 5), sl_mode;
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	uint32_t lid, s;
+
+	CHECK(testfab_build(&f, 5, 2, (const unsigned(*)[2])links, n, 1) == 0);
+	for (sl_mode = 0; sl_mode < 2; sl_mode++) {
+		CHECK(routing_init(&r, &f, "broken") == 0);
+		route_clockwise_hosts(&f, &r, 5, 2);
+		CHECK(verify_both_ways(&f, &r, &v));
+		CHECK(verify_ok(&v) == 0 && v.unreachable == 0 && v.loops == 0);
+		CHECK(v.credit_loop_vls == 1 && v.max_hops == 6);
+		for (lid = 1; lid <= f.max_lid; lid++) {
+			uint32_t p = f.lid_port[lid], owner;
+
+			if (p == FAB_NONE || fabric_is_switch(&f, f.ports[p].node))
+				continue;
+			owner = f.ports[f.ports[p].remote].node;
+			if (f.nodes[owner].sw == 3)
+				routing_lft(&r, 1)[lid] = FAB_NO_PORT;
+			if (f.nodes[owner].sw == 0) {
+				routing_lft(&r, 2)[lid] = 4; /* next: switch 3 */
+				routing_lft(&r, 3)[lid] = 3; /* previous: switch 2 */
+			}
+		}
+		if (sl_mode) {
+			CHECK(routing_alloc_sl_by_pair(&r, &f) == 0);
+			for (s = 0; s < 5; s++)
+				for (lid = 1; lid <= f.max_lid; lid++)
+					routing_set_pair_sl(&r, s, lid, (uint8_t)((s + lid) % 3));
+		}
+		CHECK(verify_both_ways(&f, &r, &v));
+		CHECK(v.unreachable > 0 && v.loops > 0 && v.credit_loop_vls);
+		CHECK(strstr(v.first_unreachable, "no LFT entry") != NULL);
+		CHECK(strstr(v.first_loop, "forwarding loop") != NULL);
+		CHECK(verify_count_bits(v.sls_used) == (sl_mode ? 3 : 1));
+		routing_free(&r);
+	}
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_credit_loop_found();
 	test_cycle_across_vls();
 	test_unreachable_and_forwarding_loop();
+	test_grouped_lmc();
+	test_grouped_hosts_sls_and_dead_port();
+	test_grouped_broken();
 	return CHECK_RESULT();
 }
