@@ -1226,7 +1226,6 @@ static void order_far_first(struct nue *n)
 		n->dest[i] = (uint32_t)(n->keys[i] & 0xffff);
 }
 
-/* Routes the destinations of one layer; 0, 1 when need_shortest gives up, -1 on an error. */
 /*
  * Brandes' betweenness costs about as much as routing a few destinations, and a layer's
  * destinations, hence its root, are the same in every candidate with k layers: chosen once.
@@ -1243,6 +1242,7 @@ static uint32_t layer_root(struct nue *n, unsigned layer)
 	return root;
 }
 
+/* Routes the destinations of one layer; 0, 1 when need_shortest gives up, -1 on an error. */
 static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 {
 	uint32_t i;
@@ -1625,12 +1625,17 @@ static void swap_ptr(uint8_t **a, uint8_t **b)
 	*b = t;
 }
 
-/* Exchanges the current results with the spare ones. */
-static void swap_tables(struct nue *n, struct nue_tables *spare)
+/* Exchanges the current results with other tables: a spare set or another routing's. */
+static void swap_tables(struct nue *n, uint8_t **lft, uint8_t **hops, uint8_t **layer)
 {
-	swap_ptr(&n->r->lft, &spare->lft);
-	swap_ptr(&n->r->hops, &spare->hops);
-	swap_ptr(&n->lid_layer, &spare->layer);
+	swap_ptr(&n->r->lft, lft);
+	swap_ptr(&n->r->hops, hops);
+	swap_ptr(&n->lid_layer, layer);
+}
+
+static void swap_with_spare(struct nue *n, struct nue_tables *spare)
+{
+	swap_tables(n, &spare->lft, &spare->hops, &spare->layer);
 }
 
 /*
@@ -1684,7 +1689,7 @@ static void keep_better(struct nue *n, struct nue_best *b)
 	struct nue_score s = score_of(n);
 
 	if (b->valid && !better(&s, &b->score)) {
-		swap_tables(n, &b->spare);
+		swap_with_spare(n, &b->spare);
 		*n->rep = b->rep;
 		return;
 	}
@@ -1707,7 +1712,7 @@ static int set_best_aside(struct nue *n, struct nue_best *b)
 		if (!b->spare.lft || !b->spare.hops || !b->spare.layer)
 			return -1;
 	}
-	swap_tables(n, &b->spare);
+	swap_with_spare(n, &b->spare);
 	return 0;
 }
 
@@ -1832,9 +1837,7 @@ static int worker_finish(struct nue *n, const struct nue_score *mine, struct nue
 		return -1;
 	}
 	if (better(&w->best.score, mine)) {
-		swap_ptr(&n->r->lft, &w->r.lft);
-		swap_ptr(&n->r->hops, &w->r.hops);
-		swap_ptr(&n->lid_layer, &w->n.lid_layer);
+		swap_tables(n, &w->r.lft, &w->r.hops, &w->n.lid_layer);
 		*n->rep = w->rep;
 	}
 	return 0;
