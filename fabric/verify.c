@@ -583,17 +583,10 @@ out:
 	return ret;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The dependency graph in CSR form over dense vertex numbers. */
 struct cdg {
 	uint32_t nv;
-	uint32_t *vertex; /* dense number -> (VL, channel) vertex, sorted */
+	uint32_t *vertex; /* dense number -> (VL, channel) vertex, ascending */
 	uint32_t *off, *to;
 };
 
@@ -604,49 +597,93 @@ static void cdg_free(struct cdg *g)
 	free(g->to);
 }
 
-static uint32_t dense(const struct cdg *g, uint32_t v)
+/* Slot of a vertex in the (VL, port) table; ascending slots are ascending vertices. */
+static size_t vertex_slot(const struct fabric *f, uint32_t v)
 {
-	const uint32_t *p = bsearch(&v, g->vertex, g->nv, sizeof(v), cmp_u32);
-
-	return (uint32_t)(p - g->vertex);
+	return (size_t)VERTEX_VL(v) * f->nports + VERTEX_CH(v);
 }
 
-static int cdg_build(struct dep_set *d, struct cdg *g)
+static int cmp_u32(const void *a, const void *b)
 {
-	uint64_t *edges = malloc(sizeof(*edges) * (d->count + 1));
-	size_t i, n = 0, nv = 0;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A vertex has a few targets: one per output port and VL. */
+static void sort_targets(uint32_t *a, uint32_t n)
+{
+	uint32_t i, j;
+
+	if (n > 32) {
+		qsort(a, n, sizeof(*a), cmp_u32);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		uint32_t v = a[i];
+
+		for (j = i; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
+/*
+ * Vertices are numbered densely in ascending order through a table over every (VL, port), and
+ * the edges are placed by counting: no sort of the whole edge set, which on small fabrics cost
+ * more than the walks.  Each vertex's targets are sorted, so the graph, and the cycle the search
+ * reports, are the same as from sorting the edges.
+ */
+static int cdg_build(const struct fabric *f, const struct dep_set *d, struct cdg *g)
+{
+	size_t nslots = (size_t)VERIFY_MAX_VLS * f->nports, i;
+	uint32_t *slot_id = calloc(nslots + 1, sizeof(*slot_id)), *fill = NULL, v;
 	int ret = -1;
 
 	memset(g, 0, sizeof(*g));
-	g->vertex = malloc(sizeof(*g->vertex) * (2 * d->count + 1));
 	g->to = malloc(sizeof(*g->to) * (d->count + 1));
-	if (!edges || !g->vertex || !g->to)
+	if (!slot_id || !g->to)
 		goto out;
 	for (i = 0; i < d->cap; i++) {
 		if (!d->keys[i])
 			continue;
-		edges[n] = d->keys[i] - 1;
-		g->vertex[nv++] = (uint32_t)(edges[n] >> 32);
-		g->vertex[nv++] = (uint32_t)edges[n];
-		n++;
+		slot_id[vertex_slot(f, (uint32_t)((d->keys[i] - 1) >> 32))] = 1;
+		slot_id[vertex_slot(f, (uint32_t)(d->keys[i] - 1))] = 1;
 	}
-	qsort(edges, n, sizeof(*edges), cmp_u64);
-	qsort(g->vertex, nv, sizeof(*g->vertex), cmp_u32);
-	for (i = 0, g->nv = 0; i < nv; i++)
-		if (!g->nv || g->vertex[g->nv - 1] != g->vertex[i])
-			g->vertex[g->nv++] = g->vertex[i];
-	g->off = calloc(g->nv + 1, sizeof(*g->off));
-	if (!g->off)
+	for (i = 0; i < nslots; i++)
+		g->nv += slot_id[i] != 0;
+	g->vertex = malloc(sizeof(*g->vertex) * (g->nv + 1));
+	g->off = calloc(g->nv + 2, sizeof(*g->off));
+	fill = malloc(sizeof(*fill) * (g->nv + 1));
+	if (!g->vertex || !g->off || !fill)
 		goto out;
-	for (i = 0; i < n; i++) {
-		g->off[dense(g, (uint32_t)(edges[i] >> 32)) + 1]++;
-		g->to[i] = dense(g, (uint32_t)edges[i]); /* edges sorted by source vertex */
+	for (i = 0, v = 0; i < nslots; i++) {
+		if (!slot_id[i])
+			continue;
+		g->vertex[v] = VERTEX(i / f->nports, i % f->nports);
+		slot_id[i] = v++;
 	}
-	for (i = 0; i < g->nv; i++)
-		g->off[i + 1] += g->off[i];
+	for (i = 0; i < d->cap; i++)
+		if (d->keys[i])
+			g->off[slot_id[vertex_slot(f, (uint32_t)((d->keys[i] - 1) >> 32))] + 1]++;
+	for (v = 0; v < g->nv; v++)
+		g->off[v + 1] += g->off[v];
+	memcpy(fill, g->off, sizeof(*fill) * g->nv);
+	for (i = 0; i < d->cap; i++) {
+		uint64_t e;
+
+		if (!d->keys[i])
+			continue;
+		e = d->keys[i] - 1;
+		g->to[fill[slot_id[vertex_slot(f, (uint32_t)(e >> 32))]]++] =
+			slot_id[vertex_slot(f, (uint32_t)e)];
+	}
+	for (v = 0; v < g->nv; v++)
+		sort_targets(g->to + g->off[v], g->off[v + 1] - g->off[v]);
 	ret = 0;
 out:
-	free(edges);
+	free(slot_id);
+	free(fill);
 	return ret;
 }
 
@@ -729,7 +766,7 @@ static int check_credit_loops(struct walker *w)
 	int ret;
 
 	w->rep->dependencies = w->deps.count;
-	if (cdg_build(&w->deps, &g)) {
+	if (cdg_build(w->f, &w->deps, &g)) {
 		cdg_free(&g);
 		return -1;
 	}
