@@ -22,6 +22,7 @@
 #include "verify.h"
 
 #include "json.h"
+#include "sortu64.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -475,13 +476,6 @@ static void check_destination(struct walker *w, unsigned dlid)
 		skip_destination(w, dlid, 0);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void groups_free(struct source_groups *sg)
 {
 	free(sg->g);
@@ -549,7 +543,7 @@ static int groups_build(const struct fabric *f, const struct routing *r, struct 
 		}
 	}
 	sg->elem_first[f->nendports] = j;
-	qsort(keys, nelem, sizeof(*keys), cmp_u64);
+	sort_u64(keys, nelem);
 	for (i = 0; i < nelem; i++) {
 		uint32_t e = (uint32_t)(keys[i] & ((1u << GROUP_ELEM_BITS) - 1)), p = port[e];
 		uint32_t sw = (uint32_t)(keys[i] >> (GROUP_ELEM_BITS + GROUP_KEY_BITS));

@@ -6,16 +6,10 @@
  * cycle, and otherwise the channels found by the forward and a backward search swap positions.
  */
 #include "cdg.h"
+#include "sortu64.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int is_used(uint8_t state)
 {
@@ -135,7 +129,7 @@ int cdg_seed_order(struct cdg *g, const uint64_t *key)
 		return -1;
 	for (c = 0; c < g->nch; c++)
 		pairs[c] = key[c] << 24 | c;
-	qsort(pairs, g->nch, sizeof(uint64_t), cmp_u64);
+	sort_u64(pairs, g->nch);
 	for (c = 0; c < g->nch; c++)
 		g->ord[pairs[c] & 0xffffff] = c;
 	free(pairs);
@@ -204,24 +198,6 @@ static uint32_t search_backward(struct cdg *g, uint32_t start, uint32_t lb, uint
 		}
 	}
 	return n;
-}
-
-/* Most affected sets hold a handful of channels, where qsort's calls cost more than the sort. */
-static void sort_u64(uint64_t *a, uint32_t n)
-{
-	uint32_t i, j;
-
-	if (n > 16) {
-		qsort(a, n, sizeof(uint64_t), cmp_u64);
-		return;
-	}
-	for (i = 1; i < n; i++) {
-		uint64_t v = a[i];
-
-		for (j = i; j > 0 && a[j - 1] > v; j--)
-			a[j] = a[j - 1];
-		a[j] = v;
-	}
 }
 
 /* The order positions of two runs sorted by position, ascending: one merge. */

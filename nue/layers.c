@@ -21,6 +21,7 @@
 #endif
 
 #include "nue.h"
+#include "sortu64.h"
 
 /* Breadth-first order of the switches from switch 0 (lowest GUID); unreachable ones last. */
 static int bfs_order(const struct fabric *f, uint32_t *rank)
@@ -66,13 +67,6 @@ static uint32_t endport_switch(const struct fabric *f, uint32_t port)
 	return node == FAB_NONE ? FAB_NONE : f->nodes[node].sw;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int partition_bfs_blocks(const struct fabric *f, unsigned k, uint8_t *part)
 {
 	uint32_t n = f->nendports, i;
@@ -88,7 +82,7 @@ static int partition_bfs_blocks(const struct fabric *f, unsigned k, uint8_t *par
 
 		key[i] = (r << 32) | i;
 	}
-	qsort(key, n, sizeof(uint64_t), cmp_u64);
+	sort_u64(key, n);
 	for (i = 0; i < n; i++)
 		part[(uint32_t)key[i]] = (uint8_t)((uint64_t)i * k / n);
 	rc = 0;

@@ -24,6 +24,7 @@
 
 #include "cdg.h"
 #include "minheap.h"
+#include "sortu64.h"
 
 #define INF_DIST UINT64_MAX
 #define AT_DEST (FAB_NONE - 1) /* out[] of the destination switch: delivery, no dependency */
@@ -1031,13 +1032,6 @@ static int index_destinations(struct nue *n, struct fab_error *err)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Per job, the LIDs it has at each switch: (job << 32 | switch) keys, merged into a CSR. */
 static int index_jobs(struct nue *n)
 {
@@ -1069,7 +1063,7 @@ static int index_jobs(struct nue *n)
 			keys[nkeys++] = (uint64_t)jobs[i] << 32 | n->lid_sw[lid];
 		}
 	}
-	qsort(keys, nkeys, sizeof(uint64_t), cmp_u64);
+	sort_u64(keys, nkeys);
 	n->job_off = calloc(jm->njobs + 1, sizeof(uint32_t));
 	n->job_sw = malloc(sizeof(uint32_t) * (nkeys ? nkeys : 1));
 	n->job_lids = malloc(sizeof(uint32_t) * (nkeys ? nkeys : 1));
@@ -1135,7 +1129,7 @@ static void order_layer(struct nue *n, unsigned layer)
 		n->nca += n->lid_exit[lid] != 0;
 		n->keys[n->ndest++] = dest_class(n, lid) << 16 | lid;
 	}
-	qsort(n->keys, n->ndest, sizeof(uint64_t), cmp_u64);
+	sort_u64(n->keys, n->ndest);
 	for (i = 0; i < n->ndest; i++)
 		n->dest[i] = (uint32_t)(n->keys[i] & 0xffff);
 }
@@ -1221,7 +1215,7 @@ static void order_far_first(struct nue *n)
 		prev = cls;
 		n->keys[i] = (uint64_t)cls_rank << 40 | (0xffffu - hop) << 16 | n->dest[i];
 	}
-	qsort(n->keys, n->ndest, sizeof(uint64_t), cmp_u64);
+	sort_u64(n->keys, n->ndest);
 	for (i = 0; i < n->ndest; i++)
 		n->dest[i] = (uint32_t)(n->keys[i] & 0xffff);
 }

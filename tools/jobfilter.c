@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "jobfilter.h"
+#include "sortu64.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -133,13 +134,6 @@ static int cmp_pair(const void *a, const void *b, void *ctx)
 	return t->pair_leaf[x] < t->pair_leaf[y] ? -1 : t->pair_leaf[x] > t->pair_leaf[y];
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static uint32_t leaf_index(const struct topo *t, uint64_t guid)
 {
 	uint32_t lo = 0, hi = t->nleaves;
@@ -164,7 +158,7 @@ static int build_leaves(struct topo *t)
 	if (!t->leaf_guid)
 		return -1;
 	memcpy(t->leaf_guid, t->pair_leaf, (size_t)t->npairs * sizeof(*t->leaf_guid));
-	qsort(t->leaf_guid, t->npairs, sizeof(*t->leaf_guid), cmp_u64);
+	sort_u64(t->leaf_guid, t->npairs);
 	for (i = 0; i < t->npairs; i++)
 		if (!n || t->leaf_guid[i] != t->leaf_guid[n - 1])
 			t->leaf_guid[n++] = t->leaf_guid[i];

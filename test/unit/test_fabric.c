@@ -1,6 +1,7 @@
 /*
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
- * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages.
+ * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
+ * the shared key sort.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "check.h"
 #include "loaders.h"
+#include "sortu64.h"
 #include "testfab.h"
 
 static char *write_tmp(const char *text)
@@ -178,8 +180,73 @@ static void test_same_topology(void)
 	fabric_free(&b);
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Fills a with one of the shapes a quicksort can trip over, n keys. */
+static void fill_keys(uint64_t *a, size_t n, unsigned shape, unsigned *seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		switch (shape) {
+		case 0: /* random, full width */
+			a[i] = ((uint64_t)rand_r(seed) << 40) ^ ((uint64_t)rand_r(seed) << 20) ^
+			       (uint64_t)rand_r(seed);
+			break;
+		case 1: /* many duplicates */
+			a[i] = (uint64_t)(rand_r(seed) % 4);
+			break;
+		case 2: /* ascending */
+			a[i] = i;
+			break;
+		case 3: /* descending, near UINT64_MAX */
+			a[i] = UINT64_MAX - i;
+			break;
+		case 4: /* all equal */
+			a[i] = 7;
+			break;
+		default: /* organ pipe: a classic bad case for a median of three */
+			a[i] = i < n / 2 ? i : n - i;
+			break;
+		}
+	}
+}
+
+/* sort_u64 must agree with qsort on every size around its short-run cut and on bad shapes. */
+static void test_sort_u64(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 15, 16, 17, 18, 33, 100, 1000, 20000 };
+	unsigned seed = 12345, shape;
+	size_t i, j;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (shape = 0; shape < 6; shape++) {
+			size_t n = sizes[i];
+			uint64_t *a = malloc(sizeof(*a) * (n + 1));
+			uint64_t *b = malloc(sizeof(*b) * (n + 1));
+			int same = 1;
+
+			fill_keys(a, n, shape, &seed);
+			memcpy(b, a, sizeof(*a) * n);
+			sort_u64(a, n);
+			qsort(b, n, sizeof(*b), cmp_key);
+			for (j = 0; j < n; j++)
+				same &= a[j] == b[j];
+			CHECK(same);
+			free(a);
+			free(b);
+		}
+	}
+}
+
 int main(void)
 {
+	test_sort_u64();
 	test_builder_and_lids();
 	test_same_topology();
 	test_netfile_ibsim();
