@@ -1,5 +1,5 @@
 /*
- * minheap.h - a binary min-heap of small integer items (switch or channel indices) keyed by
+ * minheap.h - a 4-ary min-heap of small integer items (switch or channel indices) keyed by
  * 64-bit distances, with decrease-key and removal: the priority queue of every Dijkstra in the
  * engines.  Positions are kept per item, so an item is in the heap at most once.
  */

@@ -1,7 +1,7 @@
 /*
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
  * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
- * the shared key sort.
+ * the shared key sort and the Dijkstra heap.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "loaders.h"
+#include "minheap.h"
 #include "sortu64.h"
 #include "testfab.h"
 
@@ -244,9 +245,73 @@ static void test_sort_u64(void)
 	}
 }
 
+/* The smallest (key, item) among the present items of the reference, or MINHEAP_ABSENT. */
+static uint32_t reference_min(const uint64_t *key, const int *present, uint32_t n)
+{
+	uint32_t i, best = MINHEAP_ABSENT;
+
+	for (i = 0; i < n; i++)
+		if (present[i] && (best == MINHEAP_ABSENT || key[i] < key[best]))
+			best = i;
+	return best;
+}
+
+/*
+ * Random inserts, key changes (mostly down, as Dijkstra does, sometimes up), removals and pops
+ * against a brute-force reference: every pop must return the smallest key, ties to the smaller
+ * item, and the heap must stay consistent through clears.
+ */
+static void test_minheap(void)
+{
+	enum {
+		N = 300
+	};
+	uint64_t key[N];
+	int present[N], ok = 1;
+	unsigned seed = 777, step;
+	struct minheap h;
+	uint32_t i;
+
+	CHECK(minheap_init(&h, N) == 0);
+	memset(present, 0, sizeof(present));
+	for (step = 0; step < 60000 && ok; step++) {
+		uint32_t item = (uint32_t)rand_r(&seed) % N, op = (uint32_t)rand_r(&seed) % 10;
+
+		if (step % 15000 == 14999) {
+			minheap_clear(&h);
+			memset(present, 0, sizeof(present));
+		} else if (op < 4) {
+			uint64_t k = (uint64_t)(rand_r(&seed) % 50); /* few values: many ties */
+
+			if (present[item] && k > key[item] && op)
+				k = key[item] / 2;
+			minheap_set(&h, item, k);
+			key[item] = k;
+			present[item] = 1;
+		} else if (op < 5) {
+			minheap_remove(&h, item);
+			present[item] = 0;
+		} else {
+			uint32_t want = reference_min(key, present, N), got = minheap_pop(&h);
+
+			ok = got == want;
+			if (got != MINHEAP_ABSENT && got < N)
+				present[got] = 0;
+		}
+		for (i = 0; i < N && ok; i++)
+			ok = !!minheap_contains(&h, i) == present[i];
+	}
+	CHECK(ok);
+	while (minheap_pop(&h) != MINHEAP_ABSENT)
+		;
+	CHECK(h.size == 0);
+	minheap_free(&h);
+}
+
 int main(void)
 {
 	test_sort_u64();
+	test_minheap();
 	test_builder_and_lids();
 	test_same_topology();
 	test_netfile_ibsim();
