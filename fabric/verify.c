@@ -597,59 +597,57 @@ static size_t vertex_slot(const struct fabric *f, uint32_t v)
 	return (size_t)VERTEX_VL(v) * f->nports + VERTEX_CH(v);
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* The two ends of a dependency as the set stores it (see struct dep_set). */
+static uint32_t dep_from(uint64_t key)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
+	return (uint32_t)((key - 1) >> 32);
 }
 
-/* A vertex has a few targets: one per output port and VL. */
-static void sort_targets(uint32_t *a, uint32_t n)
+static uint32_t dep_to(uint64_t key)
 {
-	uint32_t i, j;
+	return (uint32_t)(key - 1);
+}
 
-	if (n > 32) {
-		qsort(a, n, sizeof(*a), cmp_u32);
-		return;
-	}
-	for (i = 1; i < n; i++) {
-		uint32_t v = a[i];
+/* Prefix sums over count[0..n]: count[v] becomes the start of v's run. */
+static void prefix_sums(uint32_t *count, uint32_t n)
+{
+	uint32_t v;
 
-		for (j = i; j > 0 && a[j - 1] > v; j--)
-			a[j] = a[j - 1];
-		a[j] = v;
-	}
+	for (v = 0; v < n; v++)
+		count[v + 1] += count[v];
 }
 
 /*
- * Vertices are numbered densely in ascending order through a table over every (VL, port), and
- * the edges are placed by counting: no sort of the whole edge set, which on small fabrics cost
- * more than the walks.  Each vertex's targets are sorted, so the graph, and the cycle the search
- * reports, are the same as from sorting the edges.
+ * Vertices are numbered densely in ascending order through a table over every (VL, port).  The
+ * edges are then placed by two counting passes, as in a radix sort: by target first, then,
+ * keeping that order, by source.  No comparison sort of the whole edge set, which on small
+ * fabrics cost more than the walks, and each vertex's targets come out ascending, so the graph
+ * and the cycle the search reports are the same as from sorting the edges.
  */
 static int cdg_build(const struct fabric *f, const struct dep_set *d, struct cdg *g)
 {
 	size_t nslots = (size_t)VERIFY_MAX_VLS * f->nports, i;
-	uint32_t *slot_id = calloc(nslots + 1, sizeof(*slot_id)), *fill = NULL, v;
+	uint32_t *slot_id = calloc(nslots + 1, sizeof(*slot_id)), *by_to = NULL, *at = NULL, v;
+	uint64_t *edges = malloc(sizeof(*edges) * (d->count + 1));
 	int ret = -1;
 
 	memset(g, 0, sizeof(*g));
 	g->to = malloc(sizeof(*g->to) * (d->count + 1));
-	if (!slot_id || !g->to)
+	if (!slot_id || !edges || !g->to)
 		goto out;
 	for (i = 0; i < d->cap; i++) {
 		if (!d->keys[i])
 			continue;
-		slot_id[vertex_slot(f, (uint32_t)((d->keys[i] - 1) >> 32))] = 1;
-		slot_id[vertex_slot(f, (uint32_t)(d->keys[i] - 1))] = 1;
+		slot_id[vertex_slot(f, dep_from(d->keys[i]))] = 1;
+		slot_id[vertex_slot(f, dep_to(d->keys[i]))] = 1;
 	}
 	for (i = 0; i < nslots; i++)
 		g->nv += slot_id[i] != 0;
 	g->vertex = malloc(sizeof(*g->vertex) * (g->nv + 1));
 	g->off = calloc(g->nv + 2, sizeof(*g->off));
-	fill = malloc(sizeof(*fill) * (g->nv + 1));
-	if (!g->vertex || !g->off || !fill)
+	by_to = calloc(g->nv + 2, sizeof(*by_to));
+	at = malloc(sizeof(*at) * (g->nv + 1));
+	if (!g->vertex || !g->off || !by_to || !at)
 		goto out;
 	for (i = 0, v = 0; i < nslots; i++) {
 		if (!slot_id[i])
@@ -657,27 +655,28 @@ static int cdg_build(const struct fabric *f, const struct dep_set *d, struct cdg
 		g->vertex[v] = VERTEX(i / f->nports, i % f->nports);
 		slot_id[i] = v++;
 	}
-	for (i = 0; i < d->cap; i++)
-		if (d->keys[i])
-			g->off[slot_id[vertex_slot(f, (uint32_t)((d->keys[i] - 1) >> 32))] + 1]++;
-	for (v = 0; v < g->nv; v++)
-		g->off[v + 1] += g->off[v];
-	memcpy(fill, g->off, sizeof(*fill) * g->nv);
 	for (i = 0; i < d->cap; i++) {
-		uint64_t e;
-
 		if (!d->keys[i])
 			continue;
-		e = d->keys[i] - 1;
-		g->to[fill[slot_id[vertex_slot(f, (uint32_t)(e >> 32))]]++] =
-			slot_id[vertex_slot(f, (uint32_t)e)];
+		by_to[slot_id[vertex_slot(f, dep_to(d->keys[i]))] + 1]++;
+		g->off[slot_id[vertex_slot(f, dep_from(d->keys[i]))] + 1]++;
 	}
-	for (v = 0; v < g->nv; v++)
-		sort_targets(g->to + g->off[v], g->off[v + 1] - g->off[v]);
+	prefix_sums(by_to, g->nv);
+	prefix_sums(g->off, g->nv);
+	memcpy(at, by_to, sizeof(*at) * g->nv);
+	for (i = 0; i < d->cap; i++)
+		if (d->keys[i])
+			edges[at[slot_id[vertex_slot(f, dep_to(d->keys[i]))]]++] = d->keys[i];
+	memcpy(at, g->off, sizeof(*at) * g->nv);
+	for (i = 0; i < d->count; i++)
+		g->to[at[slot_id[vertex_slot(f, dep_from(edges[i]))]]++] =
+			slot_id[vertex_slot(f, dep_to(edges[i]))];
 	ret = 0;
 out:
 	free(slot_id);
-	free(fill);
+	free(edges);
+	free(by_to);
+	free(at);
 	return ret;
 }
 
