@@ -126,18 +126,34 @@ void minheap_remove(struct minheap *h, uint32_t item)
 	sift_down(h, h->pos[last.item]);
 }
 
+/*
+ * The root's hole sinks to a leaf along the smaller children, then the last entry rises from
+ * there: it belongs near the bottom, so this saves comparing it on every level on the way down.
+ */
 uint32_t minheap_pop(struct minheap *h)
 {
-	uint32_t top;
+	uint32_t top, i = 0;
 
 	if (!h->size)
 		return MINHEAP_ABSENT;
 	top = h->heap[0].item;
 	h->pos[top] = MINHEAP_ABSENT;
-	if (--h->size) {
-		/* The last entry can only move down from the root. */
-		h->heap[0] = h->heap[h->size];
-		sift_down(h, 0);
+	if (!--h->size)
+		return top;
+	for (;;) {
+		uint32_t first = ARITY * i + 1, end, c, best;
+
+		if (first >= h->size)
+			break;
+		end = h->size - first > ARITY ? first + ARITY : h->size;
+		best = first;
+		for (c = first + 1; c < end; c++)
+			if (before(&h->heap[c], &h->heap[best]))
+				best = c;
+		place(h, i, h->heap[best]);
+		i = best;
 	}
+	h->heap[i] = h->heap[h->size];
+	sift_up(h, i);
 	return top;
 }
