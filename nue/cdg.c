@@ -232,20 +232,13 @@ static void reorder(struct cdg *g, uint32_t nf, uint32_t nb)
 	g->reorders++;
 }
 
-int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
+/* An unused turn against the order: a cycle, or the order changes to admit it. */
+int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 {
 	uint64_t t = cdg_turn_index(g, in, out);
 	uint32_t stamp;
 	int64_t nf;
 
-	if (g->turn[t] == CDG_BLOCKED)
-		return -1;
-	if (is_used(g->turn[t]))
-		return 0;
-	if (g->ord[in] < g->ord[out]) {
-		g->turn[t] = state;
-		return 1;
-	}
 	g->searches++;
 	stamp = next_stamp(g);
 	nf = search_forward(g, out, in, g->ord[in], stamp);

@@ -99,7 +99,23 @@ static inline int cdg_turn_cheap(const struct cdg *g, uint32_t in, uint32_t out)
  * and wet turns.  Returns 1 when the turn was added now, 0 when it already was used or wet, and
  * -1 when it closes a cycle (the turn is then blocked) or is blocked already.
  */
-int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t state);
+int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state);
+
+/* Most turns are decided here; only a turn against the order needs the search. */
+static inline int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
+{
+	uint64_t t = cdg_turn_index(g, in, out);
+
+	if (g->turn[t] == CDG_BLOCKED)
+		return -1;
+	if (g->turn[t] != CDG_UNUSED)
+		return 0;
+	if (g->ord[in] < g->ord[out]) {
+		g->turn[t] = state;
+		return 1;
+	}
+	return cdg_add_searched(g, in, out, state);
+}
 
 /* The channel that leaves through fabric port index port; FAB_NONE for end-node links. */
 static inline uint32_t cdg_channel_of_port(const struct cdg *g, uint32_t port)

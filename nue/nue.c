@@ -98,6 +98,7 @@ struct nue {
 	struct minheap heap;
 	struct turn_list wet, blocked, attempt;
 	uint32_t *depth, *acc, *scratch, *children, *seen;
+	uint32_t *topo; /* [nsw]: see compute_depths */
 	uint32_t stamp;
 	uint64_t *cand;
 	uint32_t cand_cap;
@@ -259,18 +260,17 @@ static int reroute(struct nue *n, uint32_t s, uint32_t c, uint32_t extra_in)
 /* Extra cost of the turn in->out on the second attempt at a destination: only if it is new. */
 static uint64_t turn_cost(const struct nue *n, uint32_t in, uint32_t out)
 {
-	if (!n->new_turn_cost || out == AT_DEST)
-		return 0;
 	return n->g.turn[cdg_turn_index(&n->g, in, out)] == CDG_UNUSED ? n->new_turn_cost : 0;
 }
 
 static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 {
-	uint32_t i;
+	uint32_t i, out = n->out[x];
+	int priced = n->new_turn_cost && out != AT_DEST;
 
 	for (i = n->g.sw_off[x]; i < n->g.sw_off[x + 1]; i++) {
 		uint32_t y = n->g.head[i], in = n->g.rev[i];
-		uint64_t nd = n->dist[x] + w[in] + turn_cost(n, in, n->out[x]);
+		uint64_t nd = n->dist[x] + w[in] + (priced ? turn_cost(n, in, out) : 0);
 
 		if (nd >= n->dist[y])
 			continue;
@@ -552,14 +552,18 @@ static int turns_marked(const struct nue *n)
 	return 1;
 }
 
-/* Hops from each switch to d along the routes; -1 if a route loops (an internal error). */
+/*
+ * Hops from each switch to d along the routes, and n->topo: the switches, every one after the
+ * switch its route leads to.  -1 if a route loops (an internal error).
+ */
 static int compute_depths(struct nue *n, uint32_t d)
 {
-	uint32_t s;
+	uint32_t s, placed = 0;
 
 	for (s = 0; s < n->nsw; s++)
 		n->depth[s] = FAB_NONE;
 	n->depth[d] = 0;
+	n->topo[placed++] = d;
 	for (s = 0; s < n->nsw; s++) {
 		uint32_t x = s, len = 0, base;
 
@@ -570,8 +574,10 @@ static int compute_depths(struct nue *n, uint32_t d)
 			x = n->g.head[n->out[x]];
 		}
 		base = n->depth[x];
-		while (len--)
+		while (len--) {
 			n->depth[n->scratch[len]] = ++base;
+			n->topo[placed++] = n->scratch[len];
+		}
 	}
 	return 0;
 }
@@ -603,36 +609,18 @@ static void source_counts(struct nue *n, uint32_t lid, int job_phase)
 			n->acc[n->job_sw[k]] += n->job_lids[k];
 }
 
-/* Switches in n->children, deepest first, so children pass their counts up before parents. */
-static void depth_order(struct nue *n)
-{
-	uint32_t s, maxd = 0, i;
-
-	for (s = 0; s < n->nsw; s++)
-		if (n->depth[s] > maxd)
-			maxd = n->depth[s];
-	memset(n->scratch, 0, sizeof(uint32_t) * (maxd + 2));
-	for (s = 0; s < n->nsw; s++)
-		n->scratch[maxd - n->depth[s] + 1]++;
-	for (i = 0; i <= maxd; i++)
-		n->scratch[i + 1] += n->scratch[i];
-	for (s = 0; s < n->nsw; s++)
-		n->children[n->scratch[maxd - n->depth[s]]++] = s;
-}
-
 /*
  * Adds the sources in n->acc behind every channel of the routes to d to load[channel], or takes
  * them away (remove) when routes are replaced.
  */
-static void add_loads(struct nue *n, uint32_t d, uint64_t *load, int remove)
+static void add_loads(struct nue *n, uint64_t *load, int remove)
 {
-	uint32_t i;
+	uint32_t i = n->nsw;
 
-	for (i = 0; i < n->nsw; i++) {
-		uint32_t x = n->children[i];
+	/* Backwards through n->topo: a switch's count is complete before it passes it on. */
+	while (i-- > 1) {
+		uint32_t x = n->topo[i];
 
-		if (x == d)
-			continue;
 		if (remove)
 			load[n->out[x]] -= n->acc[x];
 		else
@@ -657,7 +645,7 @@ static int weighs(const struct nue *n, uint32_t lid, uint32_t d)
  * The score of a candidate: routes from every CA port to each CA port's base LID, as the EFI
  * metric counts them, per channel, and their hops.
  */
-static void tally_score(struct nue *n, uint32_t lid, uint32_t d, int remove)
+static void tally_score(struct nue *n, uint32_t lid, int remove)
 {
 	const struct fab_port *port = &n->f->ports[n->f->lid_port[lid]];
 	uint64_t hops = 0;
@@ -669,17 +657,16 @@ static void tally_score(struct nue *n, uint32_t lid, uint32_t d, int remove)
 	for (s = 0; s < n->nsw; s++)
 		hops += (uint64_t)n->ca_ports[s] * n->depth[s];
 	n->score_hops = remove ? n->score_hops - hops : n->score_hops + hops;
-	add_loads(n, d, n->efi, remove);
+	add_loads(n, n->efi, remove);
 }
 
 static void update_loads(struct nue *n, uint32_t lid, uint32_t d, uint64_t *w, int job_phase)
 {
-	depth_order(n);
 	if (weighs(n, lid, d)) {
 		source_counts(n, lid, job_phase);
-		add_loads(n, d, w, 0);
+		add_loads(n, w, 0);
 	}
-	tally_score(n, lid, d, 0);
+	tally_score(n, lid, 0);
 }
 
 static void write_tables(struct nue *n, uint32_t lid, uint32_t d)
@@ -908,6 +895,7 @@ static int nue_alloc(struct nue *n)
 	n->acc = malloc(sizeof(uint32_t) * sw);
 	n->scratch = malloc(sizeof(uint32_t) * (sw + 2));
 	n->children = malloc(sizeof(uint32_t) * sw);
+	n->topo = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
 	n->hop = malloc(sizeof(uint32_t) * sw);
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->escaped ||
@@ -915,7 +903,7 @@ static int nue_alloc(struct nue *n)
 	    !n->ca_count || !n->w_all || !n->w_job || !n->src_lids || !n->has_ca || !n->ca_ports ||
 	    !n->efi || !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off ||
 	    !n->esc_child || !n->dist || !n->out || !n->kept_out || !n->done || !n->depth ||
-	    !n->acc || !n->scratch || !n->children || !n->seen || !n->hop)
+	    !n->acc || !n->scratch || !n->children || !n->topo || !n->seen || !n->hop)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -988,6 +976,7 @@ static void nue_free(struct nue *n)
 	free(n->acc);
 	free(n->scratch);
 	free(n->children);
+	free(n->topo);
 	free(n->seen);
 	free(n->hop);
 	free(n->wet.turn);
@@ -1378,8 +1367,7 @@ static int score_escape_routes(struct nue *n, uint32_t lid, int remove)
 	use_escape_paths(n, d);
 	if (compute_depths(n, d))
 		return -1;
-	depth_order(n);
-	tally_score(n, lid, d, remove);
+	tally_score(n, lid, remove);
 	return 0;
 }
 
@@ -1451,7 +1439,6 @@ static int routes_from_tables(struct nue *n, uint32_t lid, uint32_t d)
 	}
 	if (compute_depths(n, d))
 		return -1;
-	depth_order(n);
 	return 0;
 }
 
@@ -1460,9 +1447,9 @@ static void remove_loads(struct nue *n, uint32_t lid, uint32_t d)
 {
 	if (weighs(n, lid, d)) {
 		source_counts(n, lid, job_phase_dest(n, lid));
-		add_loads(n, d, weights_of(n, lid), 1);
+		add_loads(n, weights_of(n, lid), 1);
 	}
-	tally_score(n, lid, d, 1);
+	tally_score(n, lid, 1);
 }
 
 static uint64_t max_efi(const struct nue *n)
