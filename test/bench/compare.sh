@@ -17,18 +17,20 @@
 # engines are shown as n/a above 1 VL: OpenSM does not dump their path SLs.
 #
 # usage: test/bench/compare.sh [--quick|--large] [--offline] [--vls "1 8"] [--engines "E ..."]
-#                              [--fabrics "NAME ..."]
+#                              [--fabrics "NAME ..."] [--repeat N]
 #   run from a build tree after `make`.  Default: fabrics of a few hundred hosts; --quick: two
 #   small ones (run by the test suite); --large: up to 4,864 hosts (minutes per engine).
-#   --fabrics keeps only the named fabrics of the chosen set (and of --offline's).
+#   --fabrics keeps only the named fabrics of the chosen set (and of --offline's).  --repeat N
+#   starts OpenSM N times per row and shows the median route time (times of a few milliseconds
+#   vary by half between runs); the other columns are the first run's.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
-quick=0 big=0 offline=0 vls="1 8" only=""
+quick=0 big=0 offline=0 vls="1 8" only="" repeat=1
 engines="sar-updn sar-nue sar-dfsssp updn nue dfsssp ftree minhop lash"
 usage() {
 	echo "usage: $0 [--quick|--large] [--offline] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" \
-		"[--fabrics \"NAME ...\"]" >&2
+		"[--fabrics \"NAME ...\"] [--repeat N]" >&2
 	exit 2
 }
 while (($#)); do
@@ -39,6 +41,7 @@ while (($#)); do
 	--vls) (($# > 1)) || usage; vls=$2; shift ;;
 	--engines) (($# > 1)) || usage; engines=$2; shift ;;
 	--fabrics) (($# > 1)) || usage; only=$2; shift ;;
+	--repeat) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; repeat=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -141,6 +144,20 @@ run_engine() {
 	RESULT+=" $(json_field max_load "$shift_load") ok"
 }
 
+# Appends to TIMES the route time of one more OpenSM run with run_engine's last settings,
+# unless it fell back.  Not in a subshell, for the same reason as run_engine.
+rerun_seconds() {
+	sim_run_opensm_once >/dev/null 2>&1
+	[[ $(sim_routing_engine_used 2>/dev/null) == "$1" ]] || return 0
+	TIMES+=" $(osm_route_seconds "$SIM_OPENSM_LOG" "$1")"
+}
+
+# Median of the numbers on stdin, one per line.
+median() {
+	sort -n | awk '{ v[NR] = $1 }
+		END { if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # Generates the fabric of a "name gen-args..." spec; sets name, net, sw and hosts.  Fails
 # quietly for a fabric --fabrics leaves out.
 gen_fabric() {
@@ -173,6 +190,13 @@ for spec in "${fabrics[@]}"; do
 			fi
 			run_engine "$eng" "$kk"
 			read -r secs fb mh xh cah unr cl ibdm efi shl status <<<"$RESULT"
+			if ((repeat > 1)) && [[ $status == ok ]]; then
+				TIMES=$secs
+				for ((r = 1; r < repeat; r++)); do
+					rerun_seconds "$eng"
+				done
+				secs=$(tr ' ' '\n' <<<"$TIMES" | grep . | median)
+			fi
 			# shellcheck disable=SC2059
 			printf "$row" "$name" "$sw" "$hosts" "$kk" "$eng" "$secs" "$fb" "$mh" "$xh" \
 				"$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
