@@ -67,22 +67,27 @@ static void sift_up(struct minheap *h, uint32_t i)
 	place(h, i, e);
 }
 
+/* The smallest child of node i, or MINHEAP_ABSENT for a leaf. */
+static inline uint32_t smallest_child(const struct minheap *h, uint32_t i)
+{
+	uint32_t first = ARITY * i + 1, end, c, best;
+
+	if (first >= h->size)
+		return MINHEAP_ABSENT;
+	end = h->size - first > ARITY ? first + ARITY : h->size;
+	best = first;
+	for (c = first + 1; c < end; c++)
+		if (before(&h->heap[c], &h->heap[best]))
+			best = c;
+	return best;
+}
+
 static void sift_down(struct minheap *h, uint32_t i)
 {
 	struct minheap_entry e = h->heap[i];
+	uint32_t best;
 
-	for (;;) {
-		uint32_t first = ARITY * i + 1, end, c, best;
-
-		if (first >= h->size)
-			break;
-		end = h->size - first > ARITY ? first + ARITY : h->size;
-		best = first;
-		for (c = first + 1; c < end; c++)
-			if (before(&h->heap[c], &h->heap[best]))
-				best = c;
-		if (!before(&h->heap[best], &e))
-			break;
+	while ((best = smallest_child(h, i)) != MINHEAP_ABSENT && before(&h->heap[best], &e)) {
 		place(h, i, h->heap[best]);
 		i = best;
 	}
@@ -132,7 +137,7 @@ void minheap_remove(struct minheap *h, uint32_t item)
  */
 uint32_t minheap_pop(struct minheap *h)
 {
-	uint32_t top, i = 0;
+	uint32_t top, i = 0, best;
 
 	if (!h->size)
 		return MINHEAP_ABSENT;
@@ -140,16 +145,7 @@ uint32_t minheap_pop(struct minheap *h)
 	h->pos[top] = MINHEAP_ABSENT;
 	if (!--h->size)
 		return top;
-	for (;;) {
-		uint32_t first = ARITY * i + 1, end, c, best;
-
-		if (first >= h->size)
-			break;
-		end = h->size - first > ARITY ? first + ARITY : h->size;
-		best = first;
-		for (c = first + 1; c < end; c++)
-			if (before(&h->heap[c], &h->heap[best]))
-				best = c;
+	while ((best = smallest_child(h, i)) != MINHEAP_ABSENT) {
 		place(h, i, h->heap[best]);
 		i = best;
 	}
