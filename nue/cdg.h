@@ -95,13 +95,17 @@ static inline int cdg_turn_cheap(const struct cdg *g, uint32_t in, uint32_t out)
 }
 
 /*
- * Marks the turn in->out with state (CDG_USED or CDG_WET) unless it closes a cycle with the used
- * and wet turns.  Returns 1 when the turn was added now, 0 when it already was used or wet, and
- * -1 when it closes a cycle (the turn is then blocked) or is blocked already.
+ * cdg_try_add's slow path, only for an unused turn with ord[in] > ord[out]: searches for a cycle
+ * and reorders.  1 when added, -1 when the turn closes a cycle (it is then blocked).
  */
 int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state);
 
-/* Most turns are decided here; only a turn against the order needs the search. */
+/*
+ * Marks the turn in->out with state (CDG_USED or CDG_WET) unless it closes a cycle with the used
+ * and wet turns.  Returns 1 when the turn was added now, 0 when it already was used or wet, and
+ * -1 when it closes a cycle (the turn is then blocked) or is blocked already.  Inline: most turns
+ * are decided without the search.
+ */
 static inline int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 {
 	uint64_t t = cdg_turn_index(g, in, out);

@@ -1419,7 +1419,7 @@ loop:
 	return -1;
 }
 
-/* Rebuilds n->out, depths and depth order from the tables' routes towards lid. */
+/* Rebuilds n->out, depths and n->topo from the tables' routes towards lid. */
 static int routes_from_tables(struct nue *n, uint32_t lid, uint32_t d)
 {
 	const struct fabric *f = n->f;
