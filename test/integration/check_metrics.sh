@@ -107,6 +107,7 @@ if command -v ibsim >/dev/null && command -v opensm >/dev/null; then
 	. "$SARNUE_SRCDIR/test/lib/sim.sh"
 	sim_setup || exit 1
 	# sim_setup's cleanup trap replaces ours.
+	# shellcheck disable=SC2016 # expanded when the cleanup runs
 	sim_at_exit 'rm -rf -- "$tmp"'
 	if sim_start_ibsim "$net"; then
 		for engine in minhop dfsssp; do

@@ -292,6 +292,7 @@ if command -v ibsim >/dev/null 2>&1 && PATH=$PATH:/usr/sbin:/sbin command -v ope
 	. "$SARNUE_SRCDIR/test/lib/sim.sh"
 	if sim_setup; then
 		# sim_setup's cleanup trap replaces ours.
+		# shellcheck disable=SC2016 # expanded when the cleanup runs
 		sim_at_exit 'rm -rf -- "$tmp"'
 		for name in xgft-pattern ft-8-100-3level isl-3x16 hx-3x3x2-k2 sf-q4 kz-2-3; do
 			SIM_ROUTING_ENGINE=minhop

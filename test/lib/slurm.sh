@@ -2,7 +2,8 @@
 #
 # slurm.sh - a real Slurm cluster on localhost for integration tests: munged, slurmctld and N
 # slurmd (one per node name, `slurmd -N NAME`) on free ports, with every file (configuration,
-# munge key and socket, state, spool, logs) in the test's temp dir.
+# munge key and socket, state, spool, logs) in the test's temp dir; munge's go to a directory of
+# their own in /tmp when user munge cannot reach the temp dir.
 #
 # Source it after sim.sh and call sim_setup first: the daemons are tracked by sim.sh's process
 # table, so its cleanup trap stops them by PID, also when the test fails half-way.
@@ -21,7 +22,9 @@ fi
 _SLURM_SH_LOADED=1
 
 SLURM_TMP=""
+SLURM_MUNGE_DIR=""
 SLURM_MUNGE_SOCKET=""
+_SLURM_MUNGE_SOCKET_NAME=/munge.socket
 _SLURM_PIDS=()
 
 _slurm_msg() {
@@ -88,14 +91,32 @@ _slurm_write_conf() {
 	[[ -d /usr/lib/x86_64-linux-gnu/slurm-wlm ]] || sed -i '/^PluginDir=/d' "$SLURM_TMP/slurm.conf"
 }
 
-# Starts munged as user munge with its key, socket, log and seed in SLURM_TMP/munge.
+# Sets SLURM_MUNGE_DIR: SLURM_TMP/munge when user munge can reach SLURM_TMP and the socket path
+# fits a socket address (107 bytes), else a fresh directory in /tmp, removed at exit.  A TMPDIR
+# of mode 0700 (what mktemp -d makes) keeps user munge out of everything below it.
+_slurm_munge_dir() {
+	SLURM_MUNGE_DIR=$SLURM_TMP/munge
+	if setpriv --reuid munge --regid munge --clear-groups test -x "$SLURM_TMP" 2>/dev/null &&
+		((${#SLURM_MUNGE_DIR} + ${#_SLURM_MUNGE_SOCKET_NAME} < 107)); then
+		mkdir -p "$SLURM_MUNGE_DIR"
+		return
+	fi
+	SLURM_MUNGE_DIR=$(mktemp -d /tmp/sarnue-munge.XXXXXXXX) || return 1
+	_slurm_msg "user munge cannot reach $SLURM_TMP: munged works in $SLURM_MUNGE_DIR"
+	sim_at_exit "rm -rf -- '$SLURM_MUNGE_DIR'"
+}
+
+
+# Starts munged as user munge with its key, socket, log and seed in SLURM_MUNGE_DIR.
 _slurm_start_munge() {
-	local d=$SLURM_TMP/munge
-	mkdir -p "$d" && chmod 0700 "$d" || return 1
+	local d
+	_slurm_munge_dir || return 1
+	d=$SLURM_MUNGE_DIR
+	chmod 0700 "$d" || return 1
 	# A fresh key for this cluster only; munged refuses keys readable by others.
 	head -c 1024 /dev/urandom >"$d/munge.key" && chmod 0400 "$d/munge.key" || return 1
 	chown -R munge:munge "$d" || return 1
-	SLURM_MUNGE_SOCKET=$d/munge.socket
+	SLURM_MUNGE_SOCKET=$d$_SLURM_MUNGE_SOCKET_NAME
 	setpriv --reuid munge --regid munge --init-groups munged -F --force \
 		--socket="$SLURM_MUNGE_SOCKET" --key-file="$d/munge.key" --log-file="$d/munged.log" \
 		--pid-file="$d/munged.pid" --seed-file="$d/munged.seed" </dev/null >"$SLURM_TMP/munged.out" 2>&1 &
