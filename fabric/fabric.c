@@ -22,20 +22,48 @@ void fab_error_set(struct fab_error *err, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Doubles cap (at least 1) until it reaches need, without passing max; 0 when need > max. */
+static size_t doubled_capacity(size_t cap, size_t need, size_t max)
+{
+	if (need > max)
+		return 0;
+	if (!cap)
+		cap = 1;
+	while (cap < need)
+		cap = cap > max / 2 ? max : cap * 2;
+	return cap;
+}
+
 int fab_reserve(char **buf, size_t *cap, size_t need, size_t first)
 {
-	size_t ncap = *cap ? *cap : first;
+	size_t ncap;
 	char *p;
 
 	if (need <= *cap)
 		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*buf, ncap);
+	/* No allocator hands out more than half the address space. */
+	ncap = doubled_capacity(*cap ? *cap : first, need, SIZE_MAX / 2);
+	p = ncap ? realloc(*buf, ncap) : NULL;
 	if (!p)
 		return -1;
 	*buf = p;
 	*cap = ncap;
+	return 0;
+}
+
+int fab_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = doubled_capacity(*cap ? *cap : first, need, UINT32_MAX);
+	p = ncap && ncap <= SIZE_MAX / elem ? realloc(*arr, ncap * elem) : NULL;
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = (uint32_t)ncap;
 	return 0;
 }
 
@@ -86,42 +114,14 @@ void fabric_free(struct fabric *f)
 	fabric_init(f);
 }
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, (size_t)ncap * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 static uint32_t add_string(struct fabric *f, const char *s)
 {
 	size_t len = strlen(s) + 1;
 	size_t need = f->strings_len + len;
 	uint32_t off;
 
-	if (need > f->strings_cap) {
-		size_t ncap = f->strings_cap ? f->strings_cap : 4096;
-		char *p;
-
-		while (ncap < need)
-			ncap *= 2;
-		p = realloc(f->strings, ncap);
-		if (!p)
-			return FAB_NONE;
-		f->strings = p;
-		f->strings_cap = ncap;
-	}
+	if (need > UINT32_MAX || fab_reserve(&f->strings, &f->strings_cap, need, 4096))
+		return FAB_NONE;
 	off = (uint32_t)f->strings_len;
 	memcpy(f->strings + off, s, len);
 	f->strings_len = need;
@@ -136,8 +136,8 @@ uint32_t fabric_add_node(struct fabric *f, enum fab_node_type type, uint64_t gui
 
 	if (nports > 254)
 		return FAB_NONE;
-	if (grow((void **)&f->nodes, &f->nodes_cap, n + 1, sizeof(*f->nodes)) ||
-	    grow((void **)&f->ports, &f->ports_cap, first + nports + 1, sizeof(*f->ports)))
+	if (fab_grow((void **)&f->nodes, &f->nodes_cap, n + 1, sizeof(*f->nodes), 64) ||
+	    fab_grow((void **)&f->ports, &f->ports_cap, first + nports + 1, sizeof(*f->ports), 64))
 		return FAB_NONE;
 	node = &f->nodes[n];
 	memset(node, 0, sizeof(*node));

@@ -206,6 +206,13 @@ void fab_error_set(struct fab_error *err, const char *fmt, ...)
 int fab_reserve(char **buf, size_t *cap, size_t need, size_t first);
 
 /*
+ * The same for an array *arr of *cap elements of elem bytes, counted in 32 bits: it holds at
+ * least need elements afterwards, doubling from first.  0, or -1 with the array unchanged
+ * (out of memory, or more than UINT32_MAX elements).  Every growing array of sarnue grows here.
+ */
+int fab_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
+
+/*
  * Reads a text file line by line and counts the lines, for the file readers (loaders, options,
  * storage GUIDs) whose errors name the file and the line.
  */

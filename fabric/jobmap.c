@@ -79,23 +79,6 @@ void job_map_free(struct job_map *jm)
 	job_map_init(jm);
 }
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, (size_t)ncap * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 static int add_string(struct job_map *jm, const char *s, size_t len, uint32_t *off)
 {
 	size_t need = jm->strings_len + len + 1;
@@ -144,7 +127,8 @@ static int intern_job(struct job_map *jm, struct str_table *t, const char *name,
 		*job = *slot - 1;
 		return 0;
 	}
-	if (grow((void **)&jm->job_name, &jm->jobs_cap, jm->njobs + 1, sizeof(*jm->job_name)) ||
+	if (fab_grow((void **)&jm->job_name, &jm->jobs_cap, jm->njobs + 1, sizeof(*jm->job_name),
+		     64) ||
 	    add_string(jm, name, len, &off))
 		return -1;
 	jm->job_name[jm->njobs] = off;
@@ -191,7 +175,8 @@ static int parse_line(struct job_map *jm, struct str_table *jobs, char *line, co
 		return -1;
 	}
 	if (intern_job(jm, jobs, word[1], len[1], &job) || add_string(jm, word[0], len[0], &host) ||
-	    grow((void **)&jm->entries, &jm->entries_cap, jm->nentries + 1, sizeof(*jm->entries))) {
+	    fab_grow((void **)&jm->entries, &jm->entries_cap, jm->nentries + 1,
+		     sizeof(*jm->entries), 64)) {
 		fab_error_set(err, "%s:%u: out of memory", name, lineno);
 		return -1;
 	}
@@ -246,16 +231,9 @@ int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
 		return -1;
 	}
 	do {
-		if (len + 4096 + 1 > cap) {
-			char *p;
-
-			cap = cap ? 2 * cap : 65536;
-			p = realloc(text, cap);
-			if (!p) {
-				fab_error_set(err, "%s: out of memory", path);
-				goto out;
-			}
-			text = p;
+		if (fab_reserve(&text, &cap, len + 4096 + 1, 65536)) {
+			fab_error_set(err, "%s: out of memory", path);
+			goto out;
 		}
 		n = fread(text + len, 1, cap - len - 1, fp);
 		len += n;

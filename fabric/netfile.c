@@ -221,18 +221,9 @@ static uint32_t keep_id(struct netparse *np, const char *id)
 	size_t len = strlen(id) + 1;
 	uint32_t off;
 
-	if (np->ids_len + len > np->ids_cap) {
-		size_t cap = np->ids_cap ? np->ids_cap * 2 : 65536;
-		char *p;
-
-		while (cap < np->ids_len + len)
-			cap *= 2;
-		p = realloc(np->ids, cap);
-		if (!p)
-			return FAB_NONE;
-		np->ids = p;
-		np->ids_cap = cap;
-	}
+	if (np->ids_len + len > UINT32_MAX ||
+	    fab_reserve(&np->ids, &np->ids_cap, np->ids_len + len, 65536))
+		return FAB_NONE;
 	off = (uint32_t)np->ids_len;
 	memcpy(np->ids + off, id, len);
 	np->ids_len += len;
@@ -267,15 +258,8 @@ static int parse_port_line(struct netparse *np, char *s)
 	rest = read_uint(rest + 1, 254, &rport);
 	if (!rest || *rest != ']' || rport == 0)
 		return fail(np, "bad remote port number");
-	if (np->nlinks == np->links_cap) {
-		uint32_t cap = np->links_cap ? np->links_cap * 2 : 1024;
-		void *p = realloc(np->links, cap * sizeof(*np->links));
-
-		if (!p)
-			return fail(np, "out of memory");
-		np->links = p;
-		np->links_cap = cap;
-	}
+	if (fab_grow((void **)&np->links, &np->links_cap, np->nlinks + 1, sizeof(*np->links), 1024))
+		return fail(np, "out of memory");
 	l = &np->links[np->nlinks];
 	l->node = np->cur_node;
 	l->port = (uint8_t)port;

@@ -189,8 +189,7 @@ int routing_changed_lids(const struct routing *a, const struct routing *b,
 			 struct routing_lid_range *out, unsigned max, uint32_t *changed)
 {
 	struct routing_lid_range *rg = NULL;
-	unsigned n = 0, cap = 0;
-	uint32_t lid;
+	uint32_t n = 0, cap = 0, lid;
 
 	*changed = 0;
 	if (a->nswitches != b->nswitches || a->lft_len != b->lft_len || !max)
@@ -203,16 +202,9 @@ int routing_changed_lids(const struct routing *a, const struct routing *b,
 			rg[n - 1].last = lid;
 			continue;
 		}
-		if (n == cap) {
-			struct routing_lid_range *grown;
-
-			cap = cap ? 2 * cap : 64;
-			grown = realloc(rg, sizeof(*rg) * cap);
-			if (!grown) {
-				free(rg);
-				return -1;
-			}
-			rg = grown;
+		if (fab_grow((void **)&rg, &cap, n + 1, sizeof(*rg), 64)) {
+			free(rg);
+			return -1;
 		}
 		rg[n].first = rg[n].last = lid;
 		n++;

@@ -106,15 +106,8 @@ struct nue {
 
 static int list_push(struct turn_list *l, uint64_t turn)
 {
-	if (l->n == l->cap) {
-		uint32_t ncap = l->cap ? 2 * l->cap : 256;
-		uint32_t *p = realloc(l->turn, sizeof(uint32_t) * ncap);
-
-		if (!p)
-			return -1;
-		l->turn = p;
-		l->cap = ncap;
-	}
+	if (l->n == l->cap && fab_grow((void **)&l->turn, &l->cap, l->n + 1, sizeof(*l->turn), 256))
+		return -1;
 	l->turn[l->n++] = (uint32_t)turn;
 	return 0;
 }
@@ -326,15 +319,8 @@ static int cmp_candidate(const void *a, const void *b)
 /* Candidate (cost, island channel, new channel of the reached neighbour) for backtracking. */
 static int add_candidate(struct nue *n, uint32_t *count, uint64_t cost, uint32_t in, uint32_t c)
 {
-	if (*count + 1 > n->cand_cap) {
-		uint32_t ncap = n->cand_cap ? 2 * n->cand_cap : 256;
-		uint64_t *p = realloc(n->cand, sizeof(uint64_t) * 3 * ncap);
-
-		if (!p)
-			return -1;
-		n->cand = p;
-		n->cand_cap = ncap;
-	}
+	if (fab_grow((void **)&n->cand, &n->cand_cap, *count + 1, 3 * sizeof(*n->cand), 256))
+		return -1;
 	n->cand[3 * *count] = cost;
 	n->cand[3 * *count + 1] = in;
 	n->cand[3 * *count + 2] = c;
@@ -1040,15 +1026,8 @@ static int index_jobs(struct nue *n)
 			continue;
 		jobs = job_map_node_jobs(jm, f->ports[f->lid_port[lid]].node, &cnt);
 		for (i = 0; i < cnt; i++) {
-			if (nkeys == cap) {
-				uint64_t *p;
-
-				cap = cap ? 2 * cap : 1024;
-				p = realloc(keys, sizeof(uint64_t) * cap);
-				if (!p)
-					goto out;
-				keys = p;
-			}
+			if (fab_grow((void **)&keys, &cap, nkeys + 1, sizeof(*keys), 1024))
+				goto out;
 			keys[nkeys++] = (uint64_t)jobs[i] << 32 | n->lid_sw[lid];
 		}
 	}

@@ -185,19 +185,7 @@ static int reserve(struct hostlist *hl, size_t bytes, uint32_t names)
 {
 	if (fab_reserve(&hl->buf, &hl->cap, hl->len + bytes, 256))
 		return -1;
-	if (hl->n + names > hl->ncap) {
-		uint32_t cap = hl->ncap ? hl->ncap : 16;
-		uint32_t *o;
-
-		while (cap < hl->n + names)
-			cap *= 2;
-		o = realloc(hl->off, (size_t)cap * sizeof(*o));
-		if (!o)
-			return -1;
-		hl->off = o;
-		hl->ncap = cap;
-	}
-	return 0;
+	return fab_grow((void **)&hl->off, &hl->ncap, hl->n + names, sizeof(*hl->off), 16);
 }
 
 int hostlist_add(struct hostlist *hl, const char *name, size_t len)

@@ -19,23 +19,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t need)
-{
-	uint32_t c = *cap ? *cap : 64;
-	uint32_t *g;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	g = realloc(*v, (size_t)c * sizeof(*g));
-	if (!g)
-		return -1;
-	*v = g;
-	*cap = c;
-	return 0;
-}
-
 static int cmp_off_str(const void *a, const void *b, void *ctx)
 {
 	const char *buf = ctx;
@@ -101,18 +84,15 @@ void topo_free(struct topo *t)
 int topo_add(struct topo *t, const char *host, size_t len, uint64_t leaf_guid)
 {
 	if (t->npairs == t->pairs_cap) {
-		uint32_t cap = t->pairs_cap ? 2 * t->pairs_cap : 256;
-		uint32_t *h = realloc(t->pair_host, (size_t)cap * sizeof(*h));
-		uint64_t *l;
+		uint32_t host_cap = t->pairs_cap, leaf_cap = t->pairs_cap;
 
-		if (!h)
+		/* Both double alike: pairs_cap holds for both once both grew. */
+		if (fab_grow((void **)&t->pair_host, &host_cap, t->npairs + 1,
+			     sizeof(*t->pair_host), 256) ||
+		    fab_grow((void **)&t->pair_leaf, &leaf_cap, t->npairs + 1,
+			     sizeof(*t->pair_leaf), 256))
 			return -1;
-		t->pair_host = h;
-		l = realloc(t->pair_leaf, (size_t)cap * sizeof(*l));
-		if (!l)
-			return -1;
-		t->pair_leaf = l;
-		t->pairs_cap = cap;
+		t->pairs_cap = host_cap;
 	}
 	if (hostlist_add(&t->names, host, len))
 		return -1;
@@ -446,7 +426,7 @@ static int resolve_hosts(struct jobset *js, const struct topo *t, uint32_t *nh)
 {
 	uint32_t i, start = *nh, n = start;
 
-	if (grow_u32(&js->host, &js->hcap, start + js->scratch.n))
+	if (fab_grow((void **)&js->host, &js->hcap, start + js->scratch.n, sizeof(*js->host), 64))
 		return -1;
 	for (i = 0; i < js->scratch.n; i++) {
 		const char *name = hostlist_get(&js->scratch, i);
@@ -486,7 +466,7 @@ static int add_job(struct jobset *js, const struct slurm_jobs *jobs, const struc
 	}
 	js->st.multi_switch++;
 	js->st.multi_hosts += *nh - start;
-	if (grow_u32(&js->off, &js->ncap, js->ids.n + 2))
+	if (fab_grow((void **)&js->off, &js->ncap, js->ids.n + 2, sizeof(*js->off), 64))
 		goto oom;
 	if (hostlist_add(&js->ids, slurm_str(jobs, job->id), strlen(slurm_str(jobs, job->id))) ||
 	    add_key(js, t, js->host + start, *nh - start))
@@ -507,7 +487,7 @@ int jobset_build(struct jobset *js, const struct slurm_jobs *jobs, const struct 
 	hostlist_clear(&js->ids);
 	hostlist_clear(&js->keys);
 	hostlist_clear(&js->unknown);
-	if (grow_u32(&js->off, &js->ncap, 1)) {
+	if (fab_grow((void **)&js->off, &js->ncap, 1, sizeof(*js->off), 64)) {
 		fab_error_set(err, "out of memory");
 		return -1;
 	}

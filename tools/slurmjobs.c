@@ -42,15 +42,8 @@ static struct slurm_job *add_job(struct slurm_jobs *s)
 	struct slurm_job *job;
 	uint32_t empty;
 
-	if (s->n == s->ncap) {
-		uint32_t cap = s->ncap ? 2 * s->ncap : 64;
-		struct slurm_job *grown = realloc(s->v, (size_t)cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		s->v = grown;
-		s->ncap = cap;
-	}
+	if (fab_grow((void **)&s->v, &s->ncap, s->n + 1, sizeof(*s->v), 64))
+		return NULL;
 	if (put_string(s, "", 0, &empty))
 		return NULL;
 	job = &s->v[s->n++];

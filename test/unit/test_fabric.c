@@ -1,7 +1,7 @@
 /*
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
  * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
- * the shared key sort and the Dijkstra heap.
+ * the shared key sort, the Dijkstra heap and the growing of buffers and arrays.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -308,8 +308,46 @@ static void test_minheap(void)
 	minheap_free(&h);
 }
 
+/* fab_grow and fab_reserve: doubling from the first size, contents kept, refusals unchanged. */
+static void test_grow(void)
+{
+	uint32_t *arr = NULL, cap = 0, i, ok = 1;
+	char *buf = NULL;
+	size_t bcap = 0;
+
+	CHECK(fab_grow((void **)&arr, &cap, 5, sizeof(*arr), 4) == 0 && cap == 8);
+	for (i = 0; i < cap; i++)
+		arr[i] = i * 7;
+	CHECK(fab_grow((void **)&arr, &cap, 8, sizeof(*arr), 4) == 0 && cap == 8);
+	CHECK(fab_grow((void **)&arr, &cap, 9, sizeof(*arr), 4) == 0 && cap == 16);
+	CHECK(fab_grow((void **)&arr, &cap, 1000, sizeof(*arr), 4) == 0 && cap == 1024);
+	for (i = 0; i < 8; i++)
+		ok &= arr[i] == i * 7;
+	CHECK(ok);
+	/* Beyond what a size_t can hold: refused, the array stays as it was. */
+	CHECK(fab_grow((void **)&arr, &cap, UINT32_MAX, SIZE_MAX / 4, 4) == -1);
+	CHECK(cap == 1024 && arr[7] == 49);
+	free(arr);
+
+	/*
+	 * Doubling 2^31 elements must not wrap to 0 (a loop without end): it stops at UINT32_MAX,
+	 * whose size in bytes is refused here.
+	 */
+	arr = NULL;
+	cap = 0x80000000u;
+	CHECK(fab_grow((void **)&arr, &cap, 0x80000001u, SIZE_MAX / 2, 1) == -1);
+	CHECK(cap == 0x80000000u && !arr);
+
+	CHECK(fab_reserve(&buf, &bcap, 100, 64) == 0 && bcap == 128);
+	memset(buf, 'x', bcap);
+	CHECK(fab_reserve(&buf, &bcap, 129, 64) == 0 && bcap == 256 && buf[127] == 'x');
+	CHECK(fab_reserve(&buf, &bcap, SIZE_MAX, 64) == -1 && bcap == 256);
+	free(buf);
+}
+
 int main(void)
 {
+	test_grow();
 	test_sort_u64();
 	test_minheap();
 	test_builder_and_lids();
