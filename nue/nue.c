@@ -25,6 +25,7 @@
 #include "cdg.h"
 #include "minheap.h"
 #include "sortu64.h"
+#include "threads.h"
 
 #define INF_DIST UINT64_MAX
 #define AT_DEST (FAB_NONE - 1) /* out[] of the destination switch: delivery, no dependency */
@@ -1780,7 +1781,7 @@ static struct nue_worker *worker_start(const struct nue *n)
 	w->rep = *n->rep;
 	w->n = (struct nue){ .f = n->f, .o = n->o, .r = &w->r, .rep = &w->rep, .k = n->k };
 	if (routing_init(&w->r, n->f, n->r->engine) || nue_prepare(&w->n, n->part, &w->err) ||
-	    pthread_create(&w->thread, NULL, worker_main, w)) {
+	    thread_start_beside(&w->thread, worker_main, w)) {
 		worker_free(w);
 		return NULL;
 	}

@@ -19,6 +19,7 @@
 #include "engines.h"
 #include "loaders.h"
 #include "plugin.h"
+#include "threads.h"
 
 /* An engine's OpenSM context: the plugin's engine state plus what engine_run_ctx() keeps. */
 struct glue_engine {
@@ -81,6 +82,56 @@ static void store_hops(struct sarnue_engine *e)
 			if (lft[lid] != FAB_NO_PORT)
 				osm_switch_set_hops(sw, (uint16_t)lid, lft[lid], hops[lid]);
 	}
+}
+
+/*
+ * OpenSM allocates a switch's hop row for a LID at the first osm_switch_set_hops() of that LID:
+ * one small malloc per switch and LID, 58,320 for the 108 switches and 540 LIDs of a Kautz
+ * graph, as long as a tenth of routing it.  They happen on the first routing of a subnet (later
+ * sweeps clear the rows and keep them), on OpenSM's sweep thread, which waits for the routing
+ * anyway.  So while the engine routes on the fabric model, a helper thread on the other CPU
+ * allocates the rows store_hops will fill: each is all OSM_NO_PATH, just what OpenSM leaves in
+ * a row it clears, so a routing that fails leaves nothing wrong behind.  Nothing else touches
+ * the switches meanwhile: OpenSM's sweep thread is inside build_lid_matrices, holding the
+ * subnet lock, and the engine reads only the model.
+ */
+struct hop_rows {
+	osm_subn_t *subn;
+	const struct fabric *f; /* read only, as the engine does */
+	pthread_t thread;
+	int running;
+};
+
+static void *alloc_hop_rows(void *arg)
+{
+	const struct hop_rows *h = arg;
+	cl_map_item_t *it;
+	uint32_t lid;
+
+	for (it = cl_qmap_head(&h->subn->sw_guid_tbl); it != cl_qmap_end(&h->subn->sw_guid_tbl);
+	     it = cl_qmap_next(it)) {
+		osm_switch_t *sw = (osm_switch_t *)it;
+
+		for (lid = 1; lid <= h->f->max_lid && lid <= sw->max_lid_ho; lid++)
+			if (h->f->lid_port[lid] != FAB_NONE && !sw->hops[lid])
+				osm_switch_set_hops(sw, (uint16_t)lid, 0, OSM_NO_PATH);
+	}
+	return NULL;
+}
+
+/* Without a second CPU store_hops allocates the rows itself, as OpenSM's engines do. */
+static void hop_rows_start(struct hop_rows *h, osm_subn_t *subn, const struct fabric *f)
+{
+	h->subn = subn;
+	h->f = f;
+	h->running = thread_start_beside(&h->thread, alloc_hop_rows, h) == 0;
+}
+
+static void hop_rows_wait(struct hop_rows *h)
+{
+	if (h->running)
+		pthread_join(h->thread, NULL);
+	h->running = 0;
 }
 
 /* Fails this routing: OpenSM moves on to the next engine of routing_engine. */
@@ -182,6 +233,7 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	struct engine_result res;
 	struct fab_error err = { "" };
 	struct routing fresh;
+	struct hop_rows rows;
 	int rc;
 
 	ctl_job_map_path(p, opts.job_map, sizeof(opts.job_map));
@@ -189,8 +241,10 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	memset(&fresh, 0, sizeof(fresh));
 	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */
 	g->ctx.sl2vl_off = !p->osm->subn.opt.qos;
+	hop_rows_start(&rows, &p->osm->subn, nf);
 	rc = routing_init(&fresh, nf, e->name) ||
 	     engine_run_ctx(e->name, nf, &opts, &g->ctx, &fresh, &res, &err);
+	hop_rows_wait(&rows);
 	if (res.warning[0])
 		plog(p, OSM_LOG_ERROR, "WRN %s: %s", e->name, res.warning);
 	if (rc) {
