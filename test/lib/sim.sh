@@ -1015,6 +1015,86 @@ sim_plane_lfts() {
 		  if ((lid in high) == (plane == "high")) print }' "$2" "$3"
 }
 
+# sim_check_hop_tables: OpenSM's hop tables (opensm-lid-matrix.dump) against its LFTs
+# (opensm-lfts.dump) and links (opensm-subnet.lst): for every switch and every LID its LFT
+# routes, the LFT's port holds the hops along the LFT route (0 to the switch's own LID, 1 out
+# to an end port, else one more than at the next switch), so does the least-hops column, and
+# no other port holds any.  OpenSM's multicast routing and SA read these tables.  Prints the
+# first difference and fails.
+sim_check_hop_tables() {
+	_sim_need_setup || return 1
+	local d=$SIM_DUMP_DIR f
+	for f in opensm-subnet.lst opensm-lfts.dump opensm-lid-matrix.dump; do
+		[[ -r $d/$f ]] || { _sim_fail "no $d/$f (run OpenSM with -D 0x43 first)"; return 1; }
+	done
+	awk '
+	function hex(s,   i, v) {
+		sub(/^0x/, "", s); s = tolower(s); v = 0
+		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v
+	}
+	function field(tok, name) { return substr(tok, length(name) + 1) }
+	# hops from switch lid s to LID l along the LFTs; -1 when the route breaks or loops
+	function hops(s, l,   h, p, guard) {
+		for (h = 0; guard++ <= nsw; h++) {
+			if (!((s, l) in lft)) return -1
+			p = lft[s, l]
+			if (p == 0) return s == l ? h : -1
+			if (!((s, p) in peer)) return -1
+			if (peer[s, p] == "end") return h + 1
+			s = peer[s, p]
+		}
+		return -1
+	}
+	FILENAME ~ /subnet.lst$/ {
+		n = 0
+		for (i = 1; i <= NF; i++) {
+			if ($i == "{") { n++; type[n] = $(i + 1) }
+			else if ($i ~ /^NodeGUID:/) guid[n] = field($i, "NodeGUID:")
+			else if ($i ~ /^LID:/) lid[n] = hex(field($i, "LID:"))
+			else if ($i ~ /^PN:/) pn[n] = hex(field($i, "PN:"))
+		}
+		if (type[1] ~ /^SW/) {
+			sw_lid[guid[1]] = lid[1]
+			peer[lid[1], pn[1]] = type[2] ~ /^SW/ ? lid[2] : "end"
+		}
+		next
+	}
+	FILENAME ~ /lfts.dump$/ {
+		if ($1 == "Unicast") { cur = $7 + 0; nsw++; next }
+		if ($1 ~ /^0x/ && $2 + 0 != 255) lft[cur, hex($1)] = $2 + 0
+		next
+	}
+	$1 == "Switch:" { g = $3; sub(/^0x/, "", g); cur = sw_lid[g]; next }
+	$1 ~ /^0x/ {
+		l = $1
+		sub(/:$/, "", l)
+		l = hex(l)
+		for (i = 2; i <= NF && $i != "#"; i++) row[cur, l, i - 2] = hex($i)
+		ports[cur] = i - 3
+	}
+	END {
+		for (key in lft) {
+			split(key, k, SUBSEP); s = k[1]; l = k[2]; p = lft[key]; h = hops(s, l)
+			where = sprintf("switch LID %d, LID %d", s, l)
+			if (h < 0) { print "hop tables: " where ": the LFT route breaks"; exit 1 }
+			if (!((s, l, 0) in row)) { print "hop tables: " where ": no hop row"; exit 1 }
+			if (row[s, l, 0] != h) {
+				printf "hop tables: %s: least hops %s, %d along the LFTs\n", where, row[s, l, 0], h
+				exit 1
+			}
+			for (q = 1; q <= ports[s]; q++) {
+				want = q == p ? h : 255
+				if (row[s, l, q] != want) {
+					printf "hop tables: %s, port %d: %d, expected %d (LFT port %d)\n", where, q, row[s, l, q], want, p
+					exit 1
+				}
+			}
+		}
+		if (!length(lft)) { print "hop tables: no LFT entries"; exit 1 }
+	}' "$d/opensm-subnet.lst" "$d/opensm-lfts.dump" "$d/opensm-lid-matrix.dump"
+}
+
 # sim_lfts_from_dump OUTFILE: OpenSM's view (opensm-lfts.dump) in the same
 # format as sim_read_lfts, so `diff` shows what did not reach the fabric.
 sim_lfts_from_dump() {

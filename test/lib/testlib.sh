@@ -70,8 +70,9 @@ t_live_check() {
 }
 
 # Routes NETFILE under ibsim with OpenSM and the plugin, then checks: OpenSM used the engine,
-# sarnue check finds every pair reachable and no credit loop, ibdmchk agrees, and the LFTs
-# read back from the simulated switches equal OpenSM's dump.  Uses SIM_* settings as given.
+# sarnue check finds every pair reachable and no credit loop, ibdmchk agrees, the LFTs read
+# back from the simulated switches equal OpenSM's dump, and OpenSM's hop tables hold the hops
+# of the LFT routes (sim_check_hop_tables).  Uses SIM_* settings as given.
 t_route_and_judge() {
 	local net=$1 name=$2 engine=${3:-sar-updn}
 	local json
@@ -102,6 +103,7 @@ t_route_and_judge() {
 	else
 		t_fail "$name: LFTs read back from the switches"
 	fi
+	t_expect "$name: OpenSM's hop tables hold the hops of the LFT routes" sim_check_hop_tables
 	# With qos TRUE OpenSM programs SL2VL through the engine's update_sl2vl: SL s travels on
 	# VL s mod T_LAYERS (1 for single-layer engines, unlike ibsim's default map SL n -> VL n).
 	if [[ ${SIM_QOS:-FALSE} == TRUE ]]; then
