@@ -22,7 +22,8 @@
 #   small ones (run by the test suite); --large: up to 4,864 hosts (minutes per engine).
 #   --fabrics keeps only the named fabrics of the chosen set (and of --offline's).  --repeat N
 #   starts OpenSM N times per row and shows the median route time (times of a few milliseconds
-#   vary by half between runs); the other columns are the first run's.
+#   vary by half between runs); the other columns are the first run's.  The repeated runs take
+#   the engines of a VL count in turn, so a slow spell of the machine hits them alike.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
@@ -96,16 +97,21 @@ json_field() {
 	sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2" | head -n 1
 }
 
+# OpenSM's settings for engine $1 on $2 VLs.
+engine_settings() {
+	SIM_CONF="" SIM_ROUTING_ENGINE=$1 SIM_QOS=FALSE
+	SIM_PLUGIN_OPTIONS="nue_vls=$2 dfsssp_vls=$2 dump=always"
+	SIM_OPENSM_EXTRA="nue_max_num_vls $2"
+	(($2 > 1)) && SIM_QOS=TRUE
+	export SIM_CONF SIM_ROUTING_ENGINE SIM_QOS SIM_PLUGIN_OPTIONS SIM_OPENSM_EXTRA
+}
+
 # One OpenSM run; sets RESULT to "time fallbacks meanhops maxhops cahops unreachable
 # creditloops ibdmchk maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its
 # OpenSM logs, and OpenSM appends to an existing log.
 run_engine() {
 	local eng=$1 k=$2 json used secs fb hops cl ibdm efi shift_load
-	SIM_CONF="" SIM_ROUTING_ENGINE=$eng SIM_QOS=FALSE
-	SIM_PLUGIN_OPTIONS="nue_vls=$k dfsssp_vls=$k dump=always"
-	SIM_OPENSM_EXTRA="nue_max_num_vls $k"
-	((k > 1)) && SIM_QOS=TRUE
-	export SIM_CONF SIM_ROUTING_ENGINE SIM_QOS SIM_PLUGIN_OPTIONS SIM_OPENSM_EXTRA
+	engine_settings "$eng" "$k"
 	# A run that ends before OpenSM dumps its tables must not be judged on the last run's.
 	rm -f "$SIM_DUMP_DIR"/sarnue-*.dump "$SIM_DUMP_DIR"/opensm.fdbs \
 		"$SIM_DUMP_DIR"/opensm-subnet.lst
@@ -144,12 +150,13 @@ run_engine() {
 	RESULT+=" $(json_field max_load "$shift_load") ok"
 }
 
-# Appends to TIMES the route time of one more OpenSM run with run_engine's last settings,
-# unless it fell back.  Not in a subshell, for the same reason as run_engine.
+# Appends to TIMES[$1] the route time of one more OpenSM run of engine $1 on $2 VLs, unless it
+# fell back.  Not in a subshell, for the same reason as run_engine.
 rerun_seconds() {
+	engine_settings "$1" "$2"
 	sim_run_opensm_once >/dev/null 2>&1
 	[[ $(sim_routing_engine_used 2>/dev/null) == "$1" ]] || return 0
-	TIMES+=" $(osm_route_seconds "$SIM_OPENSM_LOG" "$1")"
+	TIMES[$1]+=" $(osm_route_seconds "$SIM_OPENSM_LOG" "$1")"
 }
 
 # Median of the numbers on stdin, one per line.
@@ -178,6 +185,8 @@ row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %s\n'
 printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max cahops unr cl ibdm maxEFI \
 	shift status
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
+# Per engine of the current VL count: first run's RESULT, route times, VLs.
+declare -A RESULTS TIMES VLS_OF
 for spec in "${fabrics[@]}"; do
 	gen_fabric "$spec" || continue
 	# A fresh subnet per fabric: OpenSM's guid2lid cache would hand the next fabric sparse LIDs
@@ -185,6 +194,8 @@ for spec in "${fabrics[@]}"; do
 	rm -f -- "$SIM_TMP"/cache/*
 	sim_start_ibsim "$net" >/dev/null 2>&1 || { echo "$name: ibsim failed"; continue; }
 	for k in $vls; do
+		ran=()
+		RESULTS=() TIMES=() VLS_OF=()
 		for eng in $engines; do
 			kk=$k
 			if ! layered "$eng"; then
@@ -192,17 +203,20 @@ for spec in "${fabrics[@]}"; do
 				kk=1
 			fi
 			run_engine "$eng" "$kk"
-			read -r secs fb mh xh cah unr cl ibdm efi shl status <<<"$RESULT"
-			if ((repeat > 1)) && [[ $status == ok ]]; then
-				TIMES=$secs
-				for ((r = 1; r < repeat; r++)); do
-					rerun_seconds "$eng"
-				done
-				secs=$(tr ' ' '\n' <<<"$TIMES" | grep . | median)
-			fi
+			ran+=("$eng")
+			RESULTS[$eng]=$RESULT VLS_OF[$eng]=$kk TIMES[$eng]=${RESULT%% *}
+		done
+		for ((r = 1; r < repeat; r++)); do
+			for eng in "${ran[@]}"; do
+				[[ ${RESULTS[$eng]##* } == ok ]] && rerun_seconds "$eng" "${VLS_OF[$eng]}"
+			done
+		done
+		for eng in "${ran[@]}"; do
+			read -r secs fb mh xh cah unr cl ibdm efi shl status <<<"${RESULTS[$eng]}"
+			[[ $status == ok ]] && secs=$(tr ' ' '\n' <<<"${TIMES[$eng]}" | grep . | median)
 			# shellcheck disable=SC2059
-			printf "$row" "$name" "$sw" "$hosts" "$kk" "$eng" "$secs" "$fb" "$mh" "$xh" \
-				"$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
+			printf "$row" "$name" "$sw" "$hosts" "${VLS_OF[$eng]}" "$eng" "$secs" "$fb" \
+				"$mh" "$xh" "$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
 		done
 	done
 	sim_stop_ibsim >/dev/null 2>&1
