@@ -67,6 +67,19 @@ int fab_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t fir
 	return 0;
 }
 
+int fab_strings_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n, uint32_t *off)
+{
+	size_t need = *len + n + 1;
+
+	if (n >= UINT32_MAX || need > UINT32_MAX || fab_reserve(buf, cap, need, 4096))
+		return -1;
+	memcpy(*buf + *len, s, n);
+	(*buf)[*len + n] = '\0';
+	*off = (uint32_t)*len;
+	*len = need;
+	return 0;
+}
+
 int line_reader_open(struct line_reader *lr, const char *path)
 {
 	memset(lr, 0, sizeof(*lr));
@@ -116,15 +129,10 @@ void fabric_free(struct fabric *f)
 
 static uint32_t add_string(struct fabric *f, const char *s)
 {
-	size_t len = strlen(s) + 1;
-	size_t need = f->strings_len + len;
 	uint32_t off;
 
-	if (need > UINT32_MAX || fab_reserve(&f->strings, &f->strings_cap, need, 4096))
+	if (fab_strings_put(&f->strings, &f->strings_len, &f->strings_cap, s, strlen(s), &off))
 		return FAB_NONE;
-	off = (uint32_t)f->strings_len;
-	memcpy(f->strings + off, s, len);
-	f->strings_len = need;
 	return off;
 }
 

@@ -213,6 +213,14 @@ int fab_reserve(char **buf, size_t *cap, size_t need, size_t first);
 int fab_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
 
 /*
+ * Appends the n bytes at s and a NUL to the string arena *buf (*len of *cap bytes used) and sets
+ * *off to where they start: the arenas of the fabric model, the net-file and job-map parsers and
+ * the Slurm job list.  0, or -1 with the arena unchanged (out of memory, or an offset that would
+ * not fit 32 bits).
+ */
+int fab_strings_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n, uint32_t *off);
+
+/*
  * Reads a text file line by line and counts the lines, for the file readers (loaders, options,
  * storage GUIDs) whose errors name the file and the line.
  */

@@ -81,15 +81,7 @@ void job_map_free(struct job_map *jm)
 
 static int add_string(struct job_map *jm, const char *s, size_t len, uint32_t *off)
 {
-	size_t need = jm->strings_len + len + 1;
-
-	if (fab_reserve(&jm->strings, &jm->strings_cap, need, 4096))
-		return -1;
-	memcpy(jm->strings + jm->strings_len, s, len);
-	jm->strings[jm->strings_len + len] = '\0';
-	*off = (uint32_t)jm->strings_len;
-	jm->strings_len = need;
-	return 0;
+	return fab_strings_put(&jm->strings, &jm->strings_len, &jm->strings_cap, s, len, off);
 }
 
 static const char *job_name_of(const void *ctx, uint32_t job)

@@ -218,15 +218,10 @@ static int parse_header(struct netparse *np, char *s)
 
 static uint32_t keep_id(struct netparse *np, const char *id)
 {
-	size_t len = strlen(id) + 1;
 	uint32_t off;
 
-	if (np->ids_len + len > UINT32_MAX ||
-	    fab_reserve(&np->ids, &np->ids_cap, np->ids_len + len, 65536))
+	if (fab_strings_put(&np->ids, &np->ids_len, &np->ids_cap, id, strlen(id), &off))
 		return FAB_NONE;
-	off = (uint32_t)np->ids_len;
-	memcpy(np->ids + off, id, len);
-	np->ids_len += len;
 	return off;
 }
 

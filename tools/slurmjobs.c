@@ -27,13 +27,7 @@ void slurm_jobs_free(struct slurm_jobs *s)
 
 static int put_string(struct slurm_jobs *s, const char *str, size_t n, uint32_t *off)
 {
-	if (fab_reserve(&s->strings, &s->cap, s->len + n + 1, 4096))
-		return -1;
-	memcpy(s->strings + s->len, str, n);
-	s->strings[s->len + n] = '\0';
-	*off = (uint32_t)s->len;
-	s->len += n + 1;
-	return 0;
+	return fab_strings_put(&s->strings, &s->len, &s->cap, str, n, off);
 }
 
 /* A new job with every string empty. */

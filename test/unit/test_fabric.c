@@ -1,7 +1,7 @@
 /*
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
  * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
- * the shared key sort, the Dijkstra heap and the growing of buffers and arrays.
+ * the shared key sort, the Dijkstra heap, and the growing of buffers, arrays and string arenas.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -345,9 +345,27 @@ static void test_grow(void)
 	free(buf);
 }
 
+/* fab_strings_put: NUL-terminated strings at the offsets it hands out; refusals change nothing. */
+static void test_strings_put(void)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	uint32_t a = 99, b = 99, c = 99;
+
+	CHECK(fab_strings_put(&buf, &len, &cap, "node0001 HCA-1", 8, &a) == 0 && a == 0);
+	CHECK(fab_strings_put(&buf, &len, &cap, "", 0, &b) == 0 && b == 9);
+	CHECK(fab_strings_put(&buf, &len, &cap, "S-0001", 6, &c) == 0 && c == 10 && len == 17);
+	CHECK(!strcmp(buf + a, "node0001") && !strcmp(buf + b, "") && !strcmp(buf + c, "S-0001"));
+	/* An offset past 32 bits is refused before anything is read or copied. */
+	CHECK(fab_strings_put(&buf, &len, &cap, "x", UINT32_MAX, &a) == -1);
+	CHECK(len == 17 && a == 0 && !strcmp(buf + c, "S-0001"));
+	free(buf);
+}
+
 int main(void)
 {
 	test_grow();
+	test_strings_put();
 	test_sort_u64();
 	test_minheap();
 	test_builder_and_lids();
