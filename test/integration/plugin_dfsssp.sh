@@ -33,10 +33,9 @@ summary_field() {
 # Every switch must map SL s to VL s for the VLs in use (identity), as update_sl2vl answers.
 sl2vl_identity() {
 	local vls=$1 file=$2
-	awk -v vls="$vls" '
-		function nib(s, i) { return index("0123456789abcdef", substr(tolower(s), i, 1)) - 1 }
+	awk -v vls="$vls" "$SIM_AWK_HEX"'
 		NF != 11 { exit 1 }
-		{ for (sl = 0; sl < vls; sl++) { b = $(4 + int(sl / 2)); v = nib(b, 3 + sl % 2)
+		{ for (sl = 0; sl < vls; sl++) { b = $(4 + int(sl / 2)); v = hex(substr(b, 3 + sl % 2, 1))
 			if (v != sl) exit 1 } }
 		END { exit NR == 0 }' "$file"
 }

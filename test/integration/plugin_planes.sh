@@ -24,10 +24,9 @@ psl_planes() {
 
 # SL2VL read back: on every switch port pair SL $1 goes to VL $1, and SLs 0..$1-1 below it.
 sl2vl_planes() {
-	awk -v esc="$1" '
-		function nib(s, i) { return index("0123456789abcdef", substr(tolower(s), i, 1)) - 1 }
+	awk -v esc="$1" "$SIM_AWK_HEX"'
 		NF != 11 { exit 1 }
-		{ for (sl = 0; sl <= esc; sl++) { v = nib($(4 + int(sl / 2)), 3 + sl % 2)
+		{ for (sl = 0; sl <= esc; sl++) { v = hex(substr($(4 + int(sl / 2)), 3 + sl % 2, 1))
 			if ((sl == esc) != (v == esc)) exit 1 } }
 		END { exit NR == 0 }' "$2"
 }

@@ -76,6 +76,17 @@ _SIM_CONF_LMC=0
 _SIM_OPENSM_VGLOG=""
 _SIM_LAST_RC=0
 
+# awk function hex(s): the value of hex digits s, with or without 0x, any case.  Prepend it to
+# an awk program that needs it: mawk, Debian's default awk, has no strtonum.
+SIM_AWK_HEX='
+function hex(s,   i, v) {
+	s = tolower(s); sub(/^0x/, "", s); v = 0
+	for (i = 1; i <= length(s); i++)
+		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+	return v
+}'
+
+
 # ---------------------------------------------------------------- messages
 
 _sim_msg() {
@@ -832,13 +843,7 @@ sim_ibdmchk_high_plane() {
 # Turns ibroute / opensm-lfts.dump text into "SWITCH_GUID DLID PORT" lines
 # (lowercase hex GUID, 0x%04x LID, decimal port), sorted, for diffing.
 _sim_lfts_normalize() {
-	awk '
-	function hex(s,   i, v) {	# mawk has no strtonum
-		s = tolower(s); sub(/^0x/, "", s); v = 0
-		for (i = 1; i <= length(s); i++)
-			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		return v
-	}
+	awk "$SIM_AWK_HEX"'
 	/^Unicast lids/ {
 		guid = ""
 		for (i = 1; i < NF; i++) if ($i == "guid") guid = tolower($(i + 1))
@@ -1009,10 +1014,9 @@ sim_high_lids() {
 # from sim_read_lfts ("GUID 0xDLID PORT") towards the high LIDs listed in
 # HIGH_LIDS_FILE (plane high), or towards every other LID (plane base).
 sim_plane_lfts() {
-	awk -v plane="$1" 'NR == FNR { high[$1] = 1; next }
-		{ lid = 0; s = tolower(substr($2, 3))
-		  for (i = 1; i <= length(s); i++) lid = lid * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		  if ((lid in high) == (plane == "high")) print }' "$2" "$3"
+	awk -v plane="$1" "$SIM_AWK_HEX"'
+		NR == FNR { high[$1] = 1; next }
+		(hex($2) in high) == (plane == "high")' "$2" "$3"
 }
 
 # sim_check_hop_tables: OpenSM's hop tables (opensm-lid-matrix.dump) against its LFTs
@@ -1027,12 +1031,7 @@ sim_check_hop_tables() {
 	for f in opensm-subnet.lst opensm-lfts.dump opensm-lid-matrix.dump; do
 		[[ -r $d/$f ]] || { _sim_fail "no $d/$f (run OpenSM with -D 0x43 first)"; return 1; }
 	done
-	awk '
-	function hex(s,   i, v) {
-		sub(/^0x/, "", s); s = tolower(s); v = 0
-		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		return v
-	}
+	awk "$SIM_AWK_HEX"'
 	function field(tok, name) { return substr(tok, length(name) + 1) }
 	# hops from switch lid s to LID l along the LFTs; -1 when the route breaks or loops
 	function hops(s, l,   h, p, guard) {
