@@ -102,7 +102,7 @@ _slurm_munge_dir() {
 		return
 	fi
 	SLURM_MUNGE_DIR=$(mktemp -d /tmp/sarnue-munge.XXXXXXXX) || return 1
-	_slurm_msg "user munge cannot reach $SLURM_TMP: munged works in $SLURM_MUNGE_DIR"
+	_slurm_msg "munged works in $SLURM_MUNGE_DIR: user munge cannot reach $SLURM_TMP or the socket path would be too long"
 	sim_at_exit "rm -rf -- '$SLURM_MUNGE_DIR'"
 }
 
