@@ -50,6 +50,13 @@ struct routing {
 	uint32_t sl2vl_stride;
 
 	unsigned vls_used; /* number of VLs the engine's layers occupy */
+
+	/*
+	 * Set by a caller that wants to know when LFT columns stop changing (the verifier beside
+	 * the routing, verify_feed_attach); NULL when nobody listens.  See routing_columns_final.
+	 */
+	void (*columns_final)(void *arg, uint32_t below);
+	void *columns_final_arg;
 };
 
 int routing_init(struct routing *r, const struct fabric *f, const char *engine);
@@ -63,6 +70,16 @@ static inline uint8_t *routing_lft(const struct routing *r, uint32_t sw)
 static inline uint8_t *routing_hops(const struct routing *r, uint32_t sw)
 {
 	return r->hops + (size_t)sw * r->lft_len;
+}
+
+/*
+ * An engine's promise: from now on the LFT entries of every switch for the LIDs below `below`,
+ * and the SL settings, stay as they are.  Calls come from one thread with rising bounds.
+ */
+static inline void routing_columns_final(const struct routing *r, uint32_t below)
+{
+	if (r->columns_final)
+		r->columns_final(r->columns_final_arg, below);
 }
 
 uint8_t routing_path_sl(const struct routing *r, uint16_t slid, uint16_t dlid);

@@ -18,15 +18,22 @@
  * another VL at every switch; an edge joins the VL a packet holds on its input channel to the one
  * it asks for on the output.  Edges are kept in a hash set, then the graph is compacted and
  * searched for a cycle with an iterative DFS.
+ *
+ * verify_feed (verify.h) runs the same passes on a thread of its own while an engine that
+ * promises final LFT columns (sar-nue on one layer) is still routing, on a copy of those columns
+ * that is compared with the final tables at the end.
  */
 #include "verify.h"
 
 #include "json.h"
 #include "sortu64.h"
+#include "threads.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum walk_state {
 	W_NONE = 0,
@@ -38,6 +45,7 @@ enum walk_state {
 
 struct dep_set {
 	uint64_t *keys; /* 0 = empty; key = (from << 32 | to) + 1, vertex = vl << 28 | channel */
+	uint64_t *list; /* [cap / 2]: the keys in the order they came, for passes over the set */
 	size_t cap, count;
 };
 
@@ -92,25 +100,30 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
+/* Keeps the hash table at most half full; the list holds count keys, so cap / 2 suffice. */
 static int deps_grow(struct dep_set *d)
 {
-	size_t ncap = d->cap ? d->cap * 2 : 1 << 16, i;
+	size_t ncap = d->cap ? d->cap * 2 : 1 << 10, i;
 	uint64_t *nk = calloc(ncap, sizeof(*nk));
+	uint64_t *nl = malloc(ncap / 2 * sizeof(*nl));
 
-	if (!nk)
+	if (!nk || !nl) {
+		free(nk);
+		free(nl);
 		return -1;
-	for (i = 0; i < d->cap; i++) {
-		size_t j;
+	}
+	for (i = 0; i < d->count; i++) {
+		size_t j = mix(d->list[i]) & (ncap - 1);
 
-		if (!d->keys[i])
-			continue;
-		j = mix(d->keys[i]) & (ncap - 1);
 		while (nk[j])
 			j = (j + 1) & (ncap - 1);
-		nk[j] = d->keys[i];
+		nk[j] = d->list[i];
+		nl[i] = d->list[i];
 	}
 	free(d->keys);
+	free(d->list);
 	d->keys = nk;
+	d->list = nl;
 	d->cap = ncap;
 	return 0;
 }
@@ -133,7 +146,7 @@ static int deps_add(struct dep_set *d, uint32_t from, uint32_t to)
 		j = (j + 1) & (d->cap - 1);
 	}
 	d->keys[j] = key;
-	d->count++;
+	d->list[d->count++] = key;
 	return 0;
 }
 
@@ -624,9 +637,9 @@ static void prefix_sums(uint32_t *count, uint32_t n)
  * fabrics cost more than the walks, and each vertex's targets come out ascending, so the graph
  * and the cycle the search reports are the same as from sorting the edges.
  */
-static int cdg_build(const struct fabric *f, const struct dep_set *d, struct cdg *g)
+static int cdg_build(const struct fabric *f, const struct dep_set *d, unsigned nvls, struct cdg *g)
 {
-	size_t nslots = (size_t)VERIFY_MAX_VLS * f->nports, i;
+	size_t nslots = (size_t)nvls * f->nports, i;
 	uint32_t *slot_id = calloc(nslots + 1, sizeof(*slot_id)), *by_to = NULL, *at = NULL, v;
 	uint64_t *edges = malloc(sizeof(*edges) * (d->count + 1));
 	int ret = -1;
@@ -635,11 +648,9 @@ static int cdg_build(const struct fabric *f, const struct dep_set *d, struct cdg
 	g->to = malloc(sizeof(*g->to) * (d->count + 1));
 	if (!slot_id || !edges || !g->to)
 		goto out;
-	for (i = 0; i < d->cap; i++) {
-		if (!d->keys[i])
-			continue;
-		slot_id[vertex_slot(f, dep_from(d->keys[i]))] = 1;
-		slot_id[vertex_slot(f, dep_to(d->keys[i]))] = 1;
+	for (i = 0; i < d->count; i++) {
+		slot_id[vertex_slot(f, dep_from(d->list[i]))] = 1;
+		slot_id[vertex_slot(f, dep_to(d->list[i]))] = 1;
 	}
 	for (i = 0; i < nslots; i++)
 		g->nv += slot_id[i] != 0;
@@ -655,18 +666,15 @@ static int cdg_build(const struct fabric *f, const struct dep_set *d, struct cdg
 		g->vertex[v] = VERTEX(i / f->nports, i % f->nports);
 		slot_id[i] = v++;
 	}
-	for (i = 0; i < d->cap; i++) {
-		if (!d->keys[i])
-			continue;
-		by_to[slot_id[vertex_slot(f, dep_to(d->keys[i]))] + 1]++;
-		g->off[slot_id[vertex_slot(f, dep_from(d->keys[i]))] + 1]++;
+	for (i = 0; i < d->count; i++) {
+		by_to[slot_id[vertex_slot(f, dep_to(d->list[i]))] + 1]++;
+		g->off[slot_id[vertex_slot(f, dep_from(d->list[i]))] + 1]++;
 	}
 	prefix_sums(by_to, g->nv);
 	prefix_sums(g->off, g->nv);
 	memcpy(at, by_to, sizeof(*at) * g->nv);
-	for (i = 0; i < d->cap; i++)
-		if (d->keys[i])
-			edges[at[slot_id[vertex_slot(f, dep_to(d->keys[i]))]]++] = d->keys[i];
+	for (i = 0; i < d->count; i++)
+		edges[at[slot_id[vertex_slot(f, dep_to(d->list[i]))]]++] = d->list[i];
 	memcpy(at, g->off, sizeof(*at) * g->nv);
 	for (i = 0; i < d->count; i++)
 		g->to[at[slot_id[vertex_slot(f, dep_from(edges[i]))]]++] =
@@ -755,11 +763,13 @@ out:
 
 static int check_credit_loops(struct walker *w)
 {
+	/* VLs above the highest one used hold no vertex: their slots need no table. */
+	unsigned nvls = 32 - (unsigned)__builtin_clz(w->rep->vls_used | 1u);
 	struct cdg g;
 	int ret;
 
 	w->rep->dependencies = w->deps.count;
-	if (cdg_build(w->f, &w->deps, &g)) {
+	if (cdg_build(w->f, &w->deps, nvls, &g)) {
 		cdg_free(&g);
 		return -1;
 	}
@@ -768,47 +778,248 @@ static int check_credit_loops(struct walker *w)
 	return ret;
 }
 
-int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep)
+/* Groups and scratch of a walker over f and r; 0, or -1 without memory (then walker_free). */
+static int walker_open(struct walker *w, struct source_groups *groups, const struct fabric *f,
+		       const struct routing *r, struct verify_report *rep)
 {
-	struct walker w = { .f = f, .r = r, .rep = rep };
-	struct source_groups groups = { 0 };
-	unsigned dlid;
-	int ret = -1, rc;
+	size_t keys = (size_t)f->nswitches * VERIFY_MAX_VLS + 1;
+	int rc;
 
+	memset(w, 0, sizeof(*w));
+	memset(groups, 0, sizeof(*groups));
 	memset(rep, 0, sizeof(*rep));
+	w->f = f;
+	w->r = r;
+	w->rep = rep;
 	/* With per-port SL2VL the VL out of a switch depends on where a packet came in. */
 	if (!r->sl2vl) {
-		rc = groups_build(f, r, &groups);
+		rc = groups_build(f, r, groups);
 		if (rc < 0)
 			return -1;
 		if (!rc)
-			w.groups = &groups;
+			w->groups = groups;
 	}
-	w.stamp = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, sizeof(*w.stamp));
-	w.state = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, 1);
-	w.hops = calloc((size_t)f->nswitches * VERIFY_MAX_VLS + 1, 1);
-	w.path = malloc(sizeof(*w.path) * ((size_t)f->nswitches * VERIFY_MAX_VLS + 1));
-	if (!w.stamp || !w.state || !w.hops || !w.path || deps_grow(&w.deps))
-		goto out;
+	w->stamp = calloc(keys, sizeof(*w->stamp));
+	w->state = calloc(keys, 1);
+	w->hops = calloc(keys, 1);
+	w->path = malloc(sizeof(*w->path) * keys);
+	if (!w->stamp || !w->state || !w->hops || !w->path || deps_grow(&w->deps))
+		return -1;
 	rep->sources = f->nendports;
-	for (dlid = 1; dlid <= f->max_lid; dlid++) {
-		if (f->lid_port[dlid] == FAB_NONE)
+	return 0;
+}
+
+static void walker_free(struct walker *w, struct source_groups *groups)
+{
+	free(w->stamp);
+	free(w->state);
+	free(w->hops);
+	free(w->path);
+	free(w->deps.keys);
+	free(w->deps.list);
+	groups_free(groups);
+}
+
+/* The destination LIDs in [from, to); -1 without memory. */
+static int walker_check(struct walker *w, unsigned from, unsigned to)
+{
+	unsigned dlid;
+
+	for (dlid = from; dlid < to; dlid++) {
+		if (w->f->lid_port[dlid] == FAB_NONE)
 			continue;
-		rep->destinations++;
-		check_destination(&w, dlid);
-		if (w.oom)
-			goto out;
+		w->rep->destinations++;
+		check_destination(w, dlid);
+		if (w->oom)
+			return -1;
 	}
-	rep->mean_hops = w.delivered ? (double)w.hop_sum / (double)w.delivered : 0.0;
-	ret = check_credit_loops(&w);
+	return 0;
+}
+
+/* Mean hops and the credit-loop search once every destination is checked. */
+static int walker_close(struct walker *w)
+{
+	w->rep->mean_hops = w->delivered ? (double)w->hop_sum / (double)w->delivered : 0.0;
+	return check_credit_loops(w);
+}
+
+int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep)
+{
+	struct walker w;
+	struct source_groups groups;
+	int ret = -1;
+
+	if (walker_open(&w, &groups, f, r, rep) || walker_check(&w, 1, f->max_lid + 1))
+		goto out;
+	ret = walker_close(&w);
 out:
-	free(w.stamp);
-	free(w.state);
-	free(w.hops);
-	free(w.path);
-	free(w.deps.keys);
-	groups_free(&groups);
+	walker_free(&w, &groups);
 	return ret;
+}
+
+/*
+ * The verifier beside the routing (verify.h).  The thread takes the promised columns in blocks of
+ * FEED_BLOCK LIDs, so it reads no cache line the engine is still writing to.  It polls: the
+ * engine's promises come every few microseconds, and waking the thread for each would cost the
+ * engine a system call every time.
+ */
+#define FEED_BLOCK 16u
+#define FEED_POLL_NS 50000L
+
+enum feed_state {
+	FEED_IDLE,	/* nothing promised yet */
+	FEED_RUNNING,	/* the thread checks the promised columns */
+	FEED_NO_THREAD, /* not streamed: the report verifies the final tables */
+};
+
+struct verify_feed {
+	const struct fabric *f;
+	struct routing *r;
+	struct routing view; /* r's SL settings at the first promise, LFTs from copy */
+	uint8_t *copy;	     /* the promised columns, laid out as r->lft */
+	struct verify_report rep;
+	uint32_t end;		      /* max_lid + 1 */
+	_Atomic uint32_t final_below; /* the engine's latest promise */
+	atomic_int stop;	      /* the report is not wanted: leave at once */
+	int checked;		      /* the thread checked every column and the dependencies */
+	enum feed_state state;	      /* the engine's thread only */
+	pthread_t thread;
+};
+
+static void copy_columns(struct verify_feed *vf, uint32_t from, uint32_t to)
+{
+	size_t len = vf->r->lft_len, s;
+
+	for (s = 0; s < vf->r->nswitches; s++)
+		memcpy(vf->copy + s * len + from, vf->r->lft + s * len + from, to - from);
+}
+
+/* The next block end the engine's promise covers, or end once it covers everything. */
+static uint32_t promised_upto(struct verify_feed *vf)
+{
+	uint32_t below = atomic_load_explicit(&vf->final_below, memory_order_acquire);
+
+	return below >= vf->end ? vf->end : below - below % FEED_BLOCK;
+}
+
+static void *feed_main(void *arg)
+{
+	struct verify_feed *vf = arg;
+	struct timespec nap = { .tv_nsec = FEED_POLL_NS };
+	struct source_groups groups;
+	struct walker w;
+	uint32_t done = 0, upto;
+
+	if (walker_open(&w, &groups, vf->f, &vf->view, &vf->rep))
+		goto out;
+	while (!atomic_load_explicit(&vf->stop, memory_order_relaxed)) {
+		upto = promised_upto(vf);
+		if (upto > done) {
+			copy_columns(vf, done, upto);
+			/* LID 0 is nobody's, but its column is compared at the end as well. */
+			if (walker_check(&w, done ? done : 1, upto))
+				goto out;
+			done = upto;
+		} else if (done >= vf->end) {
+			vf->checked = !walker_close(&w);
+			break;
+		} else {
+			nanosleep(&nap, NULL);
+		}
+	}
+out:
+	walker_free(&w, &groups);
+	return NULL;
+}
+
+/* The engine's promise (routing_columns_final); the first one starts the thread. */
+static void feed_columns_final(void *arg, uint32_t below)
+{
+	struct verify_feed *vf = arg;
+
+	if (vf->state == FEED_NO_THREAD)
+		return;
+	atomic_store_explicit(&vf->final_below, below, memory_order_release);
+	if (vf->state == FEED_RUNNING)
+		return;
+	vf->view = *vf->r;
+	vf->view.lft = vf->copy;
+	vf->view.columns_final = NULL;
+	/* Per-source SLs and per-port SL2VL live in arrays the final check does not compare. */
+	if (vf->view.sl_mode != ROUTING_SL_UNIFORM || vf->view.sl2vl ||
+	    thread_start_beside(&vf->thread, feed_main, vf)) {
+		vf->state = FEED_NO_THREAD;
+		return;
+	}
+	vf->state = FEED_RUNNING;
+}
+
+struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r)
+{
+	struct verify_feed *vf = calloc(1, sizeof(*vf));
+	size_t cells = (size_t)r->nswitches * r->lft_len;
+
+	if (!vf)
+		return NULL;
+	vf->copy = malloc(cells ? cells : 1);
+	if (!vf->copy) {
+		free(vf);
+		return NULL;
+	}
+	vf->f = f;
+	vf->r = r;
+	vf->end = f->max_lid + 1;
+	atomic_init(&vf->final_below, 0);
+	atomic_init(&vf->stop, 0);
+	r->columns_final = feed_columns_final;
+	r->columns_final_arg = vf;
+	return vf;
+}
+
+static void feed_stop(struct verify_feed *vf, int wanted)
+{
+	if (vf->state != FEED_RUNNING)
+		return;
+	if (!wanted)
+		atomic_store_explicit(&vf->stop, 1, memory_order_relaxed);
+	atomic_store_explicit(&vf->final_below, vf->end, memory_order_release);
+	pthread_join(vf->thread, NULL);
+	vf->state = FEED_NO_THREAD;
+}
+
+/* Whether the thread checked exactly the tables and SL settings r holds now. */
+static int checked_final_tables(const struct verify_feed *vf)
+{
+	const struct routing *r = vf->r, *v = &vf->view;
+
+	return vf->checked && r->sl_mode == v->sl_mode && r->sl_uniform == v->sl_uniform &&
+	       !r->sl2vl && !memcmp(r->sl2vl_uniform, v->sl2vl_uniform, sizeof(v->sl2vl_uniform)) &&
+	       !memcmp(r->lft, vf->copy, (size_t)r->nswitches * r->lft_len);
+}
+
+int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed)
+{
+	int was_running = vf->state == FEED_RUNNING;
+
+	feed_stop(vf, 1);
+	*streamed = was_running && checked_final_tables(vf);
+	if (!*streamed)
+		return verify_routing(vf->f, vf->r, rep);
+	*rep = vf->rep;
+	return 0;
+}
+
+void verify_feed_detach(struct verify_feed *vf)
+{
+	if (!vf)
+		return;
+	feed_stop(vf, 0);
+	if (vf->r->columns_final_arg == vf) {
+		vf->r->columns_final = NULL;
+		vf->r->columns_final_arg = NULL;
+	}
+	free(vf->copy);
+	free(vf);
 }
 
 int verify_ok(const struct verify_report *rep)

@@ -54,6 +54,23 @@ const char *verify_lft_step_failure(enum lft_step step);
 /* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
 
+/*
+ * Verification beside the routing.  verify_feed_attach hooks r (routing_columns_final): from the
+ * engine's first promise on, a thread on another CPU copies the final LFT columns and checks them
+ * while the engine goes on.  verify_feed_report ends that and compares the copy with r's tables
+ * as they are then; when they differ, or nothing was promised, or there is no other CPU, it runs
+ * verify_routing on r instead.  The report is always that of verify_routing on the final tables.
+ * NULL without memory: verify with verify_routing then.
+ */
+struct verify_feed;
+struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r);
+
+/* As verify_routing; *streamed tells whether the checks ran beside the routing. */
+int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed);
+
+/* Stops the thread, unhooks the routing and frees the feed; NULL is fine. */
+void verify_feed_detach(struct verify_feed *vf);
+
 /* True when the report shows no unreachable pair, no forwarding loop and no credit loop. */
 int verify_ok(const struct verify_report *rep);
 

@@ -1504,9 +1504,15 @@ broken:
 /*
  * One more pass over the terminals' LIDs, layer by layer, each routed again against the final
  * weights (reroute_lid).  Destinations still on escape paths get another chance too.
+ *
+ * With one layer this pass is the last to write the tables, in LID order, and touches one LID's
+ * column at a time; the switch LIDs' columns are final before it.  So every column below the LID
+ * in hand is final, and the verifier may check it meanwhile (routing_columns_final).  With more
+ * layers the candidates' tables trade places at the end, so nothing is promised.
  */
 static int rebalance(struct nue *n, struct fab_error *err)
 {
+	int promise = n->k == 1;
 	uint32_t lid;
 	unsigned layer;
 	int rc;
@@ -1519,12 +1525,16 @@ static int rebalance(struct nue *n, struct fab_error *err)
 			if (n->lid_sw[lid] == FAB_NONE || !n->lid_exit[lid] ||
 			    n->lid_layer[lid] != layer)
 				continue;
+			if (promise)
+				routing_columns_final(n->r, lid);
 			rc = reroute_lid(n, lid, err);
 			if (rc < 0)
 				return -1;
 			n->rep->rerouted += (uint32_t)rc;
 		}
 	}
+	if (promise)
+		routing_columns_final(n->r, n->f->max_lid + 1);
 	return 0;
 }
 

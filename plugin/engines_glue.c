@@ -149,9 +149,10 @@ static int routing_failed(struct sarnue_engine *e, const char *msg)
 static void log_routed(struct sarnue_engine *e, const struct engine_result *res)
 {
 	plog(e->plugin, OSM_LOG_INFO,
-	     "%s: routed %u switches, %u LIDs in %.3f s (verify %.3f s: %llu pairs, 0 unreachable,"
+	     "%s: routed %u switches, %u LIDs in %.3f s (%s %.3f s: %llu pairs, 0 unreachable,"
 	     " 0 credit loops, %u VL, max hops %u); %s",
 	     e->name, e->fabric.nswitches, e->fabric.max_lid, res->route_seconds,
+	     res->verify_streamed ? "verified beside the routing, then" : "verify",
 	     res->verify_seconds, (unsigned long long)res->verify.pairs,
 	     verify_count_bits(res->verify.vls_used), res->verify.max_hops, res->summary);
 }

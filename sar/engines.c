@@ -590,13 +590,16 @@ out:
 	return rc;
 }
 
-static int verify_result(const struct fabric *f, const struct routing *r, struct engine_result *res,
-			 struct fab_error *err)
+/* With a feed, the checks may have run beside the routing: then only its end is waited for. */
+static int verify_result(const struct fabric *f, const struct routing *r, struct verify_feed *feed,
+			 struct engine_result *res, struct fab_error *err)
 {
 	double t0 = now();
 	const struct verify_report *v = &res->verify;
+	int rc = feed ? verify_feed_report(feed, &res->verify, &res->verify_streamed)
+		      : verify_routing(f, r, &res->verify);
 
-	if (verify_routing(f, r, &res->verify)) {
+	if (rc) {
 		fab_error_set(err, "verifier ran out of memory");
 		return -1;
 	}
@@ -646,6 +649,7 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 		   struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
 		   struct fab_error *err)
 {
+	struct verify_feed *feed = NULL;
 	double t0 = now();
 	int rc;
 
@@ -656,13 +660,17 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 		fab_error_set(err, "unknown engine '%s'", name);
 		return -1;
 	}
+	/* Engines that know when columns are final (sar-nue on one layer) get checked meanwhile. */
+	if (o->verify && !o->planes && o->nue_threads != 1)
+		feed = verify_feed_attach(f, r);
 	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
 		       : run_plain(name, f, o, ctx, 0, r, res, err);
 	res->route_seconds = now() - t0;
 	if (!rc && !res->fingerprint)
 		res->fingerprint = fabric_fingerprint(f);
 	if (!rc && o->verify)
-		rc = verify_result(f, r, res, err);
+		rc = verify_result(f, r, feed, res, err);
+	verify_feed_detach(feed);
 	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */
 	if (rc && ctx)
 		escape_plane_free(&ctx->escape);

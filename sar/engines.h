@@ -17,8 +17,9 @@ struct engine_result {
 	double route_seconds, verify_seconds;
 	struct verify_report verify; /* valid when verified */
 	int verified;
-	char summary[512]; /* engine-specific: roots, ranks, layers, fall-backs */
-	char warning[512]; /* what the operator should know although routing went on */
+	int verify_streamed; /* the checks ran beside the routing (verify_feed_attach) */
+	char summary[512];   /* engine-specific: roots, ranks, layers, fall-backs */
+	char warning[512];   /* what the operator should know although routing went on */
 	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */
 	uint32_t fallbacks; /* destinations on escape paths, or moved from DFSSSP to Nue */
 	/* planes=on (see planes.h): routed as two planes; high-LID plane kept from last time */

@@ -159,10 +159,12 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 {
 	if (a->json) {
 		printf("{\"engine\": \"%s\", \"switches\": %u, \"lids\": %u, \"route_seconds\": %.6f, "
-		       "\"verify_seconds\": %.6f, \"peak_rss_kib\": %ld, \"planes\": %d, "
+		       "\"verify_seconds\": %.6f, \"verify_beside_routing\": %s, \"peak_rss_kib\": %ld, "
+		       "\"planes\": %d, "
 		       "\"escape_engine\": \"%s\", \"summary\": \"%s\", \"verify\": ",
 		       a->engine, f->nswitches, f->max_lid, res->route_seconds, res->verify_seconds,
-		       peak_rss_kib(), res->planes, res->escape_engine, res->summary);
+		       res->verify_streamed ? "true" : "false", peak_rss_kib(), res->planes,
+		       res->escape_engine, res->summary);
 		if (res->verified)
 			verify_print_json(&res->verify, a->engine, stdout);
 		else
@@ -176,7 +178,8 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 	       f->nendports - f->nswitches, f->max_lid);
 	printf("engine summary:  %s\n", res->summary);
 	printf("route time:      %.3f s\n", res->route_seconds);
-	printf("verify time:     %.3f s\n", res->verify_seconds);
+	printf("verify time:     %.3f s%s\n", res->verify_seconds,
+	       res->verify_streamed ? " after the routing (the rest ran beside it)" : "");
 	printf("peak memory:     %ld KiB\n", peak_rss_kib());
 	if (res->verified)
 		verify_print_text(&res->verify, stdout);

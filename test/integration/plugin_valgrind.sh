@@ -1,6 +1,7 @@
 #!/bin/bash
 # OpenSM with the plugin under valgrind memcheck: routing a torus with a missing switch and a
-# fall-back run must show no invalid access and no definite leak in libsarnue.so.
+# fall-back run must show no invalid access and no definite leak in libsarnue.so; so must
+# sar-nue on one VL, whose tables are verified on a second thread while it routes.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm valgrind
@@ -19,4 +20,13 @@ for opts in "verify=yes" "updn_roots=0x100000"; do
 	t_expect "OpenSM with the plugin ($opts) is memcheck-clean" sim_run_opensm_once
 	t_grep "the plugin ran under valgrind ($opts)" "sarnue: (sar-updn: routed|ERR sar-updn)" "$SIM_OPENSM_LOG"
 done
+export SIM_ROUTING_ENGINE=sar-nue,minhop SIM_PLUGIN_OPTIONS="nue_vls=1"
+SIM_CONF=""
+t_expect "OpenSM with sar-nue on one VL is memcheck-clean" sim_run_opensm_once
+if (($(nproc) > 1)); then
+	t_grep "sar-nue verified beside the routing under valgrind" \
+		"sarnue: sar-nue: routed .*verified beside the routing" "$SIM_OPENSM_LOG"
+else
+	t_grep "sar-nue routed under valgrind" "sarnue: sar-nue: routed" "$SIM_OPENSM_LOG"
+fi
 t_done

@@ -6,6 +6,7 @@
  * routing with a per-port SL2VL table that repeats the uniform map is walked pair by pair.
  */
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "engines.h"
@@ -328,6 +329,124 @@ static void test_grouped_broken(void)
 	fabric_free(&f);
 }
 
+/* Promises r's columns to a feed in steps of `step` LIDs, as an engine does, and reports. */
+static int feed_report(const struct fabric *f, struct routing *r, uint32_t step,
+		       struct verify_report *v, int *streamed)
+{
+	struct verify_feed *vf = verify_feed_attach(f, r);
+	uint32_t below;
+	int rc;
+
+	if (!vf)
+		return -1;
+	for (below = 1; below <= f->max_lid + 1; below += step)
+		routing_columns_final(r, below);
+	rc = verify_feed_report(vf, v, streamed);
+	verify_feed_detach(vf);
+	return rc;
+}
+
+/*
+ * The verifier beside the routing reports exactly what verify_routing does, in blocks of any
+ * size: on a correct fat tree with LMC 1 and on the broken ring (unreachable pairs, forwarding
+ * loops and a credit loop, so the first-failure messages must match too).  Per-source SLs are
+ * not streamed but still verified.
+ */
+static void test_feed_matches(void)
+{
+	static const uint32_t steps[] = { 1, 7, 16, 1000 };
+	unsigned links[8][2], n = testfab_ring(links, 5), i;
+	struct verify_report v, fed;
+	struct routing r;
+	struct fabric f;
+	uint32_t lid;
+	int streamed;
+
+	CHECK(testfab_fat_tree(&f, 1) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(route_engine("sar-updn", &f, 1, &r) == 0);
+	CHECK(verify_routing(&f, &r, &v) == 0 && verify_ok(&v));
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		CHECK(feed_report(&f, &r, steps[i], &fed, &streamed) == 0);
+		CHECK(same_report(&v, &fed) && streamed == testfab_other_cpu());
+		CHECK(r.columns_final == NULL && r.columns_final_arg == NULL);
+	}
+	routing_free(&r);
+	fabric_free(&f);
+
+	CHECK(testfab_build(&f, 5, 8, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(routing_init(&r, &f, "broken") == 0);
+	route_clockwise_hosts(&f, &r, 5, 8);
+	for (lid = 1; lid <= f.max_lid; lid++) {
+		uint32_t p = f.lid_port[lid], owner;
+
+		if (p == FAB_NONE || fabric_is_switch(&f, f.ports[p].node))
+			continue;
+		owner = f.ports[f.ports[p].remote].node;
+		if (f.nodes[owner].sw == 3 && lid % 2)
+			routing_lft(&r, 1)[lid] = FAB_NO_PORT;
+		if (f.nodes[owner].sw == 0 && lid % 3 == 0) {
+			routing_lft(&r, 2)[lid] = 10; /* next: switch 3 */
+			routing_lft(&r, 3)[lid] = 9;  /* previous: switch 2 */
+		}
+	}
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(v.unreachable > 0 && v.loops > 0 && v.credit_loop_vls);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		CHECK(feed_report(&f, &r, steps[i], &fed, &streamed) == 0);
+		CHECK(same_report(&v, &fed) && streamed == testfab_other_cpu());
+	}
+	CHECK(routing_alloc_sl_by_pair(&r, &f) == 0);
+	for (lid = 1; lid <= f.max_lid; lid++)
+		routing_set_pair_sl(&r, 1, lid, 2);
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(feed_report(&f, &r, 16, &fed, &streamed) == 0);
+	CHECK(same_report(&v, &fed) && !streamed);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * An engine that changes a column after promising it (here: drops a route) must not get the
+ * report of the tables as they were: the feed compares what it checked with the final tables
+ * and verifies those instead.  Without promises nothing runs beside; a feed detached without a
+ * report stops its thread and unhooks the routing.
+ */
+static void test_feed_broken_promise(void)
+{
+	struct timespec settle = { .tv_nsec = 100 * 1000 * 1000 };
+	struct verify_report v, fed;
+	struct verify_feed *vf;
+	struct routing r;
+	struct fabric f;
+	int streamed;
+
+	CHECK(testfab_fat_tree(&f, 0) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(route_engine("sar-updn", &f, 1, &r) == 0);
+	CHECK((vf = verify_feed_attach(&f, &r)) != NULL);
+	routing_columns_final(&r, f.max_lid + 1);
+	nanosleep(&settle, NULL);
+	/* leaf 4 (switch index 4) no longer forwards to the last host's LID */
+	routing_lft(&r, 4)[f.max_lid] = FAB_NO_PORT;
+	CHECK(verify_feed_report(vf, &fed, &streamed) == 0);
+	verify_feed_detach(vf);
+	CHECK(verify_routing(&f, &r, &v) == 0 && v.unreachable > 0);
+	CHECK(same_report(&v, &fed));
+
+	CHECK((vf = verify_feed_attach(&f, &r)) != NULL);
+	CHECK(verify_feed_report(vf, &fed, &streamed) == 0);
+	verify_feed_detach(vf);
+	CHECK(same_report(&v, &fed) && !streamed);
+
+	CHECK((vf = verify_feed_attach(&f, &r)) != NULL);
+	routing_columns_final(&r, 17);
+	verify_feed_detach(vf);
+	CHECK(r.columns_final == NULL && r.columns_final_arg == NULL);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_credit_loop_found();
@@ -336,5 +455,7 @@ int main(void)
 	test_grouped_lmc();
 	test_grouped_hosts_sls_and_dead_port();
 	test_grouped_broken();
+	test_feed_matches();
+	test_feed_broken_promise();
 	return CHECK_RESULT();
 }

@@ -5,6 +5,7 @@
 #ifndef SARNUE_TEST_TESTFAB_H
 #define SARNUE_TEST_TESTFAB_H
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,14 @@ static inline unsigned testfab_torus(unsigned (*links)[2], unsigned x, unsigned 
 		}
 	}
 	return n;
+}
+
+/* Whether a helper thread can run on another CPU than the caller's (thread_start_beside). */
+static inline int testfab_other_cpu(void)
+{
+	cpu_set_t set;
+
+	return !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 1;
 }
 
 /* 2-level fat tree: 4 spines (0..3), 6 leaves (4..9) with hosts on the leaves only. */
