@@ -858,12 +858,15 @@ out:
 }
 
 /*
- * The verifier beside the routing (verify.h).  The thread takes the promised columns in blocks of
- * FEED_BLOCK LIDs, so it reads no cache line the engine is still writing to.  It polls: the
- * engine's promises come every few microseconds, and waking the thread for each would cost the
- * engine a system call every time.
+ * The verifier beside the routing (verify.h).  The thread takes the promised columns in whole
+ * blocks of FEED_BLOCK LIDs, a little behind the engine's latest promise, so it seldom reads a
+ * cache line the engine is still writing to.  It polls: the engine's promises come every few
+ * microseconds, and waking the thread for each would cost the engine a system call every time.
+ * The copy of the columns is allocated at the first promise, so engines that never promise cost
+ * nothing but the feed itself.
  */
 #define FEED_BLOCK 16u
+#define FEED_STEP (16u * FEED_BLOCK) /* columns checked between looks at the stop flag */
 #define FEED_POLL_NS 50000L
 
 enum feed_state {
@@ -914,6 +917,8 @@ static void *feed_main(void *arg)
 		goto out;
 	while (!atomic_load_explicit(&vf->stop, memory_order_relaxed)) {
 		upto = promised_upto(vf);
+		if (upto > done + FEED_STEP)
+			upto = done + FEED_STEP;
 		if (upto > done) {
 			copy_columns(vf, done, upto);
 			/* LID 0 is nobody's, but its column is compared at the end as well. */
@@ -942,30 +947,26 @@ static void feed_columns_final(void *arg, uint32_t below)
 	atomic_store_explicit(&vf->final_below, below, memory_order_release);
 	if (vf->state == FEED_RUNNING)
 		return;
+	/* Per-source SLs and per-port SL2VL live in arrays the final check does not compare. */
+	vf->state = FEED_NO_THREAD;
+	if (vf->r->sl_mode != ROUTING_SL_UNIFORM || vf->r->sl2vl)
+		return;
+	vf->copy = malloc((size_t)vf->r->nswitches * vf->r->lft_len + 1);
+	if (!vf->copy)
+		return;
 	vf->view = *vf->r;
 	vf->view.lft = vf->copy;
 	vf->view.columns_final = NULL;
-	/* Per-source SLs and per-port SL2VL live in arrays the final check does not compare. */
-	if (vf->view.sl_mode != ROUTING_SL_UNIFORM || vf->view.sl2vl ||
-	    thread_start_beside(&vf->thread, feed_main, vf)) {
-		vf->state = FEED_NO_THREAD;
-		return;
-	}
-	vf->state = FEED_RUNNING;
+	if (!thread_start_beside(&vf->thread, feed_main, vf))
+		vf->state = FEED_RUNNING;
 }
 
 struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r)
 {
 	struct verify_feed *vf = calloc(1, sizeof(*vf));
-	size_t cells = (size_t)r->nswitches * r->lft_len;
 
 	if (!vf)
 		return NULL;
-	vf->copy = malloc(cells ? cells : 1);
-	if (!vf->copy) {
-		free(vf);
-		return NULL;
-	}
 	vf->f = f;
 	vf->r = r;
 	vf->end = f->max_lid + 1;
@@ -980,9 +981,10 @@ static void feed_stop(struct verify_feed *vf, int wanted)
 {
 	if (vf->state != FEED_RUNNING)
 		return;
-	if (!wanted)
+	if (wanted)
+		atomic_store_explicit(&vf->final_below, vf->end, memory_order_release);
+	else
 		atomic_store_explicit(&vf->stop, 1, memory_order_relaxed);
-	atomic_store_explicit(&vf->final_below, vf->end, memory_order_release);
 	pthread_join(vf->thread, NULL);
 	vf->state = FEED_NO_THREAD;
 }
