@@ -660,7 +660,11 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 		fab_error_set(err, "unknown engine '%s'", name);
 		return -1;
 	}
-	/* Engines that know when columns are final (sar-nue on one layer) get checked meanwhile. */
+	/*
+	 * Engines that know when columns are final get checked meanwhile.  Only sar-nue on one
+	 * layer promises any, so its thread option decides: nue_threads=1 keeps it on one thread.
+	 * With planes the engines route a routing of their own, which the feed does not watch.
+	 */
 	if (o->verify && !o->planes && o->nue_threads != 1)
 		feed = verify_feed_attach(f, r);
 	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
