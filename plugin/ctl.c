@@ -52,7 +52,7 @@ struct ctl_client {
 	char in[CTL_LINE_MAX + 1];
 	size_t in_len;
 	char *out;
-	size_t out_len, out_sent;
+	size_t out_len, out_sent, out_cap;
 	time_t last_active;
 	int closing; /* close once the output is sent */
 	int discard; /* after an over-long line: read and drop input until the peer closes */
@@ -73,7 +73,6 @@ static void reply(struct ctl_client *c, const char *fmt, ...) __attribute__((for
 static void reply(struct ctl_client *c, const char *fmt, ...)
 {
 	va_list ap;
-	char *grown;
 	int n;
 
 	va_start(ap, fmt);
@@ -81,12 +80,10 @@ static void reply(struct ctl_client *c, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	grown = realloc(c->out, c->out_len + (size_t)n + 1);
-	if (!grown) {
+	if (fab_reserve(&c->out, &c->out_cap, c->out_len + (size_t)n + 1, 4096)) {
 		c->closing = 1; /* out of memory: drop the client rather than OpenSM */
 		return;
 	}
-	c->out = grown;
 	va_start(ap, fmt);
 	vsnprintf(c->out + c->out_len, (size_t)n + 1, fmt, ap);
 	va_end(ap);

@@ -94,13 +94,10 @@ static int read_line(int fd, char *line, size_t size, struct fab_error *err)
 
 static int append_data(struct ctl_reply *reply, const char *line, size_t len, struct fab_error *err)
 {
-	char *grown = realloc(reply->data, reply->data_len + len + 2);
-
-	if (!grown) {
+	if (fab_reserve(&reply->data, &reply->data_cap, reply->data_len + len + 2, 4096)) {
 		fab_error_set(err, "out of memory");
 		return -1;
 	}
-	reply->data = grown;
 	memcpy(reply->data + reply->data_len, line, len);
 	reply->data_len += len;
 	reply->data[reply->data_len++] = '\n';
@@ -154,5 +151,5 @@ void ctl_reply_free(struct ctl_reply *reply)
 {
 	free(reply->data);
 	reply->data = NULL;
-	reply->data_len = 0;
+	reply->data_len = reply->data_cap = 0;
 }

@@ -12,7 +12,7 @@
 
 struct ctl_reply {
 	char *data; /* data lines, each ending in '\n'; NUL-terminated, may be empty */
-	size_t data_len;
+	size_t data_len, data_cap;
 	int ok;			  /* the final line started with "ok" */
 	char final[CTL_LINE_MAX]; /* the final line without "ok"/"error" and without '\n' */
 };

@@ -152,6 +152,7 @@ struct args {
 	enum job_host_match match;
 	struct filter_conf filter;
 	const char **exclude;
+	uint32_t exclude_cap;
 };
 
 struct outbuf {
@@ -373,11 +374,9 @@ static int parse_value(int c, const char *v, struct args *a)
 
 static int add_exclude(struct args *a, const char *pattern)
 {
-	const char **grown = realloc(a->exclude, (a->filter.nexclude + 1) * sizeof(*grown));
-
-	if (!grown)
+	if (fab_grow((void **)&a->exclude, &a->exclude_cap, a->filter.nexclude + 1,
+		     sizeof(*a->exclude), 8))
 		return -1;
-	a->exclude = grown;
 	a->exclude[a->filter.nexclude++] = pattern;
 	a->filter.exclude_parts = a->exclude;
 	return 0;
