@@ -179,6 +179,19 @@ t_expect "job A replaced by C on the same nodes: no change" \
 t_expect "job A replaced by C: no further reroute decided" \
 	test "$(grep -c 'reroute: multi-switch' "$LOG")" -eq 1
 
+# -x is repeatable: of ten patterns only 'a?l' matches the partition "all", so both running
+# jobs (B and C) are skipped and no multi-switch job is left.
+xargs_=()
+for p in 'debug*' io p1 p2 p3 p4 p5 p6 p7 'a?l'; do xargs_+=(-x "$p"); done
+xout=$("$FILTERD" --once --dry-run --json --fabric "$NET" --socket "$CTL" \
+	--job-map "$SIM_TMP/jobs-x" "${xargs_[@]}" 2>/dev/null)
+t_expect "-x ten times, one matching: both running jobs excluded" \
+	grep -q '"running":2,"short":0,"excluded":2,.*"multi_switch":0,' <<<"$xout"
+xout=$("$FILTERD" --once --dry-run --json --fabric "$NET" --socket "$CTL" \
+	--job-map "$SIM_TMP/jobs-x" "${xargs_[@]:0:18}" 2>/dev/null)
+t_expect "-x nine times, none matching: no job excluded" \
+	grep -q '"running":2,"short":0,"excluded":0,.*"multi_switch":1,' <<<"$xout"
+
 # D: the multi-switch job ends.
 scancel "$C"
 slurm_wait_gone "$C" 60 || t_fail "job C ended"
