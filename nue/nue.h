@@ -29,6 +29,7 @@ struct nue_report {
 	uint32_t backtracks;	  /* successful local backtracking steps */
 	uint32_t second_attempts; /* impasses solved by routing again with few new turns */
 	uint32_t shortcuts;	  /* routes improved through former island switches */
+	uint32_t moved_aside;	  /* settled switches moved to let a neighbour through */
 	uint32_t job_destinations;
 	uint32_t moved;		    /* impasses routed in another layer than the partition's */
 	uint32_t rerouted;	    /* destinations whose routes the final pass changed */

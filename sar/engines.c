@@ -435,10 +435,11 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 			res->summary + used, sizeof(res->summary) - used,
 			", %u fall-backs to escape paths, %u moved to another layer, "
 			"%u rerouted against the final weights, %u backtracks, %u second attempts, "
-			"%u shortcuts, %u job destinations, %llu cycle searches",
+			"%u shortcuts, %u switches moved aside, %u job destinations, "
+			"%llu cycle searches",
 			rep->fallbacks, rep->moved, rep->rerouted, rep->backtracks,
-			rep->second_attempts, rep->shortcuts, rep->job_destinations,
-			(unsigned long long)rep->cycle_searches);
+			rep->second_attempts, rep->shortcuts, rep->moved_aside,
+			rep->job_destinations, (unsigned long long)rep->cycle_searches);
 	used = strlen(res->summary);
 	if (rep->single_layer && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used,
