@@ -232,22 +232,34 @@ static void build_4ary_3tree(struct fabric *f)
 	CHECK(testfab_build_hosts(f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
 }
 
-static uint64_t max_efi_with(struct fabric *f, const struct nue_opts *o, struct nue_report *rep)
+/* Maximum EFI and mean links per route between CAs (the routes the EFI counts) of one routing. */
+static void measure_with(struct fabric *f, const struct nue_opts *o, struct nue_report *rep,
+			 uint64_t *max_efi, double *ca_hops)
 {
 	struct metrics_options mo;
 	struct metrics_efi e;
 	struct fab_error err;
 	struct routing r;
-	uint64_t m = 0;
 
+	*max_efi = 0;
+	*ca_hops = 0;
 	CHECK(route_with(f, o, &r, rep, &err) == 0);
 	metrics_options_default(&mo);
 	if (metrics_efi(f, &r, &mo, &e) == 0) {
-		m = e.dist.max;
+		*max_efi = e.dist.max;
+		*ca_hops = e.mean_hops;
 		metrics_efi_free(&e);
 	}
 	routing_free(&r);
-	return m;
+}
+
+static uint64_t max_efi_with(struct fabric *f, const struct nue_opts *o, struct nue_report *rep)
+{
+	uint64_t efi;
+	double hops;
+
+	measure_with(f, o, rep, &efi, &hops);
+	return efi;
 }
 
 static uint64_t max_efi_of(struct fabric *f, unsigned k)
@@ -459,22 +471,12 @@ static void test_rebalance(void)
 	fabric_free(&f);
 }
 
-/* Mean links per route between CAs (the routes the EFI counts) of one routing. */
 static double ca_hops_with(struct fabric *f, const struct nue_opts *o, struct nue_report *rep)
 {
-	struct metrics_options mo;
-	struct metrics_efi e;
-	struct fab_error err;
-	struct routing r;
-	double hops = 0;
+	uint64_t efi;
+	double hops;
 
-	CHECK(route_with(f, o, &r, rep, &err) == 0);
-	metrics_options_default(&mo);
-	if (metrics_efi(f, &r, &mo, &e) == 0) {
-		hops = e.mean_hops;
-		metrics_efi_free(&e);
-	}
-	routing_free(&r);
+	measure_with(f, o, rep, &efi, &hops);
 	return hops;
 }
 
