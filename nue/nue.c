@@ -301,12 +301,13 @@ static int move_aside(struct nue *n, uint32_t x, uint32_t in, const uint64_t *w,
 
 static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 {
-	uint32_t i, out = n->out[x];
-	int priced = n->new_turn_cost && out != AT_DEST;
+	uint32_t i;
+	/* Read n->out[x] afresh below: move_aside may change it during the loop. */
+	int priced = n->new_turn_cost && n->out[x] != AT_DEST;
 
 	for (i = n->g.sw_off[x]; i < n->g.sw_off[x + 1]; i++) {
 		uint32_t y = n->g.head[i], in = n->g.rev[i];
-		uint64_t nd = n->dist[x] + w[in] + (priced ? turn_cost(n, in, out) : 0);
+		uint64_t nd = n->dist[x] + w[in] + (priced ? turn_cost(n, in, n->out[x]) : 0);
 
 		if (nd >= n->dist[y])
 			continue;
@@ -1561,7 +1562,8 @@ broken:
  * first pass the turns it adds leave fewer ways open for the destinations after it (the torus
  * with 1% of links removed fell back for 552 destinations instead of 244), and with more layers
  * the shorter routes crowd links the pass would otherwise have relieved (8x8x8 torus, 8 VLs:
- * maximum EFI 13,528 against 9,736).
+ * maximum EFI 13,528 against 9,736).  The single layer route_single_layer tries with k > 1 is one
+ * layer too and moves aside; on fat trees, where it wins, its routes are shortest already.
  *
  * With one layer this pass is the last to write the tables, in LID order, and touches one LID's
  * column at a time; the switch LIDs' columns are final before it.  So every column below the LID

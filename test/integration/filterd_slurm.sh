@@ -181,14 +181,14 @@ t_expect "job A replaced by C: no further reroute decided" \
 
 # -x is repeatable: of ten patterns only 'a?l' matches the partition "all", so both running
 # jobs (B and C) are skipped and no multi-switch job is left.
-xargs_=()
-for p in 'debug*' io p1 p2 p3 p4 p5 p6 p7 'a?l'; do xargs_+=(-x "$p"); done
+exclude_opts=()
+for p in 'debug*' io p1 p2 p3 p4 p5 p6 p7 'a?l'; do exclude_opts+=(-x "$p"); done
 xout=$("$FILTERD" --once --dry-run --json --fabric "$NET" --socket "$CTL" \
-	--job-map "$SIM_TMP/jobs-x" "${xargs_[@]}" 2>/dev/null)
+	--job-map "$SIM_TMP/jobs-x" "${exclude_opts[@]}" 2>/dev/null)
 t_expect "-x ten times, one matching: both running jobs excluded" \
 	grep -q '"running":2,"short":0,"excluded":2,.*"multi_switch":0,' <<<"$xout"
 xout=$("$FILTERD" --once --dry-run --json --fabric "$NET" --socket "$CTL" \
-	--job-map "$SIM_TMP/jobs-x" "${xargs_[@]:0:18}" 2>/dev/null)
+	--job-map "$SIM_TMP/jobs-x" "${exclude_opts[@]:0:18}" 2>/dev/null)
 t_expect "-x nine times, none matching: no job excluded" \
 	grep -q '"running":2,"short":0,"excluded":0,.*"multi_switch":1,' <<<"$xout"
 
