@@ -17,6 +17,7 @@
 
 static const char route_usage[] =
 	"usage: sarnue route [OPTIONS] NETFILE\n"
+	"       sarnue route [OPTIONS] --subnet opensm-subnet.lst\n"
 	"\n"
 	"Routes the fabric described by NETFILE (ibsim net file or ibnetdiscover output) with a\n"
 	"sarnue engine, exactly as the OpenSM plugin would, verifies the result, and writes\n"
@@ -24,11 +25,15 @@ static const char route_usage[] =
 	"sarnue-sl2vl.dump into the output directory (ibdmchk -s opensm-subnet.lst -f opensm.fdbs\n"
 	"-m opensm.mcfdbs -c sarnue-path-sl.dump -d sarnue-sl2vl.dump reads them).\n"
 	"LIDs are assigned as on a fresh fabric: switches first in GUID order, then end\n"
-	"ports in file order.\n"
+	"ports in file order.  With --subnet, the fabric and its LIDs are those of an\n"
+	"opensm-subnet.lst that OpenSM dumped, so the routing is the one the plugin computes\n"
+	"on that subnet.\n"
 	"\n"
 	"options:\n"
 	"  -e, --engine NAME   sar-updn (default), sar-nue or sar-dfsssp\n"
 	"  -o, --out-dir DIR   where to write the dump files (default: do not write)\n"
+	"  --subnet FILE       route the fabric of OpenSM's opensm-subnet.lst, with its LIDs,\n"
+	"                      instead of a NETFILE\n"
 	"  --lmc N             LMC of end ports, 0..7 (default 0); with -O planes=on and\n"
 	"                      LMC >= 1 the engine routes two planes (README)\n"
 	"  --vls N             operational VLs of every port, 1..15 (default 8)\n"
@@ -42,7 +47,7 @@ static const char route_usage[] =
 	"3 unreadable or malformed input.\n";
 
 struct route_args {
-	const char *engine, *out_dir, *netfile;
+	const char *engine, *out_dir, *netfile, *subnet;
 	struct netfile_opts net;
 	struct sarnue_options opts;
 	int json, bad_option;
@@ -75,6 +80,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 {
 	static const struct option longopts[] = { { "engine", required_argument, NULL, 'e' },
 						  { "out-dir", required_argument, NULL, 'o' },
+						  { "subnet", required_argument, NULL, 's' },
 						  { "lmc", required_argument, NULL, 'l' },
 						  { "vls", required_argument, NULL, 'v' },
 						  { "json", no_argument, NULL, 'j' },
@@ -94,6 +100,9 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 			break;
 		case 'o':
 			a->out_dir = optarg;
+			break;
+		case 's':
+			a->subnet = optarg;
 			break;
 		case 'j':
 			a->json = 1;
@@ -123,8 +132,15 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 		cli_error("route", "--engine %s: unknown engine", a->engine);
 		return EXIT_USAGE;
 	}
+	if (a->subnet) {
+		if (optind != argc) {
+			cli_error("route", "give either NETFILE or --subnet, not both");
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
 	if (optind + 1 != argc) {
-		cli_error("route", "expected exactly one NETFILE");
+		cli_error("route", "expected exactly one NETFILE (or --subnet FILE)");
 		return EXIT_USAGE;
 	}
 	a->netfile = argv[optind];
@@ -185,6 +201,13 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 		verify_print_text(&res->verify, stdout);
 }
 
+static int load_fabric(const struct route_args *a, struct fabric *f, struct fab_error *err)
+{
+	if (a->subnet)
+		return fabric_load_subnet_lst(f, a->subnet, a->net.lmc, a->net.op_vls, err);
+	return fabric_load_netfile(f, a->netfile, &a->net, err);
+}
+
 int route_main(int argc, char **argv)
 {
 	struct route_args a;
@@ -199,7 +222,7 @@ int route_main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	fabric_init(&f);
 	memset(&r, 0, sizeof(r));
-	if (fabric_load_netfile(&f, a.netfile, &a.net, &err)) {
+	if (load_fabric(&a, &f, &err)) {
 		cli_error("route", "%s", err.msg);
 		rc = EXIT_INPUT;
 		goto out;

@@ -47,6 +47,17 @@ for f in opensm-subnet.lst opensm.fdbs sarnue-path-sl.dump sarnue-sl2vl.dump; do
 done
 t_expect "sarnue check accepts the offline dumps" "$SARNUE_BIN" check --dump-dir "$tmp/a" >/dev/null
 
+# --subnet routes the fabric of a subnet.lst with its LIDs: the netfile's own dump round-trips.
+t_expect "sarnue route --subnet on the dumped subnet.lst" "$SARNUE_BIN" route \
+	--subnet "$tmp/a/opensm-subnet.lst" -o "$tmp/c" -O updn_roots=0x200004 >/dev/null
+t_expect "--subnet: the same links and LIDs (in the file's node order)" \
+	cmp -s <(sort "$tmp/a/opensm-subnet.lst") <(sort "$tmp/c/opensm-subnet.lst")
+t_expect "--subnet: the same LFTs" cmp -s "$tmp/a/opensm.fdbs" "$tmp/c/opensm.fdbs"
+expect_fail 2 'give either NETFILE or --subnet' "$SARNUE_BIN" route --subnet "$tmp/a/opensm-subnet.lst" "$good"
+sed '3s/.*/{ SW Ports:zz }/' "$tmp/a/opensm-subnet.lst" >"$tmp/a/bad.lst"
+expect_fail 3 'bad.lst:3: not a subnet.lst link line' "$SARNUE_BIN" route --subnet "$tmp/a/bad.lst" -o "$tmp/d"
+t_expect "a bad subnet.lst writes nothing" test ! -e "$tmp/d"
+
 # A corrupted LFT dump is named with its line.
 sed '5s/.*/0x0004 : garbage/' "$tmp/a/opensm.fdbs" >"$tmp/a/bad.fdbs"
 expect_fail 3 'bad.fdbs:5: malformed LFT line' "$SARNUE_BIN" check --subnet "$tmp/a/opensm-subnet.lst" --fdbs "$tmp/a/bad.fdbs"

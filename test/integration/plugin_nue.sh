@@ -28,7 +28,31 @@ nue() {
 	t_grep "$name, $k VL: plugin logged the layers" "sarnue: sar-nue: routed.* $k VLs? \\(" "$SIM_OPENSM_LOG"
 }
 
+# Switch GUID, LID and port of every LFT entry of an opensm.fdbs, sorted: OpenSM dumps the
+# switches in its own order.
+lft_entries() {
+	awk '/Switch 0x/ { guid = $NF } /^0x[0-9a-f]+ :/ { print guid, $1, $3 }' "$1" | sort
+}
+
+# offline_matches NAME K: `sarnue route --subnet` on the opensm-subnet.lst of the last run
+# computes the very tables and path SLs the plugin pushed.
+offline_matches() {
+	local name=$1 k=$2 out=$SIM_TMP/offline
+	rm -rf -- "$out"
+	if ! "$SARNUE_BIN" route -e sar-nue -O "nue_vls=$k" --vls 8 --lmc "${SIM_LMC:-0}" \
+		--subnet "$SIM_DUMP_DIR/opensm-subnet.lst" -o "$out" >"$SIM_TMP/offline.txt" 2>&1; then
+		t_fail "$name, $k VL: sarnue route --subnet routed OpenSM's subnet"
+		cat "$SIM_TMP/offline.txt"
+		return
+	fi
+	t_expect "$name, $k VL: offline from OpenSM's subnet.lst, the plugin's very LFTs" \
+		cmp -s <(lft_entries "$SIM_DUMP_DIR/opensm.fdbs") <(lft_entries "$out/opensm.fdbs")
+	t_expect "$name, $k VL: offline from OpenSM's subnet.lst, the plugin's very path SLs" \
+		cmp -s "$SIM_DUMP_DIR/sarnue-path-sl.dump" "$out/sarnue-path-sl.dump"
+}
+
 nue "ring of 5" 1 "$SARNUE_SRCDIR/test/lib/nets/ring5.net"
+offline_matches "ring of 5" 1
 
 gen torus443 torus --dims 4x4x3 --hosts-per-switch 4 --remove-switch-id S-0006 &&
 	for k in 1 2 3 4; do nue "torus 4x4x3 minus one switch" $k "$SIM_TMP/torus443.net"; done
@@ -43,13 +67,15 @@ gen random random --switches 24 --degree 5 --hosts-per-switch 2 --seed 7 &&
 gen rfaulty random --switches 20 --degree 4 --hosts-per-switch 2 --remove-links 4 --seed 3 &&
 	nue "random 20 switches degree 4, 4 links removed" 4 "$SIM_TMP/rfaulty.net"
 gen dragonfly dragonfly --a 4 --p 2 --h 2 &&
-	nue "dragonfly a4 p2 h2" 2 "$SIM_TMP/dragonfly.net"
+	nue "dragonfly a4 p2 h2" 2 "$SIM_TMP/dragonfly.net" &&
+	offline_matches "dragonfly a4 p2 h2" 2
 gen fattree2 fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4 &&
 	nue "2-level fat tree" 1 "$SIM_TMP/fattree2.net"
 gen ftfaulty fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4 --remove-links 3 --seed 5 &&
 	nue "2-level fat tree, 3 links removed" 2 "$SIM_TMP/ftfaulty.net"
 gen kautz kautz --d 2 --n 2 --hosts-per-switch 2 &&
-	nue "Kautz d2 n2" 1 "$SIM_TMP/kautz.net"
+	nue "Kautz d2 n2" 1 "$SIM_TMP/kautz.net" &&
+	offline_matches "Kautz d2 n2" 1
 gen kfaulty kautz --d 2 --n 2 --hosts-per-switch 2 --remove-links 2 --seed 3 &&
 	nue "Kautz d2 n2, 2 links removed" 2 "$SIM_TMP/kfaulty.net"
 gen fattree3 fattree --levels 3 --radix 8 --hosts 48 --remove-links 2 --seed 1 &&
@@ -62,7 +88,8 @@ gen ktree ktree --k 4 --n 3 --remove-switches 1 --seed 2 &&
 SIM_LMC=1 SIM_IBDMCHK_LMC=0
 export SIM_LMC SIM_IBDMCHK_LMC
 gen lmc fattree2 --leaves 4 --spines 2 --hosts-per-leaf 2 &&
-	nue "fat tree with LMC 1" 2 "$SIM_TMP/lmc.net"
+	nue "fat tree with LMC 1" 2 "$SIM_TMP/lmc.net" &&
+	offline_matches "fat tree with LMC 1" 2
 SIM_LMC=0
 unset SIM_IBDMCHK_LMC
 
