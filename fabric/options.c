@@ -14,6 +14,10 @@ const char options_help[] =
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
 	"  nue_rebalance=yes|no      sar-nue routes every CA LID once more against the\n"
 	"                            final link loads, for balance (default yes)\n"
+	"  nue_orders=1|2            with one VL, sar-nue routes equally far destinations\n"
+	"                            in ascending LID order (1), or also in descending\n"
+	"                            order and keeps the better (2: about a third more\n"
+	"                            route time; default 1)\n"
 	"  nue_threads=auto|1|2      threads sar-nue uses: its candidates with more than\n"
 	"                            one VL, the verifier beside the routing with one\n"
 	"                            (default auto: 2 when two CPUs are online)\n"
@@ -57,6 +61,7 @@ void options_defaults(struct sarnue_options *o)
 	memset(o, 0, sizeof(*o));
 	o->nue_vls = 1;
 	o->nue_rebalance = 1;
+	o->nue_orders = 1;
 	o->verify = 1;
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
@@ -279,6 +284,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_uint_range(v, 1, 15, &o->nue_vls);
 	if (!strcmp(key, "nue_rebalance"))
 		return parse_bool(v, &o->nue_rebalance);
+	if (!strcmp(key, "nue_orders"))
+		return parse_uint_range(v, 1, 2, &o->nue_orders);
 	if (!strcmp(key, "nue_threads")) {
 		if (strcmp(v, "auto"))
 			return parse_uint_range(v, 1, 2, &o->nue_threads);

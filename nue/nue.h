@@ -17,6 +17,7 @@ struct nue_opts {
 	const struct job_map *jobs; /* bound to the fabric, or NULL */
 	int skip_rebalance;	    /* no final pass against the final weights (faster) */
 	unsigned threads;	    /* 0: two when two CPUs are online, else one; 1 or 2 */
+	unsigned orders;	    /* one layer: 2 also routes ties by descending LID; else 1 */
 };
 
 struct nue_report {
@@ -34,6 +35,7 @@ struct nue_report {
 	uint32_t moved;		    /* impasses routed in another layer than the partition's */
 	uint32_t rerouted;	    /* destinations whose routes the final pass changed */
 	int single_layer;	    /* k > 1: one layer's shortest routes spread over the VLs */
+	int second_order;	    /* k = 1: equally far destinations by descending LID won */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
 };

@@ -441,6 +441,9 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 			rep->second_attempts, rep->shortcuts, rep->moved_aside,
 			rep->job_destinations, (unsigned long long)rep->cycle_searches);
 	used = strlen(res->summary);
+	if (rep->second_order && used < sizeof(res->summary))
+		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
+					 ", equally far destinations by descending LID");
 	if (rep->single_layer && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used,
 			 "; one layer routed every CA pair on a shortest path, its destinations "
@@ -456,6 +459,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 		.vls = vls,
 		.skip_rebalance = !o->nue_rebalance,
 		.threads = o->nue_threads,
+		.orders = o->nue_orders,
 	};
 	struct job_map tmp, *jobs = NULL;
 	struct nue_report rep;

@@ -19,10 +19,11 @@ gen() {
 		{ t_fail "sarnue gen $*"; cat "$SIM_TMP/$name.gen.err"; return 1; }
 }
 
-# nue NAME K NETFILE: route with k layers (qos TRUE when k > 1) and judge.
+# nue NAME K NETFILE: route with k layers (qos TRUE when k > 1) and judge.  NUE_EXTRA: more
+# plugin options.
 nue() {
 	local name=$1 k=$2 net=$3
-	export SIM_PLUGIN_OPTIONS="nue_vls=$k dump=always" T_LAYERS=$k
+	export SIM_PLUGIN_OPTIONS="nue_vls=$k dump=always ${NUE_EXTRA:-}" T_LAYERS=$k
 	if ((k > 1)); then export SIM_QOS=TRUE; else export SIM_QOS=FALSE; fi
 	t_route_and_judge "$net" "$name, $k VL" sar-nue
 	t_grep "$name, $k VL: plugin logged the layers" "sarnue: sar-nue: routed.* $k VLs? \\(" "$SIM_OPENSM_LOG"
@@ -37,9 +38,10 @@ lft_entries() {
 # offline_matches NAME K: `sarnue route --subnet` on the opensm-subnet.lst of the last run
 # computes the very tables and path SLs the plugin pushed.
 offline_matches() {
-	local name=$1 k=$2 out=$SIM_TMP/offline
+	local name=$1 k=$2 out=$SIM_TMP/offline opt extra=()
+	for opt in ${NUE_EXTRA:-}; do extra+=(-O "$opt"); done
 	rm -rf -- "$out"
-	if ! "$SARNUE_BIN" route -e sar-nue -O "nue_vls=$k" --vls 8 --lmc "${SIM_LMC:-0}" \
+	if ! "$SARNUE_BIN" route -e sar-nue -O "nue_vls=$k" "${extra[@]}" --vls 8 --lmc "${SIM_LMC:-0}" \
 		--subnet "$SIM_DUMP_DIR/opensm-subnet.lst" -o "$out" >"$SIM_TMP/offline.txt" 2>&1; then
 		t_fail "$name, $k VL: sarnue route --subnet routed OpenSM's subnet"
 		cat "$SIM_TMP/offline.txt"
@@ -56,6 +58,13 @@ offline_matches "ring of 5" 1
 
 gen torus443 torus --dims 4x4x3 --hosts-per-switch 4 --remove-switch-id S-0006 &&
 	for k in 1 2 3 4; do nue "torus 4x4x3 minus one switch" $k "$SIM_TMP/torus443.net"; done
+# Both destination orders of one layer, the better kept: the plugin's tables are the offline ones.
+if [[ -s $SIM_TMP/torus443.net ]]; then
+	NUE_EXTRA=nue_orders=2 nue "torus 4x4x3 minus one switch, two orders" 1 "$SIM_TMP/torus443.net"
+	t_grep "two orders: the plugin loaded with nue_orders=2" "sarnue: loaded .*options '.*nue_orders=2" \
+		"$SIM_OPENSM_LOG"
+	NUE_EXTRA=nue_orders=2 offline_matches "torus 4x4x3 minus one switch, two orders" 1
+fi
 
 for dims in 2x2x2 3x3x3 4x4x4 6x6x6; do
 	gen "t$dims" torus --dims $dims --hosts-per-switch 1 --remove-links 1% --seed 11 &&
