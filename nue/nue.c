@@ -2003,10 +2003,10 @@ out:
  * through their weights, for better or worse: on a 16-ary 3-tree at 8 layers the LIDs of
  * switches without terminals raised the maximum EFI by 10%.  Both choices are routed, after the
  * single layer of route_single_layer, and the best result (see better()) is kept.  With one
- * layer the switch LIDs come last and the choices agree; route_one_layer tries two destination
- * orders instead.  The candidates
- * share nothing but the fabric and the partition, so with two threads the second choice runs
- * beside the others; the result is the same as in one thread.
+ * layer the switch LIDs come last and the choices agree; route_one_layer may try two
+ * destination orders instead.  The candidates share nothing but the fabric and the partition, so
+ * with two threads the second choice runs beside the others; the result is the same as in one
+ * thread.
  */
 static int route_best(struct nue *n, struct fab_error *err)
 {

@@ -1,7 +1,8 @@
 /*
- * route.c - `sarnue route`: runs a sarnue engine offline on a net file with the same options and
- * the same code path (engine_run) as the plugin, and writes the tables in OpenSM's dump formats
- * plus sarnue's SL dumps, so `sarnue check` and ibdmchk read offline and in-OpenSM results alike.
+ * route.c - `sarnue route`: runs a sarnue engine offline on a net file, or on OpenSM's
+ * opensm-subnet.lst with its LIDs, with the same options and the same code path (engine_run) as
+ * the plugin, and writes the tables in OpenSM's dump formats plus sarnue's SL dumps, so `sarnue
+ * check` and ibdmchk read offline and in-OpenSM results alike.
  */
 #include <errno.h>
 #include <getopt.h>
