@@ -17,21 +17,23 @@
 # engines are shown as n/a above 1 VL: OpenSM does not dump their path SLs.
 #
 # usage: test/bench/compare.sh [--quick|--large] [--offline] [--vls "1 8"] [--engines "E ..."]
-#                              [--fabrics "NAME ..."] [--repeat N]
+#                              [--fabrics "NAME ..."] [--repeat N] [--options "KEY=VALUE ..."]
 #   run from a build tree after `make`.  Default: fabrics of a few hundred hosts; --quick: two
 #   small ones (run by the test suite); --large: up to 4,864 hosts (minutes per engine).
 #   --fabrics keeps only the named fabrics of the chosen set (and of --offline's).  --repeat N
 #   starts OpenSM N times per row and shows the median route time (times of a few milliseconds
 #   vary by half between runs); the other columns are the first run's.  The repeated runs take
 #   the engines of a VL count in turn, so a slow spell of the machine hits them alike.
+#   --options adds plugin options (see `sarnue route --help`) to sarnue's engines, inside OpenSM
+#   and offline, e.g. --options "nue_orders=2"; the built-in engines ignore them.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
-quick=0 big=0 offline=0 vls="1 8" only="" repeat=1
+quick=0 big=0 offline=0 vls="1 8" only="" repeat=1 extra=""
 engines="sar-updn sar-nue sar-dfsssp updn nue dfsssp ftree minhop lash"
 usage() {
 	echo "usage: $0 [--quick|--large] [--offline] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" \
-		"[--fabrics \"NAME ...\"] [--repeat N]" >&2
+		"[--fabrics \"NAME ...\"] [--repeat N] [--options \"KEY=VALUE ...\"]" >&2
 	exit 2
 }
 while (($#)); do
@@ -43,6 +45,7 @@ while (($#)); do
 	--engines) (($# > 1)) || usage; engines=$2; shift ;;
 	--fabrics) (($# > 1)) || usage; only=$2; shift ;;
 	--repeat) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; repeat=$2; shift ;;
+	--options) (($# > 1)) || usage; extra=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -100,7 +103,7 @@ json_field() {
 # OpenSM's settings for engine $1 on $2 VLs.
 engine_settings() {
 	SIM_CONF="" SIM_ROUTING_ENGINE=$1 SIM_QOS=FALSE
-	SIM_PLUGIN_OPTIONS="nue_vls=$2 dfsssp_vls=$2 dump=always"
+	SIM_PLUGIN_OPTIONS="nue_vls=$2 dfsssp_vls=$2 dump=always${extra:+ $extra}"
 	SIM_OPENSM_EXTRA="nue_max_num_vls $2"
 	(($2 > 1)) && SIM_QOS=TRUE
 	export SIM_CONF SIM_ROUTING_ENGINE SIM_QOS SIM_PLUGIN_OPTIONS SIM_OPENSM_EXTRA
@@ -233,8 +236,10 @@ for spec in "${large[@]}"; do
 		for eng in $engines; do
 			[[ $eng == sar-* ]] || continue
 			layered "$eng" || [[ $k == "${vls%% *}" ]] || continue
+			extra_args=()
+			for opt in $extra; do extra_args+=(-O "$opt"); done
 			json=$("$SARNUE_BIN" route -e "$eng" -O nue_vls="$k" -O dfsssp_vls="$k" \
-				-O verify=no --vls "$k" --json "$net" 2>&1)
+				-O verify=no "${extra_args[@]}" --vls "$k" --json "$net" 2>&1)
 			# shellcheck disable=SC2059
 			printf "$orow" "$name" "$sw" "$hosts" "$k" "$eng" \
 				"$(json_field route_seconds "$json")" "$(json_field peak_rss_kib "$json")" \
