@@ -56,6 +56,7 @@ done
 export SIM_OPENSM_TIMEOUT
 . "$top/test/lib/sim.sh"
 sim_setup >/dev/null 2>&1 || exit 1
+sim_route_option_args "$extra"
 
 if ((quick)); then
 	fabrics=(
@@ -236,10 +237,8 @@ for spec in "${large[@]}"; do
 		for eng in $engines; do
 			[[ $eng == sar-* ]] || continue
 			layered "$eng" || [[ $k == "${vls%% *}" ]] || continue
-			extra_args=()
-			for opt in $extra; do extra_args+=(-O "$opt"); done
 			json=$("$SARNUE_BIN" route -e "$eng" -O nue_vls="$k" -O dfsssp_vls="$k" \
-				-O verify=no "${extra_args[@]}" --vls "$k" --json "$net" 2>&1)
+				-O verify=no "${SIM_ROUTE_OPTION_ARGS[@]}" --vls "$k" --json "$net" 2>&1)
 			# shellcheck disable=SC2059
 			printf "$orow" "$name" "$sw" "$hosts" "$k" "$eng" \
 				"$(json_field route_seconds "$json")" "$(json_field peak_rss_kib "$json")" \

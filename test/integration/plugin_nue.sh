@@ -38,11 +38,12 @@ lft_entries() {
 # offline_matches NAME K: `sarnue route --subnet` on the opensm-subnet.lst of the last run
 # computes the very tables and path SLs the plugin pushed.
 offline_matches() {
-	local name=$1 k=$2 out=$SIM_TMP/offline opt extra=()
-	for opt in ${NUE_EXTRA:-}; do extra+=(-O "$opt"); done
+	local name=$1 k=$2 out=$SIM_TMP/offline
+	sim_route_option_args "${NUE_EXTRA:-}"
 	rm -rf -- "$out"
-	if ! "$SARNUE_BIN" route -e sar-nue -O "nue_vls=$k" "${extra[@]}" --vls 8 --lmc "${SIM_LMC:-0}" \
-		--subnet "$SIM_DUMP_DIR/opensm-subnet.lst" -o "$out" >"$SIM_TMP/offline.txt" 2>&1; then
+	if ! "$SARNUE_BIN" route -e sar-nue -O "nue_vls=$k" "${SIM_ROUTE_OPTION_ARGS[@]}" --vls 8 \
+		--lmc "${SIM_LMC:-0}" --subnet "$SIM_DUMP_DIR/opensm-subnet.lst" -o "$out" \
+		>"$SIM_TMP/offline.txt" 2>&1; then
 		t_fail "$name, $k VL: sarnue route --subnet routed OpenSM's subnet"
 		cat "$SIM_TMP/offline.txt"
 		return

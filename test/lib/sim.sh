@@ -1104,3 +1104,12 @@ sim_lfts_from_dump() {
 	# OpenSM lists unrouted LIDs with port 255; ibroute -n omits them.
 	_sim_lfts_normalize "$dump" | awk '$3 != 255' >"$out" || { _sim_fail "cannot write $out"; return 1; }
 }
+
+# sim_route_option_args "KEY=VALUE ...": the same plugin options (as in SIM_PLUGIN_OPTIONS) as
+# `sarnue route` arguments, -O KEY=VALUE each, in the array SIM_ROUTE_OPTION_ARGS; so an offline
+# routing gets the options the plugin got.
+sim_route_option_args() {
+	local opt
+	SIM_ROUTE_OPTION_ARGS=()
+	for opt in ${1:-}; do SIM_ROUTE_OPTION_ARGS+=(-O "$opt"); done
+}
