@@ -1,6 +1,7 @@
 /*
  * threads.h - helper threads for work that runs beside the caller's (the Nue worker, the
- * plugin's allocation of OpenSM's hop tables).
+ * plugin's allocation of OpenSM's hop tables), and the gate that keeps one such piece of work
+ * off the second CPU while an engine still needs it.
  */
 #ifndef SARNUE_THREADS_H
 #define SARNUE_THREADS_H
@@ -13,5 +14,24 @@
  * the caller then does the work itself, which is as fast as sharing one CPU.
  */
 int thread_start_beside(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+/*
+ * The second CPU of a routing, shared between the engine and its caller.  The caller's own
+ * work beside the routing (the plugin's hop rows) waits at the gate; the engine opens it once
+ * its own helper threads are done with the CPU, or at once when it has none.  Opening twice is
+ * harmless, and every function accepts NULL (nobody waits).
+ */
+struct cpu_gate {
+	pthread_mutex_t lock;
+	pthread_cond_t opened;
+	int open;
+};
+
+/* A closed gate; -1 when the mutex or condition cannot be created. */
+int cpu_gate_init(struct cpu_gate *g);
+void cpu_gate_destroy(struct cpu_gate *g);
+void cpu_gate_open(struct cpu_gate *g);
+/* Returns when the gate is open. */
+void cpu_gate_wait(struct cpu_gate *g);
 
 #endif

@@ -1952,9 +1952,10 @@ static void adopt_tables(struct nue *n, struct nue_worker *w)
  * the 8x8x8 torus with 1% of links removed (10 fall-backs against 1,233); the ascending one won
  * on Kautz, random-256 and the whole torus.  With two threads the second order runs beside the
  * first, on the CPU the verifier needs only in the final pass, and the result is the same as in
- * one thread; still the route time grows by 15% to 45% (inside OpenSM under ibsim; most of it
- * waiting for the slower of the two first passes), and on the Kautz graph it then routed only
- * 1.66 times as fast as the built-in nue.  Hence not the default.
+ * one thread.  The caller's own work beside the routing (the plugin's hop rows) waits at
+ * spare_cpu until the second order is done: run alongside, it slowed that order's pass by 3 to
+ * 8 ms on the Kautz graph inside OpenSM, the routing waited for it, and two orders cost 35%
+ * more time there instead of about 5%.  Hence the default; with one CPU it costs a first pass.
  */
 static int route_one_layer(struct nue *n, struct fab_error *err)
 {
@@ -1963,8 +1964,10 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
 	struct nue_score first, second;
 	int beside, rc;
 
-	if (n->o->orders < 2)
+	if (n->o->orders < 2) {
+		cpu_gate_open(n->o->spare_cpu);
 		return route_candidate(n, SWW_CA_SWITCHES, err);
+	}
 	w = worker_new(n);
 	if (!w) {
 		fab_error_set(err, "out of memory for the second destination order");
@@ -1972,11 +1975,15 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
 	}
 	w->n.ties_descending = 1;
 	beside = threads_to_use(n->o) > 1 && !thread_start_beside(&w->thread, first_pass_main, w);
+	if (!beside)
+		cpu_gate_open(n->o->spare_cpu);
 	rc = route_first_pass(n, SWW_CA_SWITCHES, err);
-	if (beside)
+	if (beside) {
 		pthread_join(w->thread, NULL);
-	else if (!rc)
+		cpu_gate_open(n->o->spare_cpu);
+	} else if (!rc) {
 		first_pass_main(w);
+	}
 	if (!rc && w->rc) {
 		*err = w->err;
 		rc = -1;
@@ -2020,10 +2027,13 @@ static int route_best(struct nue *n, struct fab_error *err)
 		return route_one_layer(n, err);
 	if (threads_to_use(n->o) > 1)
 		w = worker_start(n);
+	if (!w)
+		cpu_gate_open(n->o->spare_cpu);
 	rc = run_candidates(n, &b, 1, cand, w ? 1 : 2, err);
 	if (w) {
 		if (worker_finish(n, &b.score, w, err))
 			rc = -1;
+		cpu_gate_open(n->o->spare_cpu);
 		worker_free(w);
 	}
 	free_best(&b);

@@ -12,12 +12,15 @@
 
 #define NUE_MAX_VLS 15
 
+struct cpu_gate;
+
 struct nue_opts {
 	unsigned vls;		    /* k, 1..15 */
 	const struct job_map *jobs; /* bound to the fabric, or NULL */
 	int skip_rebalance;	    /* no final pass against the final weights (faster) */
 	unsigned threads;	    /* 0: two when two CPUs are online, else one; 1 or 2 */
 	unsigned orders;	    /* one layer: 2 also routes ties by descending LID; else 1 */
+	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 };
 
 struct nue_report {

@@ -94,20 +94,27 @@ static void store_hops(struct sarnue_engine *e)
  * a row it clears, so a routing that fails leaves nothing wrong behind.  Nothing else touches
  * the switches meanwhile: OpenSM's sweep thread is inside build_lid_matrices, holding the
  * subnet lock, and the engine reads only the model.
+ *
+ * The helper waits at a gate until the engine no longer needs the other CPU for threads of its
+ * own (sar-nue's second destination order, its second candidate with more VLs).  Started at
+ * once, it took 3 to 8 ms of that CPU from the second order's first pass on the Kautz graph, and
+ * the routing waited that long for it.
  */
 struct hop_rows {
 	osm_subn_t *subn;
 	const struct fabric *f; /* read only, as the engine does */
+	struct cpu_gate gate;
 	pthread_t thread;
-	int running;
+	int running, gated;
 };
 
 static void *alloc_hop_rows(void *arg)
 {
-	const struct hop_rows *h = arg;
+	struct hop_rows *h = arg;
 	cl_map_item_t *it;
 	uint32_t lid;
 
+	cpu_gate_wait(&h->gate);
 	for (it = cl_qmap_head(&h->subn->sw_guid_tbl); it != cl_qmap_end(&h->subn->sw_guid_tbl);
 	     it = cl_qmap_next(it)) {
 		osm_switch_t *sw = (osm_switch_t *)it;
@@ -119,19 +126,32 @@ static void *alloc_hop_rows(void *arg)
 	return NULL;
 }
 
-/* Without a second CPU store_hops allocates the rows itself, as OpenSM's engines do. */
-static void hop_rows_start(struct hop_rows *h, osm_subn_t *subn, const struct fabric *f)
+/*
+ * Without a second CPU store_hops allocates the rows itself, as OpenSM's engines do.  The
+ * engine opens the gate it gets through its context (NULL when there is no helper).
+ */
+static struct cpu_gate *hop_rows_start(struct hop_rows *h, osm_subn_t *subn, const struct fabric *f)
 {
 	h->subn = subn;
 	h->f = f;
+	h->running = 0;
+	h->gated = cpu_gate_init(&h->gate) == 0;
+	if (!h->gated)
+		return NULL;
 	h->running = thread_start_beside(&h->thread, alloc_hop_rows, h) == 0;
+	return h->running ? &h->gate : NULL;
 }
 
 static void hop_rows_wait(struct hop_rows *h)
 {
-	if (h->running)
+	if (h->running) {
+		/* Whatever the engine did: the helper must not wait any longer. */
+		cpu_gate_open(&h->gate);
 		pthread_join(h->thread, NULL);
-	h->running = 0;
+	}
+	if (h->gated)
+		cpu_gate_destroy(&h->gate);
+	h->running = h->gated = 0;
 }
 
 /* Fails this routing: OpenSM moves on to the next engine of routing_engine. */
@@ -242,9 +262,10 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	memset(&fresh, 0, sizeof(fresh));
 	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */
 	g->ctx.sl2vl_off = !p->osm->subn.opt.qos;
-	hop_rows_start(&rows, &p->osm->subn, nf);
+	g->ctx.spare_cpu = hop_rows_start(&rows, &p->osm->subn, nf);
 	rc = routing_init(&fresh, nf, e->name) ||
 	     engine_run_ctx(e->name, nf, &opts, &g->ctx, &fresh, &res, &err);
+	g->ctx.spare_cpu = NULL;
 	hop_rows_wait(&rows);
 	if (res.warning[0])
 		plog(p, OSM_LOG_ERROR, "WRN %s: %s", e->name, res.warning);

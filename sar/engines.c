@@ -13,6 +13,7 @@
 #include "dfsssp.h"
 #include "fit.h"
 #include "nue.h"
+#include "threads.h"
 #include "updn.h"
 
 const char *const engine_names[] = { "sar-updn", "sar-nue", "sar-dfsssp", NULL };
@@ -460,6 +461,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 		.skip_rebalance = !o->nue_rebalance,
 		.threads = o->nue_threads,
 		.orders = o->nue_orders,
+		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
 	};
 	struct job_map tmp, *jobs = NULL;
 	struct nue_report rep;
@@ -654,16 +656,20 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 		   struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
 		   struct fab_error *err)
 {
+	struct cpu_gate *spare_cpu = ctx ? ctx->spare_cpu : NULL;
 	struct verify_feed *feed = NULL;
 	double t0 = now();
 	int rc;
 
 	memset(res, 0, sizeof(*res));
+	/* Only sar-nue routing plainly says when it is done with the second CPU. */
+	if (o->planes || strcmp(name, "sar-nue"))
+		cpu_gate_open(spare_cpu);
 	if (check_link_vls(f, err))
-		return -1;
+		goto failed;
 	if (!engine_known(name)) {
 		fab_error_set(err, "unknown engine '%s'", name);
-		return -1;
+		goto failed;
 	}
 	/*
 	 * Engines that know when columns are final get checked meanwhile.  Only sar-nue on one
@@ -674,6 +680,7 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 		feed = verify_feed_attach(f, r);
 	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
 		       : run_plain(name, f, o, ctx, 0, r, res, err);
+	cpu_gate_open(spare_cpu);
 	res->route_seconds = now() - t0;
 	if (!rc && !res->fingerprint)
 		res->fingerprint = fabric_fingerprint(f);
@@ -684,4 +691,7 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 	if (rc && ctx)
 		escape_plane_free(&ctx->escape);
 	return rc ? -1 : 0;
+failed:
+	cpu_gate_open(spare_cpu);
+	return -1;
 }

@@ -13,6 +13,8 @@
 #include "routing.h"
 #include "verify.h"
 
+struct cpu_gate;
+
 struct engine_result {
 	double route_seconds, verify_seconds;
 	struct verify_report verify; /* valid when verified */
@@ -39,6 +41,11 @@ struct engine_ctx {
 	int sl2vl_off; /* OpenSM will not program SL2VL (qos FALSE): one VL only */
 	/* the high-LID plane the switches hold, reused while the topology stays the same */
 	struct escape_plane escape;
+	/*
+	 * Set by the caller for one routing, or NULL: opened once the engine's own helper threads
+	 * no longer need the second CPU (see threads.h), at the latest when the routing returns.
+	 */
+	struct cpu_gate *spare_cpu;
 };
 
 void engine_ctx_init(struct engine_ctx *c);

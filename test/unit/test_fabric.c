@@ -1,8 +1,10 @@
 /*
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
  * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
- * the shared key sort, the Dijkstra heap, and the growing of buffers, arrays and string arenas.
+ * the shared key sort, the Dijkstra heap, the growing of buffers, arrays and string arenas, and
+ * the gate that holds helper work off an engine's second CPU.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include "minheap.h"
 #include "sortu64.h"
 #include "testfab.h"
+#include "threads.h"
 
 static char *write_tmp(const char *text)
 {
@@ -362,9 +365,48 @@ static void test_strings_put(void)
 	free(buf);
 }
 
+struct gate_waiter {
+	struct cpu_gate *gate;
+	volatile int passed;
+};
+
+static void *wait_at_gate(void *arg)
+{
+	struct gate_waiter *w = arg;
+
+	cpu_gate_wait(w->gate);
+	w->passed = 1;
+	return NULL;
+}
+
+/*
+ * A thread waiting at a closed gate stays there until the gate opens, then passes; once open,
+ * the gate lets everyone through at once.  Opening twice and NULL gates are harmless.
+ */
+static void test_cpu_gate(void)
+{
+	struct cpu_gate gate;
+	struct gate_waiter w = { &gate, 0 };
+	pthread_t t;
+
+	CHECK(cpu_gate_init(&gate) == 0 && gate.open == 0);
+	CHECK(pthread_create(&t, NULL, wait_at_gate, &w) == 0);
+	usleep(20000);
+	CHECK(w.passed == 0);
+	cpu_gate_open(&gate);
+	CHECK(pthread_join(t, NULL) == 0 && w.passed == 1);
+	cpu_gate_open(&gate);
+	cpu_gate_wait(&gate);
+	cpu_gate_open(NULL);
+	cpu_gate_wait(NULL);
+	cpu_gate_destroy(&gate);
+	cpu_gate_destroy(NULL);
+}
+
 int main(void)
 {
 	test_grow();
+	test_cpu_gate();
 	test_strings_put();
 	test_sort_u64();
 	test_minheap();

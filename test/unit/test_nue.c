@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "nue.h"
 #include "testfab.h"
+#include "threads.h"
 #include "verify.h"
 
 static int route_with(struct fabric *f, const struct nue_opts *o, struct routing *r,
@@ -785,6 +786,60 @@ static void test_central_switch(void)
 	fabric_free(&f);
 }
 
+/*
+ * The caller's work beside the routing (the plugin's hop rows) waits at a gate until the engine
+ * is done with the second CPU.  A routing by nue_route opens it: one or two orders, one or two
+ * threads, one layer or several.  engine_run_ctx opens it for the other engines, and when the
+ * routing fails (here before any engine ran).
+ */
+static void test_spare_cpu(void)
+{
+	static const unsigned runs[][3] = {
+		/* vls, orders, threads */
+		{ 1, 1, 2 }, { 1, 2, 2 }, { 1, 2, 1 }, { 2, 1, 2 }, { 2, 1, 1 },
+	};
+	static unsigned links[3 * 27][2];
+	struct sarnue_options o;
+	struct engine_result res;
+	struct engine_ctx ctx;
+	struct nue_report rep;
+	struct fab_error err;
+	struct cpu_gate gate;
+	struct routing r;
+	struct fabric f;
+	unsigned i, n = testfab_torus(links, 3, 3, 3, -1);
+
+	CHECK(testfab_build(&f, 27, 2, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 2);
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct nue_opts no = { .vls = runs[i][0],
+				       .orders = runs[i][1],
+				       .threads = runs[i][2],
+				       .spare_cpu = &gate };
+
+		CHECK(cpu_gate_init(&gate) == 0);
+		CHECK(route_with(&f, &no, &r, &rep, &err) == 0 && gate.open == 1);
+		routing_free(&r);
+		cpu_gate_destroy(&gate);
+	}
+	options_defaults(&o);
+	engine_ctx_init(&ctx);
+	ctx.spare_cpu = &gate;
+	CHECK(cpu_gate_init(&gate) == 0);
+	CHECK(routing_init(&r, &f, "sar-updn") == 0);
+	CHECK(engine_run_ctx("sar-updn", &f, &o, &ctx, &r, &res, &err) == 0 && gate.open == 1);
+	routing_free(&r);
+	cpu_gate_destroy(&gate);
+	CHECK(cpu_gate_init(&gate) == 0);
+	CHECK(routing_init(&r, &f, "sar-nue") == 0);
+	CHECK(engine_run_ctx("no-such-engine", &f, &o, &ctx, &r, &res, &err) != 0);
+	CHECK(gate.open == 1);
+	routing_free(&r);
+	cpu_gate_destroy(&gate);
+	engine_ctx_free(&ctx);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_cdg_order();
@@ -802,6 +857,7 @@ int main(void)
 	test_orders();
 	test_single_layer();
 	test_threads();
+	test_spare_cpu();
 	test_verify_beside();
 	test_jobs_and_determinism();
 	test_errors();
