@@ -1843,12 +1843,14 @@ struct nue_worker {
 	int rc;
 };
 
+/* The second CPU is free for the caller's work as soon as a worker thread is done. */
 static void *worker_main(void *arg)
 {
 	static const enum sw_weights none = SWW_NONE;
 	struct nue_worker *w = arg;
 
 	w->rc = run_candidates(&w->n, &w->best, 0, &none, 1, &w->err);
+	cpu_gate_open(w->n.o->spare_cpu);
 	return NULL;
 }
 
@@ -1929,6 +1931,7 @@ static void *first_pass_main(void *arg)
 	w->rc = worker_prepare(w);
 	if (!w->rc)
 		w->rc = route_first_pass(&w->n, SWW_CA_SWITCHES, &w->err);
+	cpu_gate_open(w->n.o->spare_cpu);
 	return NULL;
 }
 
@@ -1978,12 +1981,10 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
 	if (!beside)
 		cpu_gate_open(n->o->spare_cpu);
 	rc = route_first_pass(n, SWW_CA_SWITCHES, err);
-	if (beside) {
+	if (beside)
 		pthread_join(w->thread, NULL);
-		cpu_gate_open(n->o->spare_cpu);
-	} else if (!rc) {
+	else if (!rc)
 		first_pass_main(w);
-	}
 	if (!rc && w->rc) {
 		*err = w->err;
 		rc = -1;
@@ -2033,7 +2034,6 @@ static int route_best(struct nue *n, struct fab_error *err)
 	if (w) {
 		if (worker_finish(n, &b.score, w, err))
 			rc = -1;
-		cpu_gate_open(n->o->spare_cpu);
 		worker_free(w);
 	}
 	free_best(&b);
