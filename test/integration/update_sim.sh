@@ -49,10 +49,13 @@ handler() {
 	printf '%s' "if [ \"\$SARNUE_KIND\" = unpath ] && [ -e $SIM_TMP/fail-$h ]; then exit 1; fi; "
 	printf '%s' "env | grep '^SARNUE_' | sort > \$f"
 }
+# Agents run in SIM_TMP: libumad2sim leaves its fake sysfs tree ./sys-PID behind when a
+# client is killed, as one agent is below.
 start_agent() {
 	local h=$1
-	"${envp[@]}" SIM_HOST="$h" SIM_SET_ISSM=1 "$AGENT" --exec "$(handler "$h")" \
-		--json "$SIM_TMP/$h.json" --log "$SIM_TMP/$h.log" --exec-timeout 60 &
+	(cd "$SIM_TMP" && exec "${envp[@]}" SIM_HOST="$h" SIM_SET_ISSM=1 "$AGENT" \
+		--exec "$(handler "$h")" --json "$SIM_TMP/$h.json" --log "$SIM_TMP/$h.log" \
+		--exec-timeout 60) &
 	pid[$h]=$!
 	sim_track_pid "${pid[$h]}" "agent-$h"
 }
