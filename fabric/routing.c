@@ -81,6 +81,55 @@ int routing_alloc_sl2vl(struct routing *r, const struct fabric *f)
 	return 0;
 }
 
+static const uint8_t *sl2vl_map(const struct routing *r, uint32_t sw, unsigned in, unsigned out)
+{
+	size_t s = r->sl2vl_stride;
+
+	return r->sl2vl + (((size_t)sw * s + in) * s + out) * ROUTING_MAX_SL;
+}
+
+/*
+ * Whether every port pair a route can take through switch sw has the same map as *first; the
+ * first pair seen sets *first when it is NULL.
+ */
+static int switch_maps_equal(const struct routing *r, const struct fabric *f, uint32_t sw,
+			     const uint8_t **first)
+{
+	unsigned nports = f->nodes[f->switches[sw]].nports, in, out;
+
+	for (in = 0; in <= nports; in++) {
+		for (out = 1; out <= nports; out++) {
+			const uint8_t *map = sl2vl_map(r, sw, in, out);
+
+			if (in == out)
+				continue;
+			if (!*first)
+				*first = map;
+			else if (memcmp(*first, map, ROUTING_MAX_SL))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+int routing_sl2vl_collapse(struct routing *r, const struct fabric *f)
+{
+	const uint8_t *first = NULL;
+	uint32_t sw;
+
+	if (!r->sl2vl)
+		return 0;
+	for (sw = 0; sw < f->nswitches; sw++)
+		if (!switch_maps_equal(r, f, sw, &first))
+			return 0;
+	if (first)
+		memcpy(r->sl2vl_uniform, first, ROUTING_MAX_SL);
+	free(r->sl2vl);
+	r->sl2vl = NULL;
+	r->sl2vl_stride = 0;
+	return 1;
+}
+
 int routing_alloc_sl_by_dlid(struct routing *r)
 {
 	free(r->sl_by_dlid);

@@ -95,6 +95,14 @@ uint8_t routing_sl2vl(const struct routing *r, uint32_t sw, unsigned in_port, un
 /* Switches to a full per-port-pair SL2VL table, initialised from sl2vl_uniform. */
 int routing_alloc_sl2vl(struct routing *r, const struct fabric *f);
 
+/*
+ * Back to one map (sl2vl_uniform) when every switch maps SLs to VLs alike on every pair of
+ * ports a route can take (in != out, out != 0): a U-turn only comes with a forwarding loop, and
+ * nothing leaves through port 0.  The verifier then walks sources in groups instead of one by
+ * one.  1 when collapsed, 0 when the maps differ or there is no table.
+ */
+int routing_sl2vl_collapse(struct routing *r, const struct fabric *f);
+
 /* Per-destination SL table, initialised to sl_uniform. */
 int routing_alloc_sl_by_dlid(struct routing *r);
 

@@ -446,6 +446,7 @@ static int read_tables(struct live *l)
 	 * sl_uniform; the VLs in use are those the switches map it to.
 	 */
 	l->r->vls_used = max_vl + 1;
+	routing_sl2vl_collapse(l->r, l->f);
 	return 0;
 }
 

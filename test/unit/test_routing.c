@@ -1,11 +1,15 @@
 /*
- * test_routing.c - routing_changed_lids(), which names the LIDs an update announces in its
- * UnPath report: every changed LFT entry or SL is covered, unchanged LIDs stay out as long as
- * the ranges fit, and too many ranges merge across the smallest gaps.
+ * test_routing.c - routing.c and the dumps' readers: routing_changed_lids(), which names the
+ * LIDs an update announces in its UnPath report (every changed LFT entry or SL is covered,
+ * unchanged LIDs stay out as long as the ranges fit, and too many ranges merge across the
+ * smallest gaps); the path-SL dump's line syntax; and SL2VL tables read back as one map when
+ * every switch port pair agrees.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "loaders.h"
 #include "routing.h"
 #include "testfab.h"
 
@@ -68,6 +72,106 @@ static void test_changed(const struct fabric *f)
 	routing_free(&b);
 }
 
+/* Loads text as a path-SL dump; 0 or -1 with err set. */
+static int load_path_sl_text(const struct fabric *f, const char *text, struct routing *r,
+			     struct fab_error *err)
+{
+	char path[] = "/tmp/sarnue-psl-XXXXXX";
+	int rc;
+
+	CHECK(routing_init(r, f, "dump") == 0);
+	CHECK(testfab_write_file(path, text) == 0);
+	rc = routing_load_path_sl(r, f, path, err);
+	unlink(path);
+	return rc;
+}
+
+/* Well-formed lines in their variants load; each malformed one is named by its line. */
+static void test_path_sl_lines(const struct fabric *f)
+{
+	static const char *const bad[] = {
+		"0x%llx 1\n",	     /* no SL */
+		"0x%llx 1 16\n",     /* SL beyond 15 */
+		"%llx 1 0\n",	     /* no 0x */
+		"0x 1 0 %llx\n",     /* no digits */
+		"0x%llx 1 0 junk\n", /* trailing words */
+		"0x%llx 1 2x\n",     /* SL not a number */
+		"0x1%016llx 1 0\n",  /* 17 hex digits */
+		"0x%llx1 0\n",	     /* DLID glued to the GUID */
+	};
+	unsigned long long guid = f->ports[f->endports[0]].guid;
+	uint16_t src = f->ports[f->endports[0]].base_lid;
+	struct fab_error err = { "" };
+	char text[256], line[96];
+	struct routing r;
+	size_t i;
+
+	snprintf(text, sizeof(text), "# comment\n\n  0X%llX\t5  3 \r\n", guid);
+	CHECK(load_path_sl_text(f, text, &r, &err) == 0);
+	CHECK(routing_path_sl(&r, src, 5) == 3);
+	routing_free(&r);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), bad[i], guid);
+		snprintf(text, sizeof(text), "0x%llx 2 1\n%s", guid, line);
+		CHECK(load_path_sl_text(f, text, &r, &err) == -1);
+		CHECK(strstr(err.msg, ":2: expected \"0xGUID DLID SL\"") != NULL);
+		routing_free(&r);
+	}
+	/* A DLID beyond the fabric's LIDs. */
+	snprintf(text, sizeof(text), "0x%llx %u 0\n", guid, f->max_lid + 1);
+	CHECK(load_path_sl_text(f, text, &r, &err) == -1);
+	CHECK(strstr(err.msg, ":1: expected \"0xGUID DLID SL\"") != NULL);
+	routing_free(&r);
+}
+
+/* Writes r's SL2VL tables and reads them back into back. */
+static void sl2vl_round_trip(const struct fabric *f, const struct routing *r, struct routing *back)
+{
+	char path[] = "/tmp/sarnue-sl2vl-XXXXXX";
+	struct fab_error err = { "" };
+	FILE *out;
+
+	CHECK(testfab_write_file(path, "") == 0);
+	out = fopen(path, "w");
+	CHECK(out && routing_write_sl2vl(r, f, out) == 0);
+	if (out)
+		fclose(out);
+	CHECK(routing_init(back, f, "dump") == 0);
+	CHECK(routing_load_sl2vl(back, f, path, &err) == 0);
+	unlink(path);
+}
+
+/*
+ * The same map on every port pair comes back as the one uniform map (the verifier groups
+ * sources then); one pair that differs keeps the table.  A U-turn pair does not count.
+ */
+static void test_sl2vl_collapse(const struct fabric *f)
+{
+	struct routing r, back;
+	unsigned sl;
+
+	CHECK(routing_init(&r, f, "sl2vl") == 0);
+	for (sl = 0; sl < ROUTING_MAX_SL; sl++)
+		r.sl2vl_uniform[sl] = (uint8_t)(sl % 4);
+	CHECK(routing_alloc_sl2vl(&r, f) == 0);
+	sl2vl_round_trip(f, &r, &back);
+	CHECK(back.sl2vl == NULL && !memcmp(back.sl2vl_uniform, r.sl2vl_uniform, ROUTING_MAX_SL));
+	routing_free(&back);
+
+	r.sl2vl[((1 * r.sl2vl_stride + 1) * r.sl2vl_stride + 2) * ROUTING_MAX_SL + 5] = 3;
+	sl2vl_round_trip(f, &r, &back);
+	CHECK(back.sl2vl != NULL && routing_sl2vl(&back, 1, 1, 2, 5) == 3);
+	CHECK(routing_sl2vl(&back, 1, 2, 1, 5) == 1 && routing_sl2vl(&back, 0, 1, 2, 5) == 1);
+	CHECK(routing_sl2vl_collapse(&back, f) == 0 && back.sl2vl != NULL);
+	routing_free(&back);
+
+	r.sl2vl[((1 * r.sl2vl_stride + 1) * r.sl2vl_stride + 2) * ROUTING_MAX_SL + 5] = 1;
+	r.sl2vl[((1 * r.sl2vl_stride + 2) * r.sl2vl_stride + 2) * ROUTING_MAX_SL + 5] = 3;
+	CHECK(routing_sl2vl_collapse(&r, f) == 1 && r.sl2vl == NULL && r.sl2vl_uniform[5] == 1);
+	CHECK(routing_sl2vl_collapse(&r, f) == 0);
+	routing_free(&r);
+}
+
 int main(void)
 {
 	unsigned links[16][2];
@@ -76,6 +180,8 @@ int main(void)
 
 	CHECK(testfab_build(&f, 4, 3, (const unsigned(*)[2])links, n, 0) == 0);
 	test_changed(&f);
+	test_path_sl_lines(&f);
+	test_sl2vl_collapse(&f);
 	fabric_free(&f);
 	return CHECK_RESULT();
 }
