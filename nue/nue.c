@@ -1550,6 +1550,7 @@ struct nue_worker;
 /* n's first pass is done, the other order's may not be; see route_one_layer. */
 struct order_race {
 	struct nue_worker *other;
+	int other_thread; /* the other runs on a thread of its own, to be joined */
 	struct nue_score mine;
 	enum race_state state;
 };
@@ -2004,7 +2005,8 @@ static enum race_state settle_race(struct order_race *race, int wait)
 		return race->state;
 	if (!wait && !atomic_load_explicit(&w->finished, memory_order_acquire))
 		return RACE_OPEN;
-	pthread_join(w->thread, NULL);
+	if (race->other_thread)
+		pthread_join(w->thread, NULL);
 	theirs = score_of(&w->n);
 	if (w->rc)
 		race->state = RACE_FAILED;
@@ -2014,18 +2016,22 @@ static enum race_state settle_race(struct order_race *race, int wait)
 }
 
 /*
- * n's first pass is done and w's runs beside it.  n's rebalancing starts at once: if n wins, as
- * the ascending order mostly does, nothing waited for w, and if w wins, n's work is dropped and
- * w's candidate is rebalanced as it would have been after waiting.  The verifier gets no promise
- * from n before n has won.  Inside OpenSM on the Kautz graph 3-3 the descending order's pass
- * ended 0.3 to 4 ms after the ascending one (other processes share the CPUs) and the routing
- * waited for it; racing cut the median of 12 OpenSM runs from 19.8 to 17.6 ms.  The tables
- * are those of waiting.  0 or -1; the winner's tables are in n's routing then.
+ * n's first pass is done; w's runs beside it on a thread of its own (other_thread), or ran
+ * before on this one.  n's rebalancing starts at once: if n wins, as the ascending order mostly
+ * does, nothing waited for w, and if w wins, n's work is dropped and w's candidate is rebalanced
+ * as it would have been after waiting.  The verifier gets no promise from n before n has won.
+ * Without the rebalancing pass the race is decided after it, on the first passes alone.  Inside
+ * OpenSM on the Kautz graph 3-3 the descending order's pass ended 0.3 to 4 ms after the ascending
+ * one (other processes share the CPUs) and the routing waited for it; racing cut the median of 12
+ * OpenSM runs from 19.8 to 17.6 ms.  The tables are those of waiting.  0 or -1; the winner's tables
+ * are in n's routing then.
  */
-static int race_orders(struct nue *n, struct nue_worker *w, struct nue **winner,
+static int race_orders(struct nue *n, struct nue_worker *w, int other_thread, struct nue **winner,
 		       struct fab_error *err)
 {
-	struct order_race race = { .other = w, .mine = score_of(n), .state = RACE_OPEN };
+	struct order_race race = {
+		.other = w, .other_thread = other_thread, .mine = score_of(n), .state = RACE_OPEN
+	};
 	int rc;
 
 	n->race = &race;
@@ -2064,7 +2070,6 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
 {
 	struct nue_worker *w;
 	struct nue *winner = n;
-	struct nue_score first, second;
 	int beside, rc;
 
 	if (n->o->orders < 2) {
@@ -2081,33 +2086,16 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
 	if (!beside)
 		cpu_gate_open(n->o->spare_cpu);
 	rc = route_first_pass(n, SWW_CA_SWITCHES, err);
-	if (beside && !rc && !n->o->skip_rebalance) {
-		rc = race_orders(n, w, &winner, err);
-		goto done;
-	}
-	if (beside)
-		pthread_join(w->thread, NULL);
-	else if (!rc)
+	if (!rc && !beside)
 		first_pass_main(w);
-	if (!rc && w->rc) {
-		*err = w->err;
-		rc = -1;
-	}
-	if (rc)
-		goto out;
-	first = score_of(n);
-	second = score_of(&w->n);
-	if (better(&second, &first)) {
-		adopt_tables(n, w);
-		winner = &w->n;
-	}
-	rc = finish_candidate(winner, err);
-done:
+	if (!rc)
+		rc = race_orders(n, w, beside, &winner, err);
+	else if (beside)
+		pthread_join(w->thread, NULL);
 	if (!rc && winner != n) {
 		*n->rep = w->rep;
 		n->rep->second_order = 1;
 	}
-out:
 	worker_free(w);
 	return rc;
 }
