@@ -59,7 +59,7 @@ uint8_t routing_sl2vl(const struct routing *r, uint32_t sw, unsigned in_port, un
 	sl &= ROUTING_MAX_SL - 1;
 	if (!r->sl2vl || sw >= r->nswitches || in_port >= s || out_port >= s)
 		return r->sl2vl_uniform[sl];
-	return r->sl2vl[(((size_t)sw * s + in_port) * s + out_port) * ROUTING_MAX_SL + sl];
+	return routing_sl2vl_map(r, sw, in_port, out_port)[sl];
 }
 
 int routing_alloc_sl2vl(struct routing *r, const struct fabric *f)
@@ -81,13 +81,6 @@ int routing_alloc_sl2vl(struct routing *r, const struct fabric *f)
 	return 0;
 }
 
-static const uint8_t *sl2vl_map(const struct routing *r, uint32_t sw, unsigned in, unsigned out)
-{
-	size_t s = r->sl2vl_stride;
-
-	return r->sl2vl + (((size_t)sw * s + in) * s + out) * ROUTING_MAX_SL;
-}
-
 /*
  * Whether every port pair a route can take through switch sw has the same map as *first; the
  * first pair seen sets *first when it is NULL.
@@ -99,7 +92,7 @@ static int switch_maps_equal(const struct routing *r, const struct fabric *f, ui
 
 	for (in = 0; in <= nports; in++) {
 		for (out = 1; out <= nports; out++) {
-			const uint8_t *map = sl2vl_map(r, sw, in, out);
+			const uint8_t *map = routing_sl2vl_map(r, sw, in, out);
 
 			if (in == out)
 				continue;

@@ -92,6 +92,15 @@ static inline int routing_sl_per_source(const struct routing *r)
 uint8_t routing_sl2vl(const struct routing *r, uint32_t sw, unsigned in_port, unsigned out_port,
 		      unsigned sl);
 
+/* The 16-entry map of a port pair in the per-port table (r->sl2vl set, ports < sl2vl_stride). */
+static inline uint8_t *routing_sl2vl_map(const struct routing *r, uint32_t sw, unsigned in_port,
+					 unsigned out_port)
+{
+	size_t s = r->sl2vl_stride;
+
+	return r->sl2vl + (((size_t)sw * s + in_port) * s + out_port) * ROUTING_MAX_SL;
+}
+
 /* Switches to a full per-port-pair SL2VL table, initialised from sl2vl_uniform. */
 int routing_alloc_sl2vl(struct routing *r, const struct fabric *f);
 

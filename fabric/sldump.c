@@ -324,7 +324,6 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 		unsigned ip, op;
 		uint64_t guid;
 		uint32_t n;
-		size_t s = r->sl2vl_stride;
 
 		if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
 			continue;
@@ -341,8 +340,7 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 				      path, lr.lineno, guid, ip, op);
 			goto out;
 		}
-		memcpy(r->sl2vl + (((size_t)f->nodes[n].sw * s + ip) * s + op) * ROUTING_MAX_SL, vl,
-		       ROUTING_MAX_SL);
+		memcpy(routing_sl2vl_map(r, f->nodes[n].sw, ip, op), vl, ROUTING_MAX_SL);
 	}
 	routing_sl2vl_collapse(r, f);
 	ret = 0;

@@ -382,9 +382,7 @@ static int read_sl2vl(struct live *l, uint32_t sw, unsigned *max_vl)
 
 	for (in = 0; in <= nports; in++) {
 		for (out = 1; out <= nports; out++) {
-			uint8_t *map =
-				r->sl2vl + (((size_t)sw * r->sl2vl_stride + in) * r->sl2vl_stride +
-					    out) * ROUTING_MAX_SL;
+			uint8_t *map = routing_sl2vl_map(r, sw, in, out);
 
 			if (!pair_used(f, node, in, out))
 				continue;

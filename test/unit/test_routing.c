@@ -158,15 +158,15 @@ static void test_sl2vl_collapse(const struct fabric *f)
 	CHECK(back.sl2vl == NULL && !memcmp(back.sl2vl_uniform, r.sl2vl_uniform, ROUTING_MAX_SL));
 	routing_free(&back);
 
-	r.sl2vl[((1 * r.sl2vl_stride + 1) * r.sl2vl_stride + 2) * ROUTING_MAX_SL + 5] = 3;
+	routing_sl2vl_map(&r, 1, 1, 2)[5] = 3;
 	sl2vl_round_trip(f, &r, &back);
 	CHECK(back.sl2vl != NULL && routing_sl2vl(&back, 1, 1, 2, 5) == 3);
 	CHECK(routing_sl2vl(&back, 1, 2, 1, 5) == 1 && routing_sl2vl(&back, 0, 1, 2, 5) == 1);
 	CHECK(routing_sl2vl_collapse(&back, f) == 0 && back.sl2vl != NULL);
 	routing_free(&back);
 
-	r.sl2vl[((1 * r.sl2vl_stride + 1) * r.sl2vl_stride + 2) * ROUTING_MAX_SL + 5] = 1;
-	r.sl2vl[((1 * r.sl2vl_stride + 2) * r.sl2vl_stride + 2) * ROUTING_MAX_SL + 5] = 3;
+	routing_sl2vl_map(&r, 1, 1, 2)[5] = 1;
+	routing_sl2vl_map(&r, 1, 2, 2)[5] = 3;
 	CHECK(routing_sl2vl_collapse(&r, f) == 1 && r.sl2vl == NULL && r.sl2vl_uniform[5] == 1);
 	CHECK(routing_sl2vl_collapse(&r, f) == 0);
 	routing_free(&r);

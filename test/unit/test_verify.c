@@ -161,11 +161,8 @@ static void test_cycle_across_vls(void)
 	CHECK(routing_alloc_sl2vl(&r, &f) == 0);
 	memset(r.sl_by_dlid, 1, r.lft_len);
 	for (in = 0; in < r.sl2vl_stride; in++)
-		for (out = 0; out < r.sl2vl_stride; out++) {
-			size_t base = ((size_t)0 * r.sl2vl_stride + in) * r.sl2vl_stride + out;
-
-			r.sl2vl[base * ROUTING_MAX_SL + 1] = in == 3 ? 1 : 0;
-		}
+		for (out = 0; out < r.sl2vl_stride; out++)
+			routing_sl2vl_map(&r, 0, in, out)[1] = in == 3 ? 1 : 0;
 	CHECK(verify_routing(&f, &r, &v) == 0);
 	CHECK(v.sls_used == 1u << 1);
 	CHECK(v.vls_used == 3);
