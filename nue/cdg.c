@@ -26,7 +26,11 @@ static int alloc_arrays(struct cdg *g)
 	g->fwd = malloc(n * sizeof(uint32_t));
 	g->bwd = malloc(n * sizeof(uint32_t));
 	g->pool = malloc(2 * n * sizeof(uint64_t));
-	return g->turn_off && g->seen && g->stack && g->fwd && g->bwd && g->pool ? 0 : -1;
+	g->in_fwd = calloc(n / 64 + 1, sizeof(uint64_t));
+	g->in_bwd = calloc(n / 64 + 1, sizeof(uint64_t));
+	if (!g->turn_off || !g->seen || !g->stack || !g->fwd || !g->bwd || !g->pool)
+		return -1;
+	return g->in_fwd && g->in_bwd ? 0 : -1;
 }
 
 int cdg_build(struct cdg *g, const struct fabric *f)
@@ -73,6 +77,8 @@ void cdg_free(struct cdg *g)
 	free(g->fwd);
 	free(g->bwd);
 	free(g->pool);
+	free(g->in_fwd);
+	free(g->in_bwd);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -82,14 +88,15 @@ static void reset_layer(const struct cdg *g, struct cdg_layer *l)
 
 	memset(l->turn, CDG_UNUSED, g->nturns);
 	for (c = 0; c < g->nch; c++)
-		l->ord[c] = c;
+		l->ord[c] = l->at[c] = c;
 }
 
 int cdg_layer_alloc(const struct cdg *g, struct cdg_layer *l)
 {
 	l->turn = malloc(g->nturns ? g->nturns : 1);
 	l->ord = malloc(sizeof(uint32_t) * (g->nch ? g->nch : 1));
-	if (!l->turn || !l->ord) {
+	l->at = malloc(sizeof(uint32_t) * (g->nch ? g->nch : 1));
+	if (!l->turn || !l->ord || !l->at) {
 		cdg_layer_free(l);
 		return -1;
 	}
@@ -101,8 +108,10 @@ void cdg_layer_free(struct cdg_layer *l)
 {
 	free(l->turn);
 	free(l->ord);
+	free(l->at);
 	l->turn = NULL;
 	l->ord = NULL;
+	l->at = NULL;
 }
 
 void cdg_select(struct cdg *g, struct cdg_layer *l)
@@ -111,11 +120,12 @@ void cdg_select(struct cdg *g, struct cdg_layer *l)
 		l = &g->built;
 	g->turn = l->turn;
 	g->ord = l->ord;
+	g->at = l->at;
 }
 
 void cdg_reset(struct cdg *g)
 {
-	struct cdg_layer cur = { .turn = g->turn, .ord = g->ord };
+	struct cdg_layer cur = { .turn = g->turn, .ord = g->ord, .at = g->at };
 
 	reset_layer(g, &cur);
 }
@@ -130,8 +140,10 @@ int cdg_seed_order(struct cdg *g, const uint64_t *key)
 	for (c = 0; c < g->nch; c++)
 		pairs[c] = key[c] << 24 | c;
 	sort_u64(pairs, g->nch);
-	for (c = 0; c < g->nch; c++)
+	for (c = 0; c < g->nch; c++) {
 		g->ord[pairs[c] & 0xffffff] = c;
+		g->at[c] = pairs[c] & 0xffffff;
+	}
 	free(pairs);
 	return 0;
 }
@@ -202,33 +214,98 @@ static uint32_t search_backward(struct cdg *g, uint32_t start, uint32_t lb, uint
 
 /* The order positions of two runs sorted by position, ascending: one merge. */
 static void merge_slots(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb,
-			uint64_t *out)
+			uint32_t *out)
 {
 	uint32_t i = 0, j = 0, k = 0;
 
 	while (i < na && j < nb)
-		out[k++] = a[i] < b[j] ? a[i++] >> 32 : b[j++] >> 32;
+		out[k++] = (uint32_t)((a[i] < b[j] ? a[i++] : b[j++]) >> 32);
 	while (i < na)
-		out[k++] = a[i++] >> 32;
+		out[k++] = (uint32_t)(a[i++] >> 32);
 	while (j < nb)
-		out[k++] = b[j++] >> 32;
+		out[k++] = (uint32_t)(b[j++] >> 32);
 }
 
-/* The backward set keeps its relative order but moves in front of the forward set. */
-static void reorder(struct cdg *g, uint32_t nf, uint32_t nb)
+/*
+ * Both sets in their old relative order, by sorting (position << 32 | channel) keys: g->bwd and
+ * g->fwd are rewritten sorted, slots gets the union of their positions, ascending.
+ */
+static void order_sets_by_sorting(struct cdg *g, uint32_t nf, uint32_t nb, uint32_t *slots)
 {
-	uint64_t *sorted = g->pool, *slots = g->pool + nb + nf;
+	uint64_t *bk = g->pool, *fk = g->pool + nb;
 	uint32_t i;
 
 	for (i = 0; i < nb; i++)
-		sorted[i] = ((uint64_t)g->ord[g->bwd[i]] << 32) | g->bwd[i];
+		bk[i] = (uint64_t)g->ord[g->bwd[i]] << 32 | g->bwd[i];
 	for (i = 0; i < nf; i++)
-		sorted[nb + i] = ((uint64_t)g->ord[g->fwd[i]] << 32) | g->fwd[i];
-	sort_u64(sorted, nb);
-	sort_u64(sorted + nb, nf);
-	merge_slots(sorted, nb, sorted + nb, nf, slots);
-	for (i = 0; i < nb + nf; i++)
-		g->ord[(uint32_t)sorted[i]] = (uint32_t)slots[i];
+		fk[i] = (uint64_t)g->ord[g->fwd[i]] << 32 | g->fwd[i];
+	sort_u64(bk, nb);
+	sort_u64(fk, nf);
+	merge_slots(bk, nb, fk, nf, slots);
+	for (i = 0; i < nb; i++)
+		g->bwd[i] = (uint32_t)bk[i];
+	for (i = 0; i < nf; i++)
+		g->fwd[i] = (uint32_t)fk[i];
+}
+
+/*
+ * The same by marking positions in two bitmaps and reading them back in ascending order, which
+ * costs a word per 64 positions of [lo, hi] instead of a sort; the bitmaps are left clear.
+ */
+static void order_sets_by_scanning(struct cdg *g, uint32_t nf, uint32_t nb, uint32_t lo,
+				   uint32_t hi, uint32_t *slots)
+{
+	uint32_t i, w, k = 0, ib = 0, jf = 0;
+
+	for (i = 0; i < nb; i++)
+		g->in_bwd[g->ord[g->bwd[i]] / 64] |= 1ull << g->ord[g->bwd[i]] % 64;
+	for (i = 0; i < nf; i++)
+		g->in_fwd[g->ord[g->fwd[i]] / 64] |= 1ull << g->ord[g->fwd[i]] % 64;
+	for (w = lo / 64; w <= hi / 64; w++) {
+		uint64_t bwd = g->in_bwd[w], all = bwd | g->in_fwd[w];
+
+		g->in_bwd[w] = g->in_fwd[w] = 0;
+		for (; all; all &= all - 1) {
+			unsigned bit = (unsigned)__builtin_ctzll(all);
+			uint32_t pos = w * 64 + bit;
+
+			slots[k++] = pos;
+			if (bwd >> bit & 1)
+				g->bwd[ib++] = g->at[pos];
+			else
+				g->fwd[jf++] = g->at[pos];
+		}
+	}
+}
+
+/*
+ * The backward set keeps its relative order but moves in front of the forward set, into the
+ * positions both held; every position lies in [lo, hi].  Scanning the bitmaps wins unless the
+ * sets are sparse in that range: on the 8x8x8 torus with 8 layers the sort had been 13% of the
+ * route time.
+ */
+static void reorder(struct cdg *g, uint32_t nf, uint32_t nb, uint32_t lo, uint32_t hi)
+{
+	uint32_t *slots = (uint32_t *)g->pool + 2 * (nb + nf), i;
+
+	int scan = (hi - lo) / 64 <= 4 * (nb + nf) + 16;
+
+	if (g->reorder_by != CDG_REORDER_AUTO)
+		scan = g->reorder_by == CDG_REORDER_SCAN;
+	if (scan) {
+		order_sets_by_scanning(g, nf, nb, lo, hi, slots);
+		g->reorders_scanned++;
+	} else {
+		order_sets_by_sorting(g, nf, nb, slots);
+	}
+	for (i = 0; i < nb; i++) {
+		g->ord[g->bwd[i]] = slots[i];
+		g->at[slots[i]] = g->bwd[i];
+	}
+	for (i = 0; i < nf; i++) {
+		g->ord[g->fwd[i]] = slots[nb + i];
+		g->at[slots[nb + i]] = g->fwd[i];
+	}
 	g->reorders++;
 }
 
@@ -246,7 +323,8 @@ int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 		g->turn[t] = CDG_BLOCKED;
 		return -1;
 	}
-	reorder(g, (uint32_t)nf, search_backward(g, in, g->ord[out], stamp));
+	reorder(g, (uint32_t)nf, search_backward(g, in, g->ord[out], stamp), g->ord[out],
+		g->ord[in]);
 	g->turn[t] = state;
 	return 1;
 }

@@ -38,10 +38,19 @@ enum cdg_turn_state {
 struct cdg_layer {
 	uint8_t *turn;
 	uint32_t *ord;
+	uint32_t *at; /* [nch]: the channel at each position, the inverse of ord */
+};
+
+/* How a reorder puts channels back in their old relative order; tests force one or the other. */
+enum cdg_reorder {
+	CDG_REORDER_AUTO = 0, /* scan the bitmaps unless the sets are sparse in their range */
+	CDG_REORDER_SORT,
+	CDG_REORDER_SCAN,
 };
 
 struct cdg {
 	uint32_t nsw, nch;
+	enum cdg_reorder reorder_by;
 	const uint32_t *sw_off;	     /* the fabric's CSR offsets: channels leaving switch s */
 	struct swgraph sg;	     /* the channels, shared with the SSSP engines */
 	const uint32_t *tail, *head; /* [nch]: switches at both ends (sg.from, sg.to) */
@@ -53,12 +62,15 @@ struct cdg {
 
 	/* Dynamic topological order of the used turns (of the selected layer). */
 	uint32_t *ord;		/* [nch]: position of the channel */
+	uint32_t *at;		/* [nch]: channel at each position */
 	struct cdg_layer built; /* the state cdg_build allocated */
 	uint32_t *seen;		/* [nch]: search stamp */
 	uint32_t stamp;
 	uint32_t *stack, *fwd, *bwd; /* [nch] scratch for the bounded searches */
-	uint64_t *pool;		     /* [2 * nch] scratch for reordering */
+	uint64_t *pool;		     /* [2 * nch] scratch for reordering: keys, then slots */
+	uint64_t *in_fwd, *in_bwd;   /* [nch / 64 + 1] position bitmaps for reordering */
 	uint64_t searches, reorders; /* statistics */
+	uint64_t reorders_scanned;   /* reorders that scanned the bitmaps instead of sorting */
 };
 
 /* Channels and turns of f's switch graph.  -1 on allocation failure. */

@@ -69,14 +69,55 @@ static void route_and_verify(struct fabric *f, unsigned k, const char *what)
 	routing_free(&r);
 }
 
-/* Pearce-Kelly order against Kahn: accepted turns keep the graph acyclic, refused ones close a
- * cycle. */
+/* Random turns into g; accepted ones keep it acyclic, refused ones close a cycle (Kahn agrees). */
+static void add_random_turns(struct cdg *g, unsigned seed, unsigned trials, unsigned check_every)
+{
+	unsigned trial;
+
+	srand(seed);
+	for (trial = 0; trial < trials; trial++) {
+		uint32_t in = (uint32_t)rand() % g->nch, h = g->head[in];
+		uint32_t deg = g->sw_off[h + 1] - g->sw_off[h];
+		uint32_t out = g->sw_off[h] + (uint32_t)rand() % deg;
+		uint64_t t = cdg_turn_index(g, in, out);
+		int rc;
+
+		if (out == g->rev[in])
+			continue;
+		rc = cdg_try_add(g, in, out, CDG_USED);
+		if (trial % check_every)
+			continue;
+		CHECK(cdg_is_acyclic(g) == 1);
+		if (rc < 0) {
+			/* Refused: forcing it in must create a cycle. */
+			g->turn[t] = CDG_USED;
+			CHECK(cdg_is_acyclic(g) == 0);
+			g->turn[t] = CDG_BLOCKED;
+		}
+	}
+}
+
+/* The order is topological for every used turn, and at[] is its inverse. */
+static void check_order(const struct cdg *g)
+{
+	uint32_t i, o;
+
+	CHECK(cdg_is_acyclic(g) == 1);
+	for (i = 0; i < g->nch; i++) {
+		CHECK(g->at[g->ord[i]] == i);
+		for (o = g->sw_off[g->head[i]]; o < g->sw_off[g->head[i] + 1]; o++)
+			if (g->turn[cdg_turn_index(g, i, o)] == CDG_USED)
+				CHECK(g->ord[i] < g->ord[o]);
+	}
+}
+
+/* Pearce-Kelly order against Kahn on a small graph, every turn checked. */
 static void test_cdg_order(void)
 {
 	static unsigned links[64][2];
 	struct fabric f;
 	struct cdg g;
-	unsigned n = testfab_ring(links, 12), i, trial;
+	unsigned n = testfab_ring(links, 12), i;
 
 	for (i = 0; i < 12; i++) {
 		links[n][0] = i;
@@ -86,35 +127,50 @@ static void test_cdg_order(void)
 	CHECK(testfab_build(&f, 12, 0, (const unsigned(*)[2])links, n, 0) == 0);
 	CHECK(cdg_build(&g, &f) == 0);
 	CHECK(g.nch == 2 * n);
-	srand(7);
-	for (trial = 0; trial < 3000; trial++) {
-		uint32_t in = (uint32_t)rand() % g.nch, h = g.head[in];
-		uint32_t deg = g.sw_off[h + 1] - g.sw_off[h];
-		uint32_t out = g.sw_off[h] + (uint32_t)rand() % deg;
-		uint64_t t = cdg_turn_index(&g, in, out);
-		int rc;
-
-		if (out == g.rev[in])
-			continue;
-		rc = cdg_try_add(&g, in, out, CDG_USED);
-		CHECK(cdg_is_acyclic(&g) == 1);
-		if (rc < 0) {
-			/* Refused: forcing it in must create a cycle. */
-			g.turn[t] = CDG_USED;
-			CHECK(cdg_is_acyclic(&g) == 0);
-			g.turn[t] = CDG_BLOCKED;
-		}
-	}
-	/* The order really is topological for every used turn. */
-	for (i = 0; i < g.nch; i++) {
-		uint32_t o;
-
-		for (o = g.sw_off[g.head[i]]; o < g.sw_off[g.head[i] + 1]; o++)
-			if (g.turn[cdg_turn_index(&g, i, o)] == CDG_USED)
-				CHECK(g.ord[i] < g.ord[o]);
-	}
+	add_random_turns(&g, 7, 3000, 1);
+	check_order(&g);
 	CHECK(g.searches > 0);
 	cdg_free(&g);
+	fabric_free(&f);
+}
+
+/*
+ * A reorder restores the relative order of the channels it moves by sorting or by scanning
+ * position bitmaps; both must give the very same order, and the automatic choice uses both on a
+ * graph whose order is long enough for sparse sets.
+ */
+static void test_cdg_reorder_ways(void)
+{
+	static const unsigned chords[] = { 5, 37, 101 };
+	static unsigned links[1024][2];
+	static const enum cdg_reorder ways[] = { CDG_REORDER_AUTO, CDG_REORDER_SORT,
+						 CDG_REORDER_SCAN };
+	struct cdg g[3];
+	struct fabric f;
+	unsigned n = testfab_ring(links, 256), i, j, w;
+
+	for (j = 0; j < 3; j++)
+		for (i = 0; i < 256; i++, n++) {
+			links[n][0] = i;
+			links[n][1] = (i + chords[j]) % 256;
+		}
+	CHECK(testfab_build(&f, 256, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	for (w = 0; w < 3; w++) {
+		CHECK(cdg_build(&g[w], &f) == 0);
+		g[w].reorder_by = ways[w];
+		add_random_turns(&g[w], 11, 6000, 500);
+		check_order(&g[w]);
+		CHECK(g[w].reorders > 100);
+	}
+	CHECK(memcmp(g[0].ord, g[1].ord, sizeof(uint32_t) * g[0].nch) == 0);
+	CHECK(memcmp(g[0].ord, g[2].ord, sizeof(uint32_t) * g[0].nch) == 0);
+	CHECK(memcmp(g[0].turn, g[2].turn, g[0].nturns) == 0);
+	CHECK(g[1].reorders_scanned == 0 && g[2].reorders_scanned == g[2].reorders);
+	CHECK(g[0].reorders_scanned > 0 && g[0].reorders_scanned < g[0].reorders);
+	printf("reorders: %llu, %llu of them by scanning\n", (unsigned long long)g[0].reorders,
+	       (unsigned long long)g[0].reorders_scanned);
+	for (w = 0; w < 3; w++)
+		cdg_free(&g[w]);
 	fabric_free(&f);
 }
 
@@ -859,6 +915,7 @@ static void test_spare_cpu(void)
 int main(void)
 {
 	test_cdg_order();
+	test_cdg_reorder_ways();
 	test_ring5();
 	test_faulty_torus();
 	test_random_graphs();
