@@ -8,6 +8,7 @@
  * what-if studies, so the output must be a pure function of the command line.
  */
 #include "gen.h"
+#include "fabric.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -233,7 +234,7 @@ struct peer {
  * port p at peer[base[s] + p - 1].  This keeps a 20,000-host fabric at a
  * few allocations and makes the graph walks cache friendly.
  */
-struct fabric {
+struct gen_fabric {
 	uint32_t nsw;
 	uint32_t nhost;
 	unsigned long radix; /* 0: size each switch to what it needs */
@@ -272,8 +273,8 @@ struct rm_event {
 
 struct rm_log {
 	struct rm_event *ev;
-	size_t n;
-	size_t cap;
+	uint32_t n;
+	uint32_t cap;
 };
 
 struct rgraph {
@@ -1283,7 +1284,7 @@ static int validate(struct opts *o, struct hostfmt *hf)
 	return hostfmt_parse(hf, o->set[OPT_HOSTPAT] ? o->val[OPT_HOSTPAT] : DEFAULT_HOSTNAME);
 }
 
-static void fabric_free(struct fabric *f)
+static void gen_fabric_free(struct gen_fabric *f)
 {
 	free(f->base);
 	free(f->peer);
@@ -1294,7 +1295,7 @@ static void fabric_free(struct fabric *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static int fabric_init(struct fabric *f, uint64_t nsw, uint64_t nhost, unsigned long radix)
+static int gen_fabric_init(struct gen_fabric *f, uint64_t nsw, uint64_t nhost, unsigned long radix)
 {
 	if (nsw > GEN_MAX_SWITCHES)
 		return gen_usage("fabric too large: %" PRIu64 " switches (at most %lu)", nsw,
@@ -1316,10 +1317,10 @@ static int fabric_init(struct fabric *f, uint64_t nsw, uint64_t nhost, unsigned 
 	return GEN_OK;
 }
 
-static void sw_desc(struct fabric *f, uint32_t s, const char *fmt, ...)
+static void sw_desc(struct gen_fabric *f, uint32_t s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void sw_desc(struct fabric *f, uint32_t s, const char *fmt, ...)
+static void sw_desc(struct gen_fabric *f, uint32_t s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -1328,13 +1329,13 @@ static void sw_desc(struct fabric *f, uint32_t s, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Record how many ports switch s needs; fabric_ports() turns it into slots. */
-static void fabric_need(struct fabric *f, uint32_t s, uint64_t need)
+/* Record how many ports switch s needs; gen_fabric_ports() turns it into slots. */
+static void gen_fabric_need(struct gen_fabric *f, uint32_t s, uint64_t need)
 {
 	f->base[s + 1] = need > UINT32_MAX ? UINT32_MAX : (uint32_t)need;
 }
 
-static int fabric_ports(struct fabric *f)
+static int gen_fabric_ports(struct gen_fabric *f)
 {
 	unsigned long limit = f->radix ? f->radix : GEN_MAX_PORTS;
 	uint64_t total = 0;
@@ -1369,12 +1370,12 @@ static int fabric_ports(struct fabric *f)
 	return GEN_OK;
 }
 
-static uint32_t sw_nports(const struct fabric *f, uint32_t s)
+static uint32_t sw_nports(const struct gen_fabric *f, uint32_t s)
 {
 	return f->base[s + 1] - f->base[s];
 }
 
-static struct peer *port_slot(struct fabric *f, uint32_t s, uint64_t port)
+static struct peer *port_slot(struct gen_fabric *f, uint32_t s, uint64_t port)
 {
 	if (port < 1 || port > sw_nports(f, s)) {
 		f->conflict = true;
@@ -1383,7 +1384,7 @@ static struct peer *port_slot(struct fabric *f, uint32_t s, uint64_t port)
 	return &f->peer[f->base[s] + port - 1];
 }
 
-static void link_sw(struct fabric *f, uint32_t a, uint64_t pa, uint32_t b, uint64_t pb)
+static void link_sw(struct gen_fabric *f, uint32_t a, uint64_t pa, uint32_t b, uint64_t pb)
 {
 	struct peer *x = port_slot(f, a, pa);
 	struct peer *y = port_slot(f, b, pb);
@@ -1398,7 +1399,7 @@ static void link_sw(struct fabric *f, uint32_t a, uint64_t pa, uint32_t b, uint6
 	y->port = (uint16_t)pa;
 }
 
-static void attach_host(struct fabric *f, uint32_t h, uint32_t s, uint64_t port)
+static void attach_host(struct gen_fabric *f, uint32_t h, uint32_t s, uint64_t port)
 {
 	struct peer *x = port_slot(f, s, port);
 
@@ -1412,34 +1413,34 @@ static void attach_host(struct fabric *f, uint32_t h, uint32_t s, uint64_t port)
 	f->host_port[h] = (uint16_t)port;
 }
 
-static void attach_spread(struct fabric *f, uint32_t first, uint32_t n, uint32_t host,
+static void attach_spread(struct gen_fabric *f, uint32_t first, uint32_t n, uint32_t host,
 			  uint64_t nhosts);
 
 /* Hosts take ports 1..per of switches first..first+n-1, in switch order. */
-static void attach_hosts(struct fabric *f, uint32_t first, uint32_t n, uint32_t per)
+static void attach_hosts(struct gen_fabric *f, uint32_t first, uint32_t n, uint32_t per)
 {
 	attach_spread(f, first, n, 0, (uint64_t)n * per);
 }
 
-static int build_fattree2(struct fabric *f, const struct opts *o)
+static int build_fattree2(struct gen_fabric *f, const struct opts *o)
 {
 	uint64_t nl = o->num[OPT_LEAVES], ns = o->num[OPT_SPINES];
 	uint64_t h = o->num[OPT_HPL], r = o->num[OPT_LPP];
 	uint32_t l, s, k;
 	int rc;
 
-	rc = fabric_init(f, nl + ns, nl * h, o->num[OPT_RADIX]);
+	rc = gen_fabric_init(f, nl + ns, nl * h, o->num[OPT_RADIX]);
 	if (rc)
 		return rc;
 	for (l = 0; l < nl; l++) {
 		sw_desc(f, l, "leaf-%u", l);
-		fabric_need(f, l, h + ns * r);
+		gen_fabric_need(f, l, h + ns * r);
 	}
 	for (s = 0; s < ns; s++) {
 		sw_desc(f, nl + s, "spine-%u", s);
-		fabric_need(f, nl + s, nl * r);
+		gen_fabric_need(f, nl + s, nl * r);
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -1513,7 +1514,7 @@ static int tree_size(const struct tree_shape *t, uint64_t *first, const char *wh
 	return GEN_OK;
 }
 
-static void tree_desc(struct fabric *f, const struct tree_shape *t, unsigned int l, uint32_t s,
+static void tree_desc(struct gen_fabric *f, const struct tree_shape *t, unsigned int l, uint32_t s,
 		      uint64_t i)
 {
 	uint64_t per = tree_width(t, l) / t->m[t->h];
@@ -1527,7 +1528,7 @@ static void tree_desc(struct fabric *f, const struct tree_shape *t, unsigned int
 }
 
 /* Hosts take ports 1.. of switches first..first+n-1, spread evenly. */
-static void attach_spread(struct fabric *f, uint32_t first, uint32_t n, uint32_t host,
+static void attach_spread(struct gen_fabric *f, uint32_t first, uint32_t n, uint32_t host,
 			  uint64_t nhosts)
 {
 	uint32_t s, i;
@@ -1541,7 +1542,7 @@ static void attach_spread(struct fabric *f, uint32_t first, uint32_t n, uint32_t
 }
 
 /* Joins every level-(l-1) switch to its w_l parents, p_l links each. */
-static void tree_link_level(struct fabric *f, const struct tree_shape *t, const uint64_t *first,
+static void tree_link_level(struct gen_fabric *f, const struct tree_shape *t, const uint64_t *first,
 			    unsigned int l)
 {
 	uint64_t lo_n = 1, ml = t->m[l], wl = t->w[l], pl = t->p[l];
@@ -1567,7 +1568,7 @@ static void tree_link_level(struct fabric *f, const struct tree_shape *t, const 
 	}
 }
 
-static int tree_build(struct fabric *f, const struct tree_shape *t, unsigned long radix,
+static int tree_build(struct gen_fabric *f, const struct tree_shape *t, unsigned long radix,
 		      const char *what)
 {
 	uint64_t first[TREE_MAX_LEVELS + 2], leaves, per_group, hosts, g;
@@ -1580,7 +1581,7 @@ static int tree_build(struct fabric *f, const struct tree_shape *t, unsigned lon
 		return rc;
 	leaves = first[2] - first[1];
 	hosts = t->group_hosts ? t->groups * t->group_hosts : leaves * t->m[1];
-	rc = fabric_init(f, first[t->h + 1], hosts, radix);
+	rc = gen_fabric_init(f, first[t->h + 1], hosts, radix);
 	if (rc)
 		return rc;
 	for (l = 1; l <= t->h; l++) {
@@ -1590,10 +1591,10 @@ static int tree_build(struct fabric *f, const struct tree_shape *t, unsigned lon
 			need = t->ports[l];
 		for (i = first[l]; i < first[l + 1]; i++) {
 			tree_desc(f, t, l, (uint32_t)i, i - first[l]);
-			fabric_need(f, (uint32_t)i, need);
+			gen_fabric_need(f, (uint32_t)i, need);
 		}
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -1622,7 +1623,7 @@ static void tree_plain(struct tree_shape *t, unsigned int h, uint64_t r, const c
 }
 
 /* A k-ary n-tree with H hosts per leaf is XGFT(n; H,k..k; 1,k..k). */
-static int build_ktree(struct fabric *f, const struct opts *o)
+static int build_ktree(struct gen_fabric *f, const struct opts *o)
 {
 	uint64_t k = o->num[OPT_K], n = o->num[OPT_N];
 	struct tree_shape t;
@@ -1644,7 +1645,7 @@ static int build_ktree(struct fabric *f, const struct opts *o)
 	return tree_build(f, &t, o->num[OPT_RADIX], what);
 }
 
-static int build_xgft(struct fabric *f, const struct opts *o)
+static int build_xgft(struct gen_fabric *f, const struct opts *o)
 {
 	struct tree_shape t;
 	unsigned int l, h = (unsigned int)o->num[OPT_H];
@@ -1814,7 +1815,7 @@ static int rlft_plan(struct tree_shape *t, const struct rlft_req *rq)
 	return rc;
 }
 
-static int build_fattree(struct fabric *f, const struct opts *o)
+static int build_fattree(struct gen_fabric *f, const struct opts *o)
 {
 	static const char *const names[] = { "", "leaf", "spine", "core", "super-core" };
 	struct rlft_req rq = {
@@ -1838,7 +1839,7 @@ static int build_fattree(struct fabric *f, const struct opts *o)
 	return tree_build(f, &t, 0, "fattree");
 }
 
-static int build_islands(struct fabric *f, const struct opts *o)
+static int build_islands(struct gen_fabric *f, const struct opts *o)
 {
 	const char *names[] = { "", "leaf", "spine", "core", "director" };
 	struct rlft_req rq = {
@@ -1865,7 +1866,7 @@ static int build_islands(struct fabric *f, const struct opts *o)
 	return tree_build(f, &t, 0, "islands");
 }
 
-static int build_torus(struct fabric *f, const struct opts *o)
+static int build_torus(struct gen_fabric *f, const struct opts *o)
 {
 	uint64_t t = o->num[OPT_HPS], r = o->num[OPT_LPP];
 	uint64_t nsw = 1, need = t, stride[3], first[3];
@@ -1886,7 +1887,7 @@ static int build_torus(struct fabric *f, const struct opts *o)
 		else if (o->dims[d] > 2)
 			need += 2 * r;
 	}
-	rc = fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
+	rc = gen_fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
 	if (rc)
 		return rc;
 	for (s = 0; s < nsw; s++) {
@@ -1896,9 +1897,9 @@ static int build_torus(struct fabric *f, const struct opts *o)
 			at += (size_t)snprintf(coord + at, sizeof(coord) - at, "%s%" PRIu64,
 					       d ? "," : "", (s / stride[d]) % o->dims[d]);
 		sw_desc(f, s, "%s %s", o->set[OPT_MESH] ? "mesh" : "torus", coord);
-		fabric_need(f, s, need);
+		gen_fabric_need(f, s, need);
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -2193,7 +2194,7 @@ static bool rg_attempt(struct rgraph *g, struct rng *r)
 	return pending == NO_NODE && rg_connected(g);
 }
 
-static int build_random(struct fabric *f, const struct opts *o)
+static int build_random(struct gen_fabric *f, const struct opts *o)
 {
 	uint32_t n = (uint32_t)o->num[OPT_SWITCHES], d = (uint32_t)o->num[OPT_DEGREE];
 	uint64_t t = o->num[OPT_HPS];
@@ -2207,14 +2208,14 @@ static int build_random(struct fabric *f, const struct opts *o)
 		return gen_usage("%s %s: fabric too large (at most %lu switches)",
 				 o->name[OPT_SWITCHES], o->val[OPT_SWITCHES], GEN_MAX_SWITCHES);
 	/* check port limits before spending time on the graph */
-	rc = fabric_init(f, n, (uint64_t)n * t, o->num[OPT_RADIX]);
+	rc = gen_fabric_init(f, n, (uint64_t)n * t, o->num[OPT_RADIX]);
 	if (rc)
 		return rc;
 	for (s = 0; s < n; s++) {
 		sw_desc(f, s, "random switch %u", s);
-		fabric_need(f, s, t + d);
+		gen_fabric_need(f, s, t + d);
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -2249,7 +2250,7 @@ out:
  * block of (n - 1) * r ports from first_port on, r per peer in peer order,
  * skipping itself, so a port names the same peer on every switch.
  */
-static void link_clique(struct fabric *f, uint32_t first, uint32_t stride, uint32_t n,
+static void link_clique(struct gen_fabric *f, uint32_t first, uint32_t stride, uint32_t n,
 			uint64_t first_port, uint64_t r)
 {
 	uint32_t i, j;
@@ -2266,7 +2267,7 @@ static void link_clique(struct fabric *f, uint32_t first, uint32_t stride, uint3
  * HyperX: switches on a grid, each joined to every switch that differs in
  * exactly one coordinate, i.e. a clique along every line of the grid.
  */
-static int build_hyperx(struct fabric *f, const struct opts *o)
+static int build_hyperx(struct gen_fabric *f, const struct opts *o)
 {
 	uint64_t t = o->num[OPT_HPS], r = o->num[OPT_LPP];
 	uint64_t nsw = 1, need = t, stride[3], first[3];
@@ -2284,7 +2285,7 @@ static int build_hyperx(struct fabric *f, const struct opts *o)
 		first[d] = need + 1;
 		need += (o->dims[d] - 1) * r;
 	}
-	rc = fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
+	rc = gen_fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
 	if (rc)
 		return rc;
 	for (s = 0; s < nsw; s++) {
@@ -2294,9 +2295,9 @@ static int build_hyperx(struct fabric *f, const struct opts *o)
 			at += (size_t)snprintf(coord + at, sizeof(coord) - at, "%s%" PRIu64,
 					       d ? "," : "", (s / stride[d]) % o->dims[d]);
 		sw_desc(f, s, "hyperx %s", coord);
-		fabric_need(f, s, need);
+		gen_fabric_need(f, s, need);
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -2482,7 +2483,7 @@ static uint32_t sf_switch(const struct slimfly *sf, unsigned int set, uint32_t a
 }
 
 /* (set, a, b) ~ (set, a, b') iff b - b' is in the set's generators. */
-static void sf_link_local(struct fabric *f, const struct slimfly *sf, unsigned int set)
+static void sf_link_local(struct gen_fabric *f, const struct slimfly *sf, unsigned int set)
 {
 	uint32_t a, b, i, j, b2;
 	uint64_t k;
@@ -2506,7 +2507,7 @@ static void sf_link_local(struct fabric *f, const struct slimfly *sf, unsigned i
 }
 
 /* (0, x, y) ~ (1, m, c) iff y = m x + c */
-static void sf_link_global(struct fabric *f, const struct slimfly *sf)
+static void sf_link_global(struct gen_fabric *f, const struct slimfly *sf)
 {
 	uint64_t first = sf->t + (uint64_t)sf->half * sf->r + 1, k;
 	uint32_t x, m, c, y;
@@ -2530,22 +2531,22 @@ static uint64_t sf_radix(uint64_t q)
 	return (3 * q - (uint64_t)mms_delta(q)) / 2;
 }
 
-static int build_slimfly(struct fabric *f, const struct opts *o)
+static int build_slimfly(struct gen_fabric *f, const struct opts *o)
 {
 	struct slimfly sf = { .q = (uint32_t)o->num[OPT_Q], .r = o->num[OPT_LPP] };
 	uint64_t q = o->num[OPT_Q], nsw = 2 * q * q, k = sf_radix(q), s;
 	int rc;
 
 	sf.t = o->set[OPT_HPS] ? o->num[OPT_HPS] : ceil_div(k, 2);
-	rc = fabric_init(f, nsw, nsw * sf.t, o->num[OPT_RADIX]);
+	rc = gen_fabric_init(f, nsw, nsw * sf.t, o->num[OPT_RADIX]);
 	if (rc)
 		return rc;
 	for (s = 0; s < nsw; s++) {
 		sw_desc(f, (uint32_t)s, "slimfly %" PRIu64 ",%" PRIu64 ",%" PRIu64, s / (q * q),
 			s / q % q, s % q);
-		fabric_need(f, (uint32_t)s, sf.t + k * sf.r);
+		gen_fabric_need(f, (uint32_t)s, sf.t + k * sf.r);
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -2569,7 +2570,7 @@ out:
  * both ways (the alternating strings) gets two bundles, there are no self
  * loops, and every switch has d out and d in ports.
  */
-static void kautz_desc(struct fabric *f, uint32_t v, uint64_t d, uint64_t n, uint64_t dn)
+static void kautz_desc(struct gen_fabric *f, uint32_t v, uint64_t d, uint64_t n, uint64_t dn)
 {
 	char str[SW_DESC_LEN];
 	uint64_t a = v / dn, off = v % dn, scale = dn, i;
@@ -2586,7 +2587,7 @@ static void kautz_desc(struct fabric *f, uint32_t v, uint64_t d, uint64_t n, uin
 	sw_desc(f, v, "kautz %s", str);
 }
 
-static int build_kautz(struct fabric *f, const struct opts *o)
+static int build_kautz(struct gen_fabric *f, const struct opts *o)
 {
 	uint64_t d = o->num[OPT_D], n = o->num[OPT_N], t = o->num[OPT_HPS], r = o->num[OPT_LPP];
 	uint64_t dn = 1, nsw, v, e, k, i;
@@ -2600,14 +2601,14 @@ static int build_kautz(struct fabric *f, const struct opts *o)
 				o->num[OPT_D], o->num[OPT_N], GEN_MAX_SWITCHES);
 	}
 	nsw = (d + 1) * dn;
-	rc = fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
+	rc = gen_fabric_init(f, nsw, nsw * t, o->num[OPT_RADIX]);
 	if (rc)
 		return rc;
 	for (v = 0; v < nsw; v++) {
 		kautz_desc(f, (uint32_t)v, d, n, dn);
-		fabric_need(f, (uint32_t)v, t + 2 * d * r);
+		gen_fabric_need(f, (uint32_t)v, t + 2 * d * r);
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -2627,8 +2628,8 @@ static int build_kautz(struct fabric *f, const struct opts *o)
 	return GEN_OK;
 }
 
-static uint64_t df_next_free(struct fabric *f, uint64_t grp, uint64_t *cur, uint64_t a, uint64_t h,
-			     uint64_t first)
+static uint64_t df_next_free(struct gen_fabric *f, uint64_t grp, uint64_t *cur, uint64_t a,
+			     uint64_t h, uint64_t first)
 {
 	for (; *cur < a * h; (*cur)++) {
 		uint32_t s = (uint32_t)(grp * a + *cur / h);
@@ -2646,7 +2647,7 @@ static uint64_t df_next_free(struct fabric *f, uint64_t grp, uint64_t *cur, uint
  * classic consecutive arrangement; when the classes differ in size a
  * round-robin pass joins what is left over.
  */
-static int df_global(struct fabric *f, uint64_t g, uint64_t a, uint64_t h, uint64_t first)
+static int df_global(struct gen_fabric *f, uint64_t g, uint64_t a, uint64_t h, uint64_t first)
 {
 	uint64_t ah = a * h, per = g - 1, q = ah / per, rem = ah % per;
 	uint64_t i, o, m, *cur;
@@ -2700,23 +2701,23 @@ static int df_global(struct fabric *f, uint64_t g, uint64_t a, uint64_t h, uint6
 	return GEN_OK;
 }
 
-static int build_dragonfly(struct fabric *f, const struct opts *o)
+static int build_dragonfly(struct gen_fabric *f, const struct opts *o)
 {
 	uint64_t a = o->num[OPT_A], p = o->num[OPT_P], h = o->num[OPT_H], g = o->num[OPT_G];
 	uint64_t nsw = g * a, grp, r;
 	int rc;
 
-	rc = fabric_init(f, nsw, nsw * p, o->num[OPT_RADIX]);
+	rc = gen_fabric_init(f, nsw, nsw * p, o->num[OPT_RADIX]);
 	if (rc)
 		return rc;
 	for (grp = 0; grp < g; grp++) {
 		for (r = 0; r < a; r++) {
 			sw_desc(f, (uint32_t)(grp * a + r), "group %" PRIu64 " router %" PRIu64,
 				grp, r);
-			fabric_need(f, (uint32_t)(grp * a + r), p + a - 1 + h);
+			gen_fabric_need(f, (uint32_t)(grp * a + r), p + a - 1 + h);
 		}
 	}
-	rc = fabric_ports(f);
+	rc = gen_fabric_ports(f);
 	if (rc)
 		return rc;
 
@@ -2728,7 +2729,7 @@ static int build_dragonfly(struct fabric *f, const struct opts *o)
 	return GEN_OK;
 }
 
-static int build(struct fabric *f, const struct opts *o)
+static int build(struct gen_fabric *f, const struct opts *o)
 {
 	int rc;
 
@@ -2787,7 +2788,7 @@ static void cut_free(struct cut *c)
 	free(c->bridge);
 }
 
-static int cut_alloc(struct cut *c, const struct fabric *f)
+static int cut_alloc(struct cut *c, const struct gen_fabric *f)
 {
 	size_t n = f->nsw ? f->nsw : 1;
 
@@ -2812,7 +2813,7 @@ static int cut_alloc(struct cut *c, const struct fabric *f)
  * told apart by port, so a doubled link is correctly not a bridge.
  * Returns the number of connected components.
  */
-static uint32_t cut_analyze(const struct fabric *f, struct cut *c)
+static uint32_t cut_analyze(const struct gen_fabric *f, struct cut *c)
 {
 	uint32_t t = 0, comps = 0, root;
 
@@ -2873,20 +2874,13 @@ static uint32_t cut_analyze(const struct fabric *f, struct cut *c)
 
 static int log_push(struct rm_log *log, const struct rm_event *ev)
 {
-	if (log->n == log->cap) {
-		size_t cap = log->cap ? 2 * log->cap : 64;
-		struct rm_event *p = realloc(log->ev, cap * sizeof(*p));
-
-		if (!p)
-			return gen_nomem();
-		log->ev = p;
-		log->cap = cap;
-	}
+	if (fab_grow((void **)&log->ev, &log->cap, log->n + 1, sizeof(*log->ev), 64))
+		return gen_nomem();
 	log->ev[log->n++] = *ev;
 	return GEN_OK;
 }
 
-static int remove_switch(struct fabric *f, uint32_t s, struct rm_log *log)
+static int remove_switch(struct gen_fabric *f, uint32_t s, struct rm_log *log)
 {
 	struct rm_event ev = { .is_switch = true, .a = s };
 	uint32_t p;
@@ -2906,7 +2900,7 @@ static int remove_switch(struct fabric *f, uint32_t s, struct rm_log *log)
 	return log_push(log, &ev);
 }
 
-static int remove_link(struct fabric *f, uint32_t s, uint32_t p, struct rm_log *log)
+static int remove_link(struct gen_fabric *f, uint32_t s, uint32_t p, struct rm_log *log)
 {
 	struct peer *pe = &f->peer[f->base[s] + p];
 	struct rm_event ev = {
@@ -2921,7 +2915,7 @@ static int remove_link(struct fabric *f, uint32_t s, uint32_t p, struct rm_log *
 	return log_push(log, &ev);
 }
 
-static uint32_t live_switches(const struct fabric *f)
+static uint32_t live_switches(const struct gen_fabric *f)
 {
 	uint32_t s, n = 0;
 
@@ -2930,7 +2924,7 @@ static uint32_t live_switches(const struct fabric *f)
 	return n;
 }
 
-static uint64_t live_links(const struct fabric *f)
+static uint64_t live_links(const struct gen_fabric *f)
 {
 	uint64_t i, ends = 0;
 
@@ -2939,7 +2933,7 @@ static uint64_t live_links(const struct fabric *f)
 	return ends / 2;
 }
 
-static int parse_switch_id(const struct fabric *f, const char *id, uint32_t *s)
+static int parse_switch_id(const struct gen_fabric *f, const char *id, uint32_t *s)
 {
 	uint64_t v;
 
@@ -2953,7 +2947,8 @@ static int parse_switch_id(const struct fabric *f, const char *id, uint32_t *s)
 	return GEN_OK;
 }
 
-static int remove_named(struct fabric *f, struct cut *c, const struct opts *o, struct rm_log *log)
+static int remove_named(struct gen_fabric *f, struct cut *c, const struct opts *o,
+			struct rm_log *log)
 {
 	uint32_t i, s = 0;
 	int rc;
@@ -2980,7 +2975,7 @@ static int remove_named(struct fabric *f, struct cut *c, const struct opts *o, s
 	return GEN_OK;
 }
 
-static int remove_random_switches(struct fabric *f, struct cut *c, const struct opts *o,
+static int remove_random_switches(struct gen_fabric *f, struct cut *c, const struct opts *o,
 				  struct rm_log *log)
 {
 	uint64_t want = o->num[OPT_RM_SWITCHES], done;
@@ -3029,7 +3024,7 @@ struct link_ref {
 	uint32_t p; /* port index, 0-based */
 };
 
-static int remove_random_links(struct fabric *f, struct cut *c, const struct opts *o,
+static int remove_random_links(struct gen_fabric *f, struct cut *c, const struct opts *o,
 			       struct rm_log *log)
 {
 	uint64_t total = live_links(f), want, spare, done, i, n = 0;
@@ -3098,7 +3093,7 @@ static int remove_random_links(struct fabric *f, struct cut *c, const struct opt
 	return rc;
 }
 
-static int apply_faults(struct fabric *f, const struct opts *o, struct rm_log *log)
+static int apply_faults(struct gen_fabric *f, const struct opts *o, struct rm_log *log)
 {
 	struct cut c;
 	int rc;
@@ -3117,7 +3112,7 @@ static int apply_faults(struct fabric *f, const struct opts *o, struct rm_log *l
 }
 
 /* Dense 1-based numbers for the hosts that survived; 0 for removed ones. */
-static uint32_t number_hosts(const struct fabric *f, uint32_t *hid)
+static uint32_t number_hosts(const struct gen_fabric *f, uint32_t *hid)
 {
 	uint32_t h, m = 0;
 
@@ -3172,7 +3167,7 @@ static void write_cmdline(FILE *fp, int argc, char **argv)
 	fputc('\n', fp);
 }
 
-static void write_net(FILE *fp, const struct fabric *f, const struct hostfmt *hf,
+static void write_net(FILE *fp, const struct gen_fabric *f, const struct hostfmt *hf,
 		      const uint32_t *hid, uint32_t nhosts, int argc, char **argv)
 {
 	char name[HOSTBUF];
@@ -3244,7 +3239,7 @@ static int open_temp(const char *out, char **tmp_out, FILE **fp_out)
 	return GEN_OK;
 }
 
-static int write_output(const struct fabric *f, const struct opts *o, const struct hostfmt *hf,
+static int write_output(const struct gen_fabric *f, const struct opts *o, const struct hostfmt *hf,
 			const uint32_t *hid, uint32_t nhosts, int argc, char **argv)
 {
 	const char *out = o->set[OPT_OUT] ? o->val[OPT_OUT] : "-";
@@ -3276,7 +3271,7 @@ static int write_output(const struct fabric *f, const struct opts *o, const stru
 	return rc;
 }
 
-static void report(const struct fabric *f, const struct rm_log *log, uint32_t nhosts)
+static void report(const struct gen_fabric *f, const struct rm_log *log, uint32_t nhosts)
 {
 	size_t i;
 
@@ -3306,7 +3301,7 @@ static void print_help(FILE *fp)
 
 int gen_main(int argc, char **argv)
 {
-	struct fabric f = { 0 };
+	struct gen_fabric f = { 0 };
 	struct rm_log log = { 0 };
 	struct hostfmt hf;
 	struct opts o;
@@ -3350,6 +3345,6 @@ out:
 	free(hid);
 	free(log.ev);
 	free(o.rm_ids);
-	fabric_free(&f);
+	gen_fabric_free(&f);
 	return rc;
 }
