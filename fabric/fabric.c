@@ -7,9 +7,11 @@
  */
 #include "fabric.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void fab_error_set(struct fab_error *err, const char *fmt, ...)
 {
@@ -80,11 +82,74 @@ int fab_strings_put(char **buf, size_t *len, size_t *cap, const char *s, size_t 
 	return 0;
 }
 
+int fab_skip_blanks(const char **p)
+{
+	const char *s = *p;
+
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+	return *p != s;
+}
+
+int fab_scan_decimal(const char **p, unsigned limit, unsigned *v)
+{
+	const char *s = *p;
+
+	*v = 0;
+	for (; **p >= '0' && **p <= '9'; (*p)++) {
+		*v = *v * 10 + (unsigned)(**p - '0');
+		if (*v >= limit)
+			return -1;
+	}
+	return *p == s ? -1 : 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v)
+{
+	unsigned digits = 0;
+	int d;
+
+	if ((*p)[0] != '0' || ((*p)[1] | 0x20) != 'x')
+		return -1;
+	*v = 0;
+	for (*p += 2; (d = hex_digit(**p)) >= 0; (*p)++) {
+		if (++digits > max_digits)
+			return -1;
+		*v = *v << 4 | (uint64_t)d;
+	}
+	return digits ? 0 : -1;
+}
+
+int fab_rest_blank(const char *p)
+{
+	p += strspn(p, " \t\r\n");
+	return *p == '\0';
+}
+
 int line_reader_open(struct line_reader *lr, const char *path)
 {
+	struct stat st;
+
 	memset(lr, 0, sizeof(*lr));
 	lr->in = fopen(path, "r");
-	return lr->in ? 0 : -1;
+	if (!lr->in)
+		return -1;
+	/* fopen opens a directory, and reading it then looks like an empty file. */
+	if (!fstat(fileno(lr->in), &st) && S_ISDIR(st.st_mode)) {
+		fclose(lr->in);
+		lr->in = NULL;
+		errno = EISDIR;
+		return -1;
+	}
+	return 0;
 }
 
 char *line_reader_next(struct line_reader *lr)

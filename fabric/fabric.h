@@ -231,6 +231,19 @@ struct line_reader {
 	unsigned lineno; /* of the line line_reader_next() returned last, from 1 */
 };
 
+/*
+ * Field scanners for the line-oriented dump readers, stricter and much faster than sscanf on
+ * dumps of millions of lines.  Each advances *p past what it read.
+ */
+/* Skips spaces and tabs; whether at least one was there. */
+int fab_skip_blanks(const char **p);
+/* A decimal number below limit (at most UINT32_MAX / 10); -1 when none or too large. */
+int fab_scan_decimal(const char **p, unsigned limit, unsigned *v);
+/* "0x" and 1 to max_digits (at most 16) hex digits; -1 when malformed or longer. */
+int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v);
+/* Whether only blanks and the line end are left at p. */
+int fab_rest_blank(const char *p);
+
 /* 0, or -1 with errno set; the caller words the error, e.g. "path: strerror(errno)". */
 int line_reader_open(struct line_reader *lr, const char *path);
 /* The next line, newline included, or NULL at the end of the file or on a read error. */

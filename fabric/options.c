@@ -391,6 +391,8 @@ int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn 
 		}
 		errors += options_parse_line(o, line, path, lr.lineno, on_error, ctx);
 	}
+	if (line_reader_failed(&lr))
+		errors += report(on_error, ctx, path, 0, "read error%s%s", "", "");
 	line_reader_close(&lr);
 	return errors;
 }

@@ -132,6 +132,10 @@ int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, uns
 			goto out;
 		}
 	}
+	if (line_reader_failed(&lr)) {
+		fab_error_set(err, "%s: read error", path);
+		goto out;
+	}
 	if (!f->nnodes) {
 		fab_error_set(err, "%s: no links in file", path);
 		goto out;
@@ -159,18 +163,33 @@ static int lft_switch_header(const char *s, uint64_t *guid)
 	return 0;
 }
 
-static int lft_entry(const char *s, unsigned *lid, unsigned *port)
+/* A port number ending its field: blanks, ':', '#' or the line end follow it. */
+static int lft_port(const char *p, unsigned *port)
 {
-	int n = 0;
+	if (fab_scan_decimal(&p, 256, port))
+		return 0;
+	return *p == ' ' || *p == '\t' || *p == ':' || *p == '#' || fab_rest_blank(p);
+}
 
-	if (sscanf(s, "0x%x :%n", lid, &n) == 1 && n) {
-		if (strstr(s + n, "UNREACHABLE")) {
-			*port = FAB_NO_PORT;
-			return 1;
-		}
-		return sscanf(s + n, " %u", port) == 1;
+/* "0xLID : PORT : HOPS : yes", "0xLID : UNREACHABLE" or "0xLID PORT # ..."; 1 when read. */
+static int lft_entry(const char *p, unsigned *lid, unsigned *port)
+{
+	uint64_t v;
+
+	if (fab_scan_hex(&p, 4, &v))
+		return 0;
+	*lid = (unsigned)v;
+	if (!fab_skip_blanks(&p) && *p != ':')
+		return 0;
+	if (*p != ':')
+		return lft_port(p, port);
+	p++;
+	fab_skip_blanks(&p);
+	if (!strncmp(p, "UNREACHABLE", 11)) {
+		*port = FAB_NO_PORT;
+		return 1;
 	}
-	return sscanf(s, "0x%x %u", lid, port) == 2;
+	return lft_port(p, port);
 }
 
 int routing_load_lfts(struct routing *r, const struct fabric *f, const char *path,
@@ -213,6 +232,10 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 			goto out;
 		}
 		routing_lft(r, sw)[lid] = (uint8_t)port;
+	}
+	if (line_reader_failed(&lr)) {
+		fab_error_set(err, "%s: read error", path);
+		goto out;
 	}
 	ret = 0;
 out:

@@ -161,38 +161,6 @@ static int sl_load_finish(struct sl_load *l)
 	return 0;
 }
 
-/* Skips spaces and tabs; whether at least one was there. */
-static int skip_blanks(const char **p)
-{
-	const char *s = *p;
-
-	while (**p == ' ' || **p == '\t')
-		(*p)++;
-	return *p != s;
-}
-
-/* A decimal number below limit; -1 when there is none or it is too large. */
-static int parse_decimal(const char **p, unsigned limit, unsigned *v)
-{
-	const char *s = *p;
-
-	*v = 0;
-	for (; **p >= '0' && **p <= '9'; (*p)++) {
-		*v = *v * 10 + (unsigned)(**p - '0');
-		if (*v >= limit)
-			return -1;
-	}
-	return *p == s ? -1 : 0;
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /*
  * "0xGUID DLID SL" with nothing but blanks after it.  Dumps of large fabrics have a line per
  * pair of end port and LID (23 million for 4,864 LIDs), and sscanf took two thirds of
@@ -201,19 +169,12 @@ static int hex_digit(char c)
 static int parse_path_sl_line(const char *p, unsigned lft_len, uint64_t *guid, unsigned *dlid,
 			      unsigned *sl)
 {
-	int digits = 0, d;
-
-	skip_blanks(&p);
-	if (p[0] != '0' || (p[1] | 0x20) != 'x')
+	fab_skip_blanks(&p);
+	if (fab_scan_hex(&p, 16, guid) || !fab_skip_blanks(&p) ||
+	    fab_scan_decimal(&p, lft_len, dlid) || !fab_skip_blanks(&p) ||
+	    fab_scan_decimal(&p, ROUTING_MAX_SL, sl))
 		return -1;
-	*guid = 0;
-	for (p += 2; (d = hex_digit(*p)) >= 0 && digits < 16; p++, digits++)
-		*guid = *guid << 4 | (uint64_t)d;
-	if (!digits || !skip_blanks(&p) || parse_decimal(&p, lft_len, dlid) || !skip_blanks(&p) ||
-	    parse_decimal(&p, ROUTING_MAX_SL, sl))
-		return -1;
-	p += strspn(p, " \t\r\n");
-	return *p ? -1 : 0;
+	return fab_rest_blank(p) ? 0 : -1;
 }
 
 /*
@@ -273,6 +234,10 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 			goto out;
 		}
 	}
+	if (line_reader_failed(&lr)) {
+		fab_error_set(err, "%s: read error", path);
+		goto out;
+	}
 	if (sl_load_finish(&l)) {
 		fab_error_set(err, "out of memory");
 		goto out;
@@ -287,21 +252,24 @@ out:
 	return ret;
 }
 
-static int parse_sl2vl_line(const char *line, uint64_t *guid, unsigned *in, unsigned *out_port,
+/* "0xGUID IN OUT" and eight "0xNN" bytes, two SLs' VLs each, high nibble first. */
+static int parse_sl2vl_line(const char *p, uint64_t *guid, unsigned *in, unsigned *out_port,
 			    uint8_t vl[ROUTING_MAX_SL])
 {
-	unsigned b[8], i;
+	uint64_t b;
+	unsigned i;
 
-	if (sscanf(line, "0x%" SCNx64 " %u %u 0x%x 0x%x 0x%x 0x%x 0x%x 0x%x 0x%x 0x%x", guid, in,
-		   out_port, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]) != 11)
+	fab_skip_blanks(&p);
+	if (fab_scan_hex(&p, 16, guid) || !fab_skip_blanks(&p) || fab_scan_decimal(&p, 256, in) ||
+	    !fab_skip_blanks(&p) || fab_scan_decimal(&p, 256, out_port))
 		return -1;
 	for (i = 0; i < 8; i++) {
-		if (b[i] > 0xff)
+		if (!fab_skip_blanks(&p) || fab_scan_hex(&p, 2, &b))
 			return -1;
-		vl[2 * i] = (uint8_t)(b[i] >> 4);
-		vl[2 * i + 1] = (uint8_t)(b[i] & 0xf);
+		vl[2 * i] = (uint8_t)(b >> 4);
+		vl[2 * i + 1] = (uint8_t)(b & 0xf);
 	}
-	return 0;
+	return fab_rest_blank(p) ? 0 : -1;
 }
 
 int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *path,
@@ -341,6 +309,10 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 			goto out;
 		}
 		memcpy(routing_sl2vl_map(r, f->nodes[n].sw, ip, op), vl, ROUTING_MAX_SL);
+	}
+	if (line_reader_failed(&lr)) {
+		fab_error_set(err, "%s: read error", path);
+		goto out;
 	}
 	routing_sl2vl_collapse(r, f);
 	ret = 0;

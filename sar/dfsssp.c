@@ -905,6 +905,10 @@ static int read_guid_file(const struct fabric *f, const char *path, uint8_t *fla
 		}
 		mark_guid(f, guid, flags);
 	}
+	if (line_reader_failed(&lr)) {
+		fab_error_set(err, "%s: read error", path);
+		goto out;
+	}
 	ret = 0;
 out:
 	line_reader_close(&lr);

@@ -303,33 +303,33 @@ static int slurm_conf_line(struct topo *t, char *line, const char *path, unsigne
 
 int topo_from_slurm_conf(struct topo *t, const char *path, struct fab_error *err)
 {
+	struct line_reader lr;
 	struct hostlist hosts;
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
 	uint64_t leaf = 0;
-	FILE *fp = fopen(path, "r");
+	char *line;
 	int ret = -1;
 
-	if (!fp) {
+	if (line_reader_open(&lr, path)) {
 		fab_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	hostlist_init(&hosts);
-	while (getline(&line, &cap, fp) > 0) {
+	while ((line = line_reader_next(&lr))) {
 		char *hash = strchr(line, '#');
 
-		lineno++;
 		if (hash)
 			*hash = '\0';
-		if (slurm_conf_line(t, line, path, lineno, &leaf, &hosts, err))
+		if (slurm_conf_line(t, line, path, lr.lineno, &leaf, &hosts, err))
 			goto out;
+	}
+	if (line_reader_failed(&lr)) {
+		fab_error_set(err, "%s: read error", path);
+		goto out;
 	}
 	ret = topo_finalize(t, err);
 out:
 	hostlist_free(&hosts);
-	free(line);
-	fclose(fp);
+	line_reader_close(&lr);
 	return ret;
 }
 

@@ -1,9 +1,11 @@
 /*
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
  * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
- * the shared key sort, the Dijkstra heap, the growing of buffers, arrays and string arenas, and
- * the gate that holds helper work off an engine's second CPU.
+ * the shared key sort, the Dijkstra heap, the growing of buffers, arrays and string arenas, the
+ * field scanners and line reader of the dump loaders, and the gate that holds helper work off an
+ * engine's second CPU.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +367,41 @@ static void test_strings_put(void)
 	free(buf);
 }
 
+/* Each scanner reads exactly its field and refuses what sscanf would have let through. */
+static void test_field_scanners(void)
+{
+	const char *p = " \t0x00aBcD 17 x";
+	uint64_t v;
+	unsigned u;
+
+	CHECK(fab_skip_blanks(&p) == 1 && *p == '0' && fab_skip_blanks(&p) == 0);
+	CHECK(fab_scan_hex(&p, 16, &v) == 0 && v == 0xabcd && *p == ' ');
+	CHECK(fab_skip_blanks(&p) && fab_scan_decimal(&p, 18, &u) == 0 && u == 17);
+	CHECK(!fab_rest_blank(p) && fab_rest_blank(" \t\r\n"));
+	p = "17";
+	CHECK(fab_scan_decimal(&p, 17, &u) == -1); /* not below the limit */
+	p = "-1";
+	CHECK(fab_scan_decimal(&p, 100, &u) == -1);
+	p = "99999999999999999999";
+	CHECK(fab_scan_decimal(&p, 256, &u) == -1);
+	p = "0x";
+	CHECK(fab_scan_hex(&p, 4, &v) == -1);
+	p = "0x12345";
+	CHECK(fab_scan_hex(&p, 4, &v) == -1); /* five digits where four are the most */
+	p = "12";
+	CHECK(fab_scan_hex(&p, 4, &v) == -1); /* no 0x */
+	p = "0XFFFFFFFFFFFFFFFF";
+	CHECK(fab_scan_hex(&p, 16, &v) == 0 && v == UINT64_MAX);
+}
+
+/* A directory opens with fopen and reads as an empty file; the line reader refuses it. */
+static void test_line_reader_directory(void)
+{
+	struct line_reader lr;
+
+	CHECK(line_reader_open(&lr, "/tmp") == -1 && errno == EISDIR);
+}
+
 struct gate_waiter {
 	struct cpu_gate *gate;
 	volatile int passed;
@@ -408,6 +445,8 @@ int main(void)
 	test_grow();
 	test_cpu_gate();
 	test_strings_put();
+	test_field_scanners();
+	test_line_reader_directory();
 	test_sort_u64();
 	test_minheap();
 	test_builder_and_lids();

@@ -73,17 +73,100 @@ static void test_changed(const struct fabric *f)
 }
 
 /* Loads text as a path-SL dump; 0 or -1 with err set. */
-static int load_path_sl_text(const struct fabric *f, const char *text, struct routing *r,
-			     struct fab_error *err)
+typedef int (*dump_loader)(struct routing *r, const struct fabric *f, const char *path,
+			   struct fab_error *err);
+
+/* Loads text as a dump file with load into a fresh r; the loader's return. */
+static int load_text(dump_loader load, const struct fabric *f, const char *text, struct routing *r,
+		     struct fab_error *err)
 {
-	char path[] = "/tmp/sarnue-psl-XXXXXX";
+	char path[] = "/tmp/sarnue-dump-XXXXXX";
 	int rc;
 
 	CHECK(routing_init(r, f, "dump") == 0);
 	CHECK(testfab_write_file(path, text) == 0);
-	rc = routing_load_path_sl(r, f, path, err);
+	rc = load(r, f, path, err);
 	unlink(path);
 	return rc;
+}
+
+static int load_path_sl_text(const struct fabric *f, const char *text, struct routing *r,
+			     struct fab_error *err)
+{
+	return load_text(routing_load_path_sl, f, text, r, err);
+}
+
+/* Both LFT layouts load; each malformed entry is named by its line. */
+static void test_lft_lines(const struct fabric *f)
+{
+	static const char *const bad[] = {
+		"0x0001 : 00x : 00 : yes\n",  /* port glued to a letter */
+		"0x00001 : 001 : 00 : yes\n", /* five hex digits */
+		"0x0001 :\n",		      /* no port */
+		"0x0001 : -1 : 00 : yes\n",
+		"0x0001 : 256 : 00 : yes\n",
+		"0x0001001\n", /* LID and port glued */
+		"0xg001 : 001\n",
+	};
+	unsigned long long guid = f->nodes[f->switches[0]].guid;
+	struct fab_error err = { "" };
+	char text[512];
+	struct routing r;
+	size_t i;
+
+	snprintf(text, sizeof(text),
+		 "dump_ucast_routes: Switch 0x%016llx\nLID    : Port : Hops : Optimal\n"
+		 "0x0001 : 000 : 00 : yes\n0x0002 : UNREACHABLE\n0x0003 : 002 : 01 : no\n",
+		 guid);
+	CHECK(load_text(routing_load_lfts, f, text, &r, &err) == 0);
+	CHECK(routing_lft(&r, 0)[1] == 0 && routing_lft(&r, 0)[2] == FAB_NO_PORT &&
+	      routing_lft(&r, 0)[3] == 2);
+	routing_free(&r);
+	snprintf(text, sizeof(text),
+		 "Unicast lids [0x0-0x3] of switch Lid 1 guid 0x%016llx ('sw0'):\n"
+		 "0x0003 001 # portguid 0x0\n0x0002 002\n",
+		 guid);
+	CHECK(load_text(routing_load_lfts, f, text, &r, &err) == 0);
+	CHECK(routing_lft(&r, 0)[3] == 1 && routing_lft(&r, 0)[2] == 2);
+	routing_free(&r);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "dump_ucast_routes: Switch 0x%016llx\n%s", guid,
+			 bad[i]);
+		CHECK(load_text(routing_load_lfts, f, text, &r, &err) == -1);
+		CHECK(strstr(err.msg, ":2: malformed LFT line") != NULL);
+		routing_free(&r);
+	}
+}
+
+/* An SL2VL line is a GUID, two ports and exactly eight bytes. */
+static void test_sl2vl_lines(const struct fabric *f)
+{
+	static const char *const bad[] = {
+		"0x%llx 1 2 0x01 0x23 0x45 0x67 0x01 0x23 0x45\n", /* seven bytes */
+		"0x%llx 1 2 0x01 0x23 0x45 0x67 0x01 0x23 0x45 0x123\n",
+		"0x%llx 1 2 0x01 0x23 0x45 0x67 0x01 0x23 0x45 0x67 0x89\n",
+		"0x%llx 1 2 0x01 0x23 0x45 0x67 0x01 0x23 0x45 0x6g\n",
+		"0x%llx 1 2 1 0x23 0x45 0x67 0x01 0x23 0x45 0x67\n", /* no 0x */
+		"0x%llx 1 999 0x01 0x23 0x45 0x67 0x01 0x23 0x45 0x67\n",
+	};
+	unsigned long long guid = f->nodes[f->switches[0]].guid;
+	struct fab_error err = { "" };
+	char text[256], line[128];
+	struct routing r;
+	size_t i;
+
+	snprintf(text, sizeof(text), "# in out\n 0x%llx\t1 2 0x1 0x23 0x45 0x67 0x0 0x0 0x0 0xF \n",
+		 guid);
+	CHECK(load_text(routing_load_sl2vl, f, text, &r, &err) == 0);
+	CHECK(r.sl2vl && routing_sl2vl_map(&r, 0, 1, 2)[1] == 1 &&
+	      routing_sl2vl_map(&r, 0, 1, 2)[2] == 2 && routing_sl2vl_map(&r, 0, 1, 2)[15] == 15);
+	routing_free(&r);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), bad[i], guid);
+		CHECK(load_text(routing_load_sl2vl, f, line, &r, &err) == -1);
+		CHECK(strstr(err.msg, ":1: expected \"0xGUID IN OUT\" and 8 hex bytes") != NULL);
+		routing_free(&r);
+	}
 }
 
 /* Well-formed lines in their variants load; each malformed one is named by its line. */
@@ -181,6 +264,8 @@ int main(void)
 	CHECK(testfab_build(&f, 4, 3, (const unsigned(*)[2])links, n, 0) == 0);
 	test_changed(&f);
 	test_path_sl_lines(&f);
+	test_lft_lines(&f);
+	test_sl2vl_lines(&f);
 	test_sl2vl_collapse(&f);
 	fabric_free(&f);
 	return CHECK_RESULT();
