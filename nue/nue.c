@@ -1261,8 +1261,17 @@ static int route_layer(struct nue *n, unsigned layer, struct fab_error *err)
 
 	order_layer(n, layer);
 	n->rep->dests_per_layer[layer] = n->ndest;
-	if (!n->ndest)
+	if (!n->ndest) {
+		/*
+		 * No tree either: the rebalancing pass and moved fall-backs still select the
+		 * layer, and a stale tree there sent tree_children out of bounds (one switch
+		 * with two hosts and 2 VLs crashed).
+		 */
+		if (n->layer_esc_up)
+			memset(n->layer_esc_up + (size_t)layer * n->nsw, 0xff,
+			       sizeof(uint32_t) * n->nsw);
 		return 0;
+	}
 	/*
 	 * The root is a switch with CAs of the layer when there are any.  In a fat tree a core
 	 * root hangs other core switches below edge switches, and the escape tree's turns down

@@ -187,6 +187,27 @@ static void test_ring5(void)
 	fabric_free(&f);
 }
 
+/*
+ * Fewer destinations than layers: some layers stay empty, yet the rebalancing pass visits them.
+ * One switch with two hosts (three LIDs) and 2, 4 and 8 layers; two switches without hosts.
+ */
+static void test_empty_layers(void)
+{
+	unsigned links[1][2] = { { 0, 1 } };
+	struct fabric f;
+	unsigned k;
+
+	CHECK(testfab_build(&f, 1, 2, (const unsigned(*)[2])links, 0, 0) == 0);
+	testfab_set_vls(&f, 8);
+	for (k = 2; k <= 8; k *= 2)
+		route_and_verify(&f, k, "one switch, two hosts");
+	fabric_free(&f);
+	CHECK(testfab_build(&f, 2, 0, (const unsigned(*)[2])links, 1, 0) == 0);
+	testfab_set_vls(&f, 8);
+	route_and_verify(&f, 4, "two switches, no hosts");
+	fabric_free(&f);
+}
+
 static void test_faulty_torus(void)
 {
 	static unsigned links[3 * 48][2];
@@ -917,6 +938,7 @@ int main(void)
 	test_cdg_order();
 	test_cdg_reorder_ways();
 	test_ring5();
+	test_empty_layers();
 	test_faulty_torus();
 	test_random_graphs();
 	test_lmc();
