@@ -30,6 +30,8 @@ int keys_normalize(struct hostlist *keys)
 {
 	uint32_t i, n = 0;
 
+	if (keys->n < 2) /* qsort_r's pointers must not be NULL, even for no elements */
+		return 0;
 	qsort_r(keys->off, keys->n, sizeof(*keys->off), cmp_off_str, keys->buf);
 	for (i = 0; i < keys->n; i++)
 		if (!n || strcmp(hostlist_get(keys, i), keys->buf + keys->off[n - 1]))
@@ -137,7 +139,8 @@ static int build_leaves(struct topo *t)
 	t->leaf_guid = malloc(((size_t)t->npairs + 1) * sizeof(*t->leaf_guid));
 	if (!t->leaf_guid)
 		return -1;
-	memcpy(t->leaf_guid, t->pair_leaf, (size_t)t->npairs * sizeof(*t->leaf_guid));
+	if (t->npairs) /* pair_leaf is NULL while empty */
+		memcpy(t->leaf_guid, t->pair_leaf, (size_t)t->npairs * sizeof(*t->leaf_guid));
 	sort_u64(t->leaf_guid, t->npairs);
 	for (i = 0; i < t->npairs; i++)
 		if (!n || t->leaf_guid[i] != t->leaf_guid[n - 1])
