@@ -134,22 +134,27 @@ int fab_rest_blank(const char *p)
 	return *p == '\0';
 }
 
-int line_reader_open(struct line_reader *lr, const char *path)
+FILE *fab_open_read(const char *path)
 {
+	FILE *in = fopen(path, "r");
 	struct stat st;
 
-	memset(lr, 0, sizeof(*lr));
-	lr->in = fopen(path, "r");
-	if (!lr->in)
-		return -1;
+	if (!in)
+		return NULL;
 	/* fopen opens a directory, and reading it then looks like an empty file. */
-	if (!fstat(fileno(lr->in), &st) && S_ISDIR(st.st_mode)) {
-		fclose(lr->in);
-		lr->in = NULL;
+	if (!fstat(fileno(in), &st) && S_ISDIR(st.st_mode)) {
+		fclose(in);
 		errno = EISDIR;
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return in;
+}
+
+int line_reader_open(struct line_reader *lr, const char *path)
+{
+	memset(lr, 0, sizeof(*lr));
+	lr->in = fab_open_read(path);
+	return lr->in ? 0 : -1;
 }
 
 char *line_reader_next(struct line_reader *lr)

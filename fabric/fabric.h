@@ -244,6 +244,8 @@ int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v);
 /* Whether only blanks and the line end are left at p. */
 int fab_rest_blank(const char *p);
 
+/* fopen(path, "r") that refuses a directory (errno EISDIR); NULL with errno set on failure. */
+FILE *fab_open_read(const char *path);
 /* 0, or -1 with errno set; the caller words the error, e.g. "path: strerror(errno)". */
 int line_reader_open(struct line_reader *lr, const char *path);
 /* The next line, newline included, or NULL at the end of the file or on a read error. */

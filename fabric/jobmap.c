@@ -212,7 +212,7 @@ out:
 
 int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
 {
-	FILE *fp = fopen(path, "r");
+	FILE *fp = fab_open_read(path);
 	char *text = NULL;
 	size_t len = 0, cap = 0, n;
 	int rc = -1;
@@ -231,7 +231,7 @@ int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
 		len += n;
 	} while (n > 0);
 	if (ferror(fp)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_set(err, "%s: read error: %s", path, strerror(errno));
 		goto out;
 	}
 	if (memchr(text, '\0', len)) {
