@@ -767,7 +767,7 @@ static void test_single_layer(void)
 	struct fab_error err;
 	struct routing r;
 	struct fabric f;
-	uint8_t part[24];
+	uint8_t part[64]; /* one per LID-holding port: 24 hosts and 9 switches */
 	uint32_t i, on_partition = 0;
 
 	for (l = 0; l < 6; l++)
@@ -777,6 +777,7 @@ static void test_single_layer(void)
 		}
 	CHECK(testfab_build_hosts(&f, 9, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 4);
+	CHECK(f.nendports <= sizeof(part));
 	for (k = 2; k <= 4; k += 2) {
 		route_and_verify(&f, k, "two-level fat tree");
 		CHECK(route(&f, k, NULL, &r, &rep, &err) == 0);
