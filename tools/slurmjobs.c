@@ -170,10 +170,14 @@ static int read_state(struct json_ctx *c, int *running)
 
 static int minutes_of(struct json_ctx *c, double v, uint32_t *out)
 {
-	if (v < 0 || v != (double)(uint64_t)v)
+	/* Slurm's INFINITE and NO_VAL, and beyond: converting those to an integer is undefined. */
+	if (v >= 4294967294.0) {
+		*out = SLURM_TIME_UNLIMITED;
+		return 0;
+	}
+	if (!(v >= 0) || v != (double)(uint32_t)v)
 		return json_fail(&c->j, "time_limit is not a whole number of minutes");
-	/* Slurm's INFINITE and NO_VAL. */
-	*out = v >= 4294967294.0 ? SLURM_TIME_UNLIMITED : (uint32_t)v;
+	*out = (uint32_t)v;
 	return 0;
 }
 

@@ -227,6 +227,17 @@ static void test_squeue_json(void)
 	CHECK(slurm_jobs_parse_json(&s, "{\"jobs\": [{\"job_id\": 1, \"time_limit\": 2.5}]}", 44,
 				    "sq", &err) == -1 &&
 	      strstr(err.msg, "time_limit"));
+	/* Past 2^64 a double has no integer to convert to: unlimited, like INFINITE. */
+	{
+		static const char huge[] =
+			"{\"jobs\": [{\"job_id\": 1, \"time_limit\": 88888888888888888888888}]}";
+		static const char negative[] = "{\"jobs\": [{\"job_id\": 1, \"time_limit\": -1}]}";
+
+		CHECK(!slurm_jobs_parse_json(&s, huge, strlen(huge), "sq", &err) && s.n == 1 &&
+		      s.v[0].time_limit == SLURM_TIME_UNLIMITED);
+		CHECK(slurm_jobs_parse_json(&s, negative, strlen(negative), "sq", &err) == -1 &&
+		      strstr(err.msg, "time_limit"));
+	}
 	memcpy(garbage, squeue_2205, sizeof(garbage));
 	garbage[150] = '\x07';
 	CHECK(slurm_jobs_parse_json(&s, garbage, strlen(garbage), "sq", &err) == -1);
