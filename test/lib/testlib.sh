@@ -69,13 +69,26 @@ t_live_check() {
 		"$(grep -o '"pairs": [0-9]*' <<<"$live_json")" = "$(grep -o '"pairs": [0-9]*' <<<"$dump_json")"
 }
 
+# The tables of OpenSM's last routing: sarnue check on its dumps finds every pair reachable
+# and no credit loop, ibdmchk agrees (with the plugin's SL dumps), and the tables read back from
+# the switches get the same verdict.  Leaves the check's JSON in T_CHECK_JSON.
+t_judge_dumps() {
+	local name=$1
+	T_CHECK_JSON=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --lmc "${SIM_LMC:-0}" --json)
+	t_expect "$name: sarnue check verified (0 unreachable, 0 credit loops)" \
+		grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$T_CHECK_JSON"
+	t_expect "$name: sarnue check saw every pair" grep -qv '"pairs": 0,' <<<"$T_CHECK_JSON"
+	t_expect "$name: ibdmchk finds no credit loop" \
+		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+	t_live_check "$name" "$T_CHECK_JSON"
+}
+
 # Routes NETFILE under ibsim with OpenSM and the plugin, then checks: OpenSM used the engine,
 # sarnue check finds every pair reachable and no credit loop, ibdmchk agrees, the LFTs read
 # back from the simulated switches equal OpenSM's dump, and OpenSM's hop tables hold the hops
 # of the LFT routes (sim_check_hop_tables).  Uses SIM_* settings as given.
 t_route_and_judge() {
 	local net=$1 name=$2 engine=${3:-sar-updn}
-	local json
 	export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=$engine
 	export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	SIM_CONF=""
@@ -90,13 +103,7 @@ t_route_and_judge() {
 	fi
 	t_expect "$name: OpenSM used $engine" test "$(sim_routing_engine_used)" = "$engine"
 	t_grep "$name: plugin logged the routing" "sarnue: $engine: routed" "$SIM_OPENSM_LOG"
-	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --lmc "${SIM_LMC:-0}" --json)
-	t_expect "$name: sarnue check verified (0 unreachable, 0 credit loops)" \
-		grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"
-	t_expect "$name: sarnue check saw every pair" grep -qv '"pairs": 0,' <<<"$json"
-	t_expect "$name: ibdmchk finds no credit loop" \
-		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
-	t_live_check "$name" "$json"
+	t_judge_dumps "$name"
 	if sim_read_lfts "$SIM_TMP/lfts.live" && sim_lfts_from_dump "$SIM_TMP/lfts.dump"; then
 		t_expect "$name: LFTs read back from the switches match OpenSM's dump" \
 			cmp -s "$SIM_TMP/lfts.live" "$SIM_TMP/lfts.dump"
