@@ -1,9 +1,10 @@
 /*
  * fuzz_inputs.c - a libFuzzer target for every reader of outside input: what operators write
  * (net files, option lines, job maps), what OpenSM dumps (opensm-subnet.lst, opensm.fdbs, the
- * path-SL and SL2VL dumps), what Slurm prints (squeue JSON and text, host lists, time limits),
- * the control socket's topology reply, and the MADs of the five-phase update.  Built and run by
- * test/fuzz/run.sh; not part of make check, because a fuzzing run has no fixed end.
+ * path-SL and SL2VL dumps), what Slurm prints or reads (squeue JSON and text, host lists, time
+ * limits, the switch lines of topology.conf), the control socket's topology reply, and the MADs
+ * of the five-phase update.  Built and run by test/fuzz/run.sh; not part of make check, because
+ * a fuzzing run has no fixed end.
  *
  * The first input byte picks the reader (enum kind), the rest is its input.  Beyond crashes and
  * sanitizer reports, a net file that loads is routed by every engine, and an engine that
@@ -38,6 +39,7 @@ enum kind {
 	K_NETFILE,
 	K_SUBNET_LST,
 	K_DUMPS,
+	K_SLURM_CONF,
 	K_KINDS
 };
 
@@ -97,8 +99,17 @@ static void jobs_against_topology(const struct slurm_jobs *jobs)
 	topo_init(&t);
 	jobset_init(&js);
 	if (!topo_from_ctl(&t, topo_text, "topology", &err) &&
-	    !jobset_build(&js, jobs, &t, &conf, &err))
-		jobset_write_map(&js, &t, stderr);
+	    !jobset_build(&js, jobs, &t, &conf, &err)) {
+		char *map = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&map, &len);
+
+		if (out) {
+			jobset_write_map(&js, &t, out);
+			fclose(out);
+		}
+		free(map);
+	}
 	jobset_free(&js);
 	topo_free(&t);
 }
@@ -208,6 +219,20 @@ static void fuzz_dumps(const char *text, size_t len, unsigned variant)
 	close(fd);
 }
 
+/* slurm.conf's SwitchName lines, the filter daemon's topology without OpenSM. */
+static void fuzz_slurm_conf(const char *text, size_t len)
+{
+	struct fab_error err;
+	struct topo t;
+	char path[64];
+	int fd = as_file(text, len, path, sizeof(path));
+
+	topo_init(&t);
+	topo_from_slurm_conf(&t, path, &err);
+	topo_free(&t);
+	close(fd);
+}
+
 static void fuzz_text(enum kind kind, const char *text, size_t len, unsigned variant)
 {
 	struct sarnue_options o;
@@ -252,6 +277,9 @@ static void fuzz_text(enum kind kind, const char *text, size_t len, unsigned var
 		break;
 	case K_DUMPS:
 		fuzz_dumps(text, len, variant);
+		break;
+	case K_SLURM_CONF:
+		fuzz_slurm_conf(text, len);
 		break;
 	default:
 		break;

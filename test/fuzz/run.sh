@@ -57,6 +57,8 @@ printf 'nue_vls=4 nue_rebalance=no updn_roots=0x1,0x2 job_map=/j storage_nodes=i
 printf 'host node1 0x1 0x2 0x10\nhost node2 0x3 0x4 0x11\n' | seed 5 topology
 printf 'node1 7\nnode2 7\nnode3 8\n# comment\n' | seed 6 job-map
 head -c 256 /dev/zero | seed 7 mad
+printf 'SwitchName=leaf1 Nodes=node[1-2]\nSwitchName=leaf2 Nodes=node3\nSwitchName=spine Switches=leaf[1-2]\n' |
+	seed 11 topology-conf
 
 echo "fuzz: $(ls "$work/corpus" | wc -l) inputs in the corpus, fuzzing for $seconds s"
 rc=0
