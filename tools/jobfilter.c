@@ -240,6 +240,29 @@ int topo_from_fabric(struct topo *t, const struct fabric *f, enum job_host_match
 	return topo_finalize(t, err);
 }
 
+/* "host NAME NODE_GUID PORT_GUID LEAF_GUID", GUIDs as 0x and 1 to 16 hex digits. */
+static int ctl_host_line(const char *p, size_t len, char *name, uint64_t *leaf)
+{
+	uint64_t node, port;
+	size_t n;
+
+	if (len < 5 || strncmp(p, "host", 4))
+		return -1;
+	p += 4;
+	if (!fab_skip_blanks(&p))
+		return -1;
+	n = strcspn(p, " \t\r\n");
+	if (!n || n > JOB_MAP_MAX_NAME)
+		return -1;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	p += n;
+	if (!fab_skip_blanks(&p) || fab_scan_hex(&p, 16, &node) || !fab_skip_blanks(&p) ||
+	    fab_scan_hex(&p, 16, &port) || !fab_skip_blanks(&p) || fab_scan_hex(&p, 16, leaf))
+		return -1;
+	return fab_rest_blank(p) ? 0 : -1;
+}
+
 int topo_from_ctl(struct topo *t, const char *data, const char *what, struct fab_error *err)
 {
 	const char *line = data;
@@ -248,17 +271,16 @@ int topo_from_ctl(struct topo *t, const char *data, const char *what, struct fab
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char name[JOB_MAP_MAX_NAME + 1], tail;
-		uint64_t node, port, leaf;
-		char buf[4097];
+		char name[JOB_MAP_MAX_NAME + 1], buf[4097];
+		uint64_t leaf;
 
 		lineno++;
 		if (len >= sizeof(buf))
 			goto bad;
+		/* A copy ends the line for the scanners, which read to the NUL. */
 		memcpy(buf, line, len);
 		buf[len] = '\0';
-		if (sscanf(buf, "host %255s %" SCNx64 " %" SCNx64 " %" SCNx64 " %c", name, &node,
-			   &port, &leaf, &tail) != 4)
+		if (ctl_host_line(buf, len, name, &leaf))
 			goto bad;
 		if (topo_add(t, name, strlen(name), leaf)) {
 			fab_error_set(err, "topology: out of memory");

@@ -339,6 +339,32 @@ static void test_topology(void)
 	CHECK(topo_from_ctl(&c, "host a 0x1\n", "ctl", &err) == -1 &&
 	      strstr(err.msg, "ctl: reply line 1"));
 	topo_free(&c);
+	/* sscanf took a negative GUID and wrapped a 17-digit one: GUIDs are 0x and 1-16 digits. */
+	{
+		static const char *const bad[] = {
+			"host a -0x1 0x2 0x3",	    "host a 0x1 0x2 0x12345678901234567",
+			"host a 0x1 0x2 0x3 extra", "host a 0x1 0x2 0x3x",
+			"hosta 0x1 0x2 0x3",	    "host  0x1 0x2 0x3",
+			"host a 1 0x2 0x3",
+		};
+		char longname[400];
+		unsigned i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			topo_init(&c);
+			CHECK(topo_from_ctl(&c, bad[i], "ctl", &err) == -1 &&
+			      strstr(err.msg, "ctl: reply line 1"));
+			topo_free(&c);
+		}
+		snprintf(longname, sizeof(longname), "host %0300d 0x1 0x2 0x3", 7);
+		topo_init(&c);
+		CHECK(topo_from_ctl(&c, longname, "ctl", &err) == -1);
+		topo_free(&c);
+		topo_init(&c);
+		CHECK(!topo_from_ctl(&c, "host b 0x1 0x2 0xffffffffffffffff \r\n", "ctl", &err) &&
+		      topo_hosts(&c) == 1 && c.leaf_guid[0] == UINT64_MAX);
+		topo_free(&c);
+	}
 
 	fd = mkstemp(path);
 	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
