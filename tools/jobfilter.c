@@ -241,12 +241,12 @@ int topo_from_fabric(struct topo *t, const struct fabric *f, enum job_host_match
 }
 
 /* "host NAME NODE_GUID PORT_GUID LEAF_GUID", GUIDs as 0x and 1 to 16 hex digits. */
-static int ctl_host_line(const char *p, size_t len, char *name, uint64_t *leaf)
+static int ctl_host_line(const char *p, char *name, uint64_t *leaf)
 {
 	uint64_t node, port;
 	size_t n;
 
-	if (len < 5 || strncmp(p, "host", 4))
+	if (strncmp(p, "host", 4))
 		return -1;
 	p += 4;
 	if (!fab_skip_blanks(&p))
@@ -280,7 +280,7 @@ int topo_from_ctl(struct topo *t, const char *data, const char *what, struct fab
 		/* A copy ends the line for the scanners, which read to the NUL. */
 		memcpy(buf, line, len);
 		buf[len] = '\0';
-		if (ctl_host_line(buf, len, name, &leaf))
+		if (ctl_host_line(buf, name, &leaf))
 			goto bad;
 		if (topo_add(t, name, strlen(name), leaf)) {
 			fab_error_set(err, "topology: out of memory");

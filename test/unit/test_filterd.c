@@ -339,6 +339,10 @@ static void test_topology(void)
 	CHECK(topo_from_ctl(&c, "host a 0x1\n", "ctl", &err) == -1 &&
 	      strstr(err.msg, "ctl: reply line 1"));
 	topo_free(&c);
+	/* An empty reply (no hosts routed yet) is an empty topology; nothing to copy or sort. */
+	topo_init(&c);
+	CHECK(!topo_from_ctl(&c, "", "ctl", &err) && topo_hosts(&c) == 0 && c.nleaves == 0);
+	topo_free(&c);
 	/* sscanf took a negative GUID and wrapped a 17-digit one: GUIDs are 0x and 1-16 digits. */
 	{
 		static const char *const bad[] = {
