@@ -112,20 +112,26 @@ static int hex_digit(char c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v)
+int fab_scan_hex_digits(const char **p, unsigned max_digits, uint64_t *v)
 {
 	unsigned digits = 0;
 	int d;
 
-	if ((*p)[0] != '0' || ((*p)[1] | 0x20) != 'x')
-		return -1;
 	*v = 0;
-	for (*p += 2; (d = hex_digit(**p)) >= 0; (*p)++) {
+	for (; (d = hex_digit(**p)) >= 0; (*p)++) {
 		if (++digits > max_digits)
 			return -1;
 		*v = *v << 4 | (uint64_t)d;
 	}
 	return digits ? 0 : -1;
+}
+
+int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v)
+{
+	if ((*p)[0] != '0' || ((*p)[1] | 0x20) != 'x')
+		return -1;
+	*p += 2;
+	return fab_scan_hex_digits(p, max_digits, v);
 }
 
 int fab_rest_blank(const char *p)

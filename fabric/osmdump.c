@@ -20,52 +20,150 @@ struct lst_end {
 	char desc[128];
 };
 
-/* One side of a subnet.lst link: "{ SW-SM Ports:08 ... NodeGUID:.. PortGUID:.. ... {desc}
- * LID:0001 PN:01 }".  Returns the text after the closing brace. */
-static const char *parse_lst_end(const char *s, struct lst_end *e)
-{
-	const char *p, *d, *dend;
-	char type[16];
-	size_t len;
+/*
+ * Reading position in one subnet.lst line.  A field that is not what OpenSM writes stops the
+ * line, and the error names the column and what was expected there.
+ */
+struct lst_cursor {
+	const char *line, *p;
+	const char *field;    /* where the field read last, or failing, starts */
+	const char *expected; /* what that field should have been */
+};
 
-	p = strchr(s, '{');
-	if (!p || sscanf(p + 1, " %15s Ports:%x", type, &e->nports) != 2)
-		return NULL;
-	if (!strncmp(type, "SW", 2))
-		e->type = FAB_SWITCH;
-	else if (!strncmp(type, "CA", 2))
-		e->type = FAB_CA;
-	else if (!strncmp(type, "Rt", 2) || !strncmp(type, "RT", 2))
-		e->type = FAB_ROUTER;
-	else
-		return NULL;
-	d = strstr(p, "NodeGUID:");
-	if (!d ||
-	    sscanf(d, "NodeGUID:%" SCNx64 " PortGUID:%" SCNx64, &e->node_guid, &e->port_guid) != 2)
-		return NULL;
-	d = strstr(d, "Rev:");
-	d = d ? strchr(d, '{') : NULL;
-	dend = d ? strstr(d, "} LID:") : NULL;
-	if (!dend)
-		return NULL;
-	len = (size_t)(dend - d - 1);
-	if (len >= sizeof(e->desc))
-		len = sizeof(e->desc) - 1;
-	memcpy(e->desc, d + 1, len);
-	e->desc[len] = '\0';
-	if (sscanf(dend, "} LID:%x PN:%x", &e->lid, &e->port) != 2)
-		return NULL;
-	p = strchr(dend + 1, '}');
-	return p ? p + 1 : NULL;
+static int lst_fail(struct lst_cursor *c, const char *expected)
+{
+	c->expected = expected;
+	return -1;
 }
 
+static int lst_char(struct lst_cursor *c, char ch, const char *expected)
+{
+	fab_skip_blanks(&c->p);
+	c->field = c->p;
+	if (*c->p != ch)
+		return lst_fail(c, expected);
+	c->p++;
+	return 0;
+}
+
+/* "Key:" and 1 to max_digits hex digits without 0x (OpenSM's %0NX), ending at a blank or '}'. */
+static int lst_hex_field(struct lst_cursor *c, const char *key, unsigned max_digits, uint64_t *v,
+			 const char *expected)
+{
+	size_t len = strlen(key);
+
+	fab_skip_blanks(&c->p);
+	c->field = c->p;
+	if (strncmp(c->p, key, len))
+		return lst_fail(c, expected);
+	c->p += len;
+	if (fab_scan_hex_digits(&c->p, max_digits, v) ||
+	    (*c->p != ' ' && *c->p != '\t' && *c->p != '}'))
+		return lst_fail(c, expected);
+	return 0;
+}
+
+/* "SW", "CA" or "Rt", "-SM" on the SM's node. */
+static int lst_node_type(struct lst_cursor *c, enum fab_node_type *type)
+{
+	fab_skip_blanks(&c->p);
+	c->field = c->p;
+	if (!strncmp(c->p, "SW", 2))
+		*type = FAB_SWITCH;
+	else if (!strncmp(c->p, "CA", 2))
+		*type = FAB_CA;
+	else if (!strncmp(c->p, "Rt", 2) || !strncmp(c->p, "RT", 2))
+		*type = FAB_ROUTER;
+	else
+		return lst_fail(c, "node type SW, CA or Rt");
+	c->p += 2;
+	if (!strncmp(c->p, "-SM", 3))
+		c->p += 3;
+	if (*c->p != ' ' && *c->p != '\t')
+		return lst_fail(c, "node type SW, CA or Rt");
+	return 0;
+}
+
+/* "{desc}": the description runs to the "} LID:" that follows it. */
+static int lst_description(struct lst_cursor *c, struct lst_end *e)
+{
+	const char *end;
+	size_t len;
+
+	if (lst_char(c, '{', "'{' opening the node description"))
+		return -1;
+	c->field = c->p;
+	end = strstr(c->p, "} LID:");
+	if (!end)
+		return lst_fail(c, "node description closed by \"} LID:\"");
+	len = (size_t)(end - c->p);
+	if (len >= sizeof(e->desc))
+		len = sizeof(e->desc) - 1;
+	memcpy(e->desc, c->p, len);
+	e->desc[len] = '\0';
+	c->p = end + 1;
+	return 0;
+}
+
+/*
+ * One side of a subnet.lst link, as OpenSM writes it: "{ SW-SM Ports:08 SystemGUID:.. NodeGUID:..
+ * PortGUID:.. VenID:.. DevID:.. Rev:.. {desc} LID:0001 PN:01 }".  Widths are OpenSM's, except
+ * VenID: it prints the NodeInfo word whose top byte is the local port number, so "%06X" gives up
+ * to 8 digits.
+ */
+static int lst_end_parse(struct lst_cursor *c, struct lst_end *e)
+{
+	uint64_t v, lid, port, nports;
+
+	if (lst_char(c, '{', "'{' opening a port") || lst_node_type(c, &e->type) ||
+	    lst_hex_field(c, "Ports:", 2, &nports, "\"Ports:\" and 1 or 2 hex digits") ||
+	    lst_hex_field(c, "SystemGUID:", 16, &v, "\"SystemGUID:\" and 1 to 16 hex digits") ||
+	    lst_hex_field(c, "NodeGUID:", 16, &e->node_guid,
+			  "\"NodeGUID:\" and 1 to 16 hex digits") ||
+	    lst_hex_field(c, "PortGUID:", 16, &e->port_guid,
+			  "\"PortGUID:\" and 1 to 16 hex digits") ||
+	    lst_hex_field(c, "VenID:", 8, &v, "\"VenID:\" and 1 to 8 hex digits") ||
+	    lst_hex_field(c, "DevID:", 4, &v, "\"DevID:\" and 1 to 4 hex digits") ||
+	    lst_hex_field(c, "Rev:", 8, &v, "\"Rev:\" and 1 to 8 hex digits") ||
+	    lst_description(c, e) ||
+	    lst_hex_field(c, "LID:", 4, &lid, "\"LID:\" and 1 to 4 hex digits") ||
+	    lst_hex_field(c, "PN:", 2, &port, "\"PN:\" and 1 or 2 hex digits"))
+		return -1;
+	if (port < 1 || port > nports)
+		return lst_fail(c, "a port number PN between 1 and Ports");
+	e->nports = (unsigned)nports;
+	e->lid = (unsigned)lid;
+	e->port = (unsigned)port;
+	return lst_char(c, '}', "'}' closing the port");
+}
+
+/* Whether e says of its node what an earlier line said: type, ports, a switch's LID. */
+static int lst_node_agrees(const struct fabric *f, uint32_t n, const struct lst_end *e,
+			   struct fab_error *err)
+{
+	const struct fab_node *node = &f->nodes[n];
+
+	if (node->type != e->type || node->nports != e->nports ||
+	    (e->type == FAB_SWITCH && fabric_port(f, n, 0)->base_lid != e->lid)) {
+		fab_error_set(err,
+			      "node 0x%016" PRIx64
+			      " differs from an earlier line (type, Ports or switch LID)",
+			      e->node_guid);
+		return 0;
+	}
+	return 1;
+}
+
+/* The node of one link end, added on its first line; FAB_NONE with err set on failure. */
 static uint32_t lst_node(struct fabric *f, struct fab_guid_map *map, const struct lst_end *e,
-			 unsigned lmc, unsigned vls)
+			 unsigned lmc, unsigned vls, struct fab_error *err)
 {
 	uint32_t n = fab_guid_map_get(map, e->node_guid);
 	struct fab_port *p;
 	char id[20];
 
+	if (n != FAB_NONE && !lst_node_agrees(f, n, e, err))
+		return FAB_NONE;
 	if (n == FAB_NONE) {
 		snprintf(id, sizeof(id), "%c-%016" PRIx64,
 			 e->type == FAB_SWITCH ? 'S'
@@ -73,16 +171,16 @@ static uint32_t lst_node(struct fabric *f, struct fab_guid_map *map, const struc
 					       : 'R',
 			 e->node_guid);
 		n = fabric_add_node(f, e->type, e->node_guid, e->nports, id, e->desc);
-		if (n == FAB_NONE || fab_guid_map_put(map, e->node_guid, n))
+		if (n == FAB_NONE || fab_guid_map_put(map, e->node_guid, n)) {
+			fab_error_set(err, "out of memory");
 			return FAB_NONE;
+		}
 		if (e->type == FAB_SWITCH) {
 			p = fabric_port(f, n, 0);
 			p->base_lid = (uint16_t)e->lid;
 			p->op_vls = (uint8_t)vls;
 		}
 	}
-	if (e->port > f->nodes[n].nports)
-		return FAB_NONE;
 	p = fabric_port(f, n, e->port);
 	p->state = FAB_PORT_ACTIVE;
 	p->op_vls = (uint8_t)vls;
@@ -108,23 +206,22 @@ int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, uns
 	}
 	while ((line = line_reader_next(&lr))) {
 		struct lst_end a, b;
+		struct lst_cursor c;
 		struct fab_error lerr;
-		const char *rest;
 		uint32_t na, nb;
 
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
-		rest = parse_lst_end(line, &a);
-		rest = rest ? parse_lst_end(rest, &b) : NULL;
-		if (!rest) {
-			fab_error_set(err, "%s:%u: not a subnet.lst link line", path, lr.lineno);
+		c.line = c.p = line;
+		if (lst_end_parse(&c, &a) || lst_end_parse(&c, &b)) {
+			fab_error_set(err, "%s:%u: column %u: expected %s", path, lr.lineno,
+				      (unsigned)(c.field - c.line) + 1, c.expected);
 			goto out;
 		}
-		na = lst_node(f, &map, &a, lmc, op_vls);
-		nb = lst_node(f, &map, &b, lmc, op_vls);
+		na = lst_node(f, &map, &a, lmc, op_vls, &lerr);
+		nb = na == FAB_NONE ? FAB_NONE : lst_node(f, &map, &b, lmc, op_vls, &lerr);
 		if (na == FAB_NONE || nb == FAB_NONE) {
-			fab_error_set(err, "%s:%u: bad port number or out of memory", path,
-				      lr.lineno);
+			fab_error_set(err, "%s:%u: %.400s", path, lr.lineno, lerr.msg);
 			goto out;
 		}
 		if (fabric_link(f, na, a.port, nb, b.port, &lerr)) {
@@ -150,17 +247,25 @@ out:
 /*
  * Two layouts: opensm.fdbs ("dump_ucast_routes: Switch 0x..", "0x0001 : 000 : 00 : yes") and
  * opensm-lfts.dump ("Unicast lids [0-4] of switch Lid 1 guid 0x.. ('name'):", "0x0001 000 #").
+ * 1 for a switch header, 0 for another line, -1 for a header whose GUID is malformed: the entries
+ * after it must not count as the previous switch's.
  */
 static int lft_switch_header(const char *s, uint64_t *guid)
 {
+	static const char fdbs[] = "dump_ucast_routes: Switch ";
 	const char *g;
 
-	if (sscanf(s, "dump_ucast_routes: Switch 0x%" SCNx64, guid) == 1)
-		return 1;
-	if (!strncmp(s, "Unicast lids", 12) && (g = strstr(s, " guid 0x")) &&
-	    sscanf(g, " guid 0x%" SCNx64, guid) == 1)
-		return 1;
-	return 0;
+	if (!strncmp(s, fdbs, sizeof(fdbs) - 1)) {
+		g = s + sizeof(fdbs) - 1;
+		return fab_scan_hex(&g, 16, guid) || !fab_rest_blank(g) ? -1 : 1;
+	}
+	if (strncmp(s, "Unicast lids", 12))
+		return 0;
+	g = strstr(s, " guid ");
+	if (!g)
+		return -1;
+	g += 6;
+	return fab_scan_hex(&g, 16, guid) || (*g != ' ' && !fab_rest_blank(g)) ? -1 : 1;
 }
 
 /* A port number ending its field: blanks, ':', '#' or the line end follow it. */
@@ -207,8 +312,17 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 	while ((line = line_reader_next(&lr))) {
 		unsigned lid, port;
 		uint64_t guid;
+		int hdr;
 
-		if (lft_switch_header(line, &guid)) {
+		hdr = lft_switch_header(line, &guid);
+		if (hdr < 0) {
+			fab_error_set(
+				err,
+				"%s:%u: switch header without a GUID of 0x and 1 to 16 hex digits",
+				path, lr.lineno);
+			goto out;
+		}
+		if (hdr) {
 			sw = fabric_switch_by_guid(f, guid);
 			if (sw == FAB_NONE) {
 				fab_error_set(err,

@@ -55,7 +55,7 @@ t_expect "--subnet: the same links and LIDs (in the file's node order)" \
 t_expect "--subnet: the same LFTs" cmp -s "$tmp/a/opensm.fdbs" "$tmp/c/opensm.fdbs"
 expect_fail 2 'give either NETFILE or --subnet' "$SARNUE_BIN" route --subnet "$tmp/a/opensm-subnet.lst" "$good"
 sed '3s/.*/{ SW Ports:zz }/' "$tmp/a/opensm-subnet.lst" >"$tmp/a/bad.lst"
-expect_fail 3 'bad.lst:3: not a subnet.lst link line' "$SARNUE_BIN" route --subnet "$tmp/a/bad.lst" -o "$tmp/d"
+expect_fail 3 'bad.lst:3: column 6: expected "Ports:" and 1 or 2 hex digits' "$SARNUE_BIN" route --subnet "$tmp/a/bad.lst" -o "$tmp/d"
 t_expect "a bad subnet.lst writes nothing" test ! -e "$tmp/d"
 
 # A corrupted LFT dump is named with its line.

@@ -2,8 +2,8 @@
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
  * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
  * the shared key sort, the Dijkstra heap, the growing of buffers, arrays and string arenas, the
- * field scanners and line reader of the dump loaders, and the gate that holds helper work off an
- * engine's second CPU.
+ * field scanners, line reader and opensm-subnet.lst reader of the dump loaders, and the gate that
+ * holds helper work off an engine's second CPU.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -155,6 +155,124 @@ static void test_netfile_ibnetdiscover(void)
 	CHECK(fabric_find_node_by_guid(&f, 0x0008f10403961354ull) != FAB_NONE);
 	CHECK(f.nendports == 2);
 	unlink(path);
+	fabric_free(&f);
+}
+
+/* Link ends as OpenSM writes them into opensm-subnet.lst. */
+#define LST_SW0(pn)                                                                     \
+	"{ SW Ports:04 SystemGUID:0000000000000a00 NodeGUID:0000000000000a00 PortGUID:" \
+	"0000000000000a00 VenID:0002C9 DevID:BD36 Rev:000000A0 {spine 0} LID:0001 PN:" pn " }"
+#define LST_SW1(pn)                                                                        \
+	"{ SW-SM Ports:24 SystemGUID:0000000000000a01 NodeGUID:0000000000000a01 PortGUID:" \
+	"0000000000000a01 VenID:0002C9 DevID:BD36 Rev:000000A0 {leaf {1}} LID:00AB PN:" pn " }"
+#define LST_CA                                                                          \
+	"{ CA Ports:02 SystemGUID:0000000000000b00 NodeGUID:0000000000000b00 PortGUID:" \
+	"0000000000000b02 VenID:020002C9 DevID:1003 Rev:00000000 {node01 HCA-1} LID:B001 PN:02 }"
+#define LST_RT                                                                          \
+	"{ Rt Ports:01 SystemGUID:0000000000000c00 NodeGUID:0000000000000c00 PortGUID:" \
+	"0000000000000c01 VenID:000000 DevID:0000 Rev:00000000 {gw} LID:0010 PN:01 }"
+#define LST_TAIL " PHY=4x LOG=ACT SPD=2.5\n"
+
+/* Loads text as an opensm-subnet.lst into a fresh f; the loader's return. */
+static int load_lst(struct fabric *f, const char *text, struct fab_error *err)
+{
+	char *path = write_tmp(text);
+	int rc;
+
+	CHECK(path != NULL);
+	fabric_init(f);
+	rc = fabric_load_subnet_lst(f, path, 0, 4, err);
+	unlink(path);
+	return rc;
+}
+
+/* OpenSM's layout loads with every field in place, including the SM's "-SM" and braces. */
+static void test_subnet_lst(void)
+{
+	static const char text[] = LST_SW0("01") " " LST_SW1("03")
+		LST_TAIL LST_SW1("01") " " LST_CA LST_TAIL LST_SW1("02") " " LST_RT LST_TAIL;
+	struct fab_error err = { "" };
+	struct fabric f;
+	uint32_t sw1, ca;
+
+	CHECK(load_lst(&f, text, &err) == 0);
+	CHECK(f.nnodes == 4 && f.nendports == 4 && f.max_lid == 0xb001);
+	CHECK(f.nnodes == 4 && f.nswitches == 2);
+	sw1 = fabric_switch_by_guid(&f, 0xa01);
+	CHECK(sw1 != FAB_NONE);
+	sw1 = f.switches[sw1];
+	CHECK(f.nodes[sw1].nports == 0x24 && fabric_port(&f, sw1, 0)->base_lid == 0xab);
+	CHECK(!strcmp(fabric_node_desc(&f, sw1), "leaf {1}"));
+	for (ca = 0; ca < f.nnodes && f.nodes[ca].guid != 0xb00; ca++)
+		;
+	CHECK(ca < f.nnodes && f.nodes[ca].type == FAB_CA && f.nodes[ca].nports == 2);
+	CHECK(fabric_port(&f, ca, 2)->base_lid == 0xb001 && fabric_port(&f, ca, 2)->guid == 0xb02);
+	CHECK(!strcmp(fabric_node_desc(&f, ca), "node01 HCA-1"));
+	fabric_free(&f);
+}
+
+/*
+ * Each malformed field is named with its line, its column and what OpenSM would have written;
+ * sscanf took 17-digit GUIDs (wrapped), "LID:0x1" and any port number.
+ */
+static void test_subnet_lst_errors(void)
+{
+	static const struct {
+		const char *line, *at, *expected;
+	} bad[] = {
+		{ "{ SW Ports:04 SystemGUID:0 NodeGUID:10000000000000a00 PortGUID:0 VenID:0 "
+		  "DevID:0 Rev:0 {s} LID:0001 PN:01 } " LST_CA "\n",
+		  "NodeGUID", "\"NodeGUID:\" and 1 to 16 hex digits" },
+		{ "{ ** Ports:04 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s} "
+		  "LID:0001 PN:01 } " LST_CA "\n",
+		  "**", "node type SW, CA or Rt" },
+		{ "{ SW Ports:104 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s} "
+		  "LID:0001 PN:01 } " LST_CA "\n",
+		  "Ports", "\"Ports:\" and 1 or 2 hex digits" },
+		{ "{ SW Ports:04 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s} "
+		  "LID:0x01 PN:01 } " LST_CA "\n",
+		  "LID:", "\"LID:\" and 1 to 4 hex digits" },
+		{ "{ SW Ports:04 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s} "
+		  "LID:10001 PN:01 } " LST_CA "\n",
+		  "LID:", "\"LID:\" and 1 to 4 hex digits" },
+		{ "{ SW Ports:04 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s} "
+		  "LID:0001 PN:05 } " LST_CA "\n",
+		  "PN:", "a port number PN between 1 and Ports" },
+		{ "{ SW Ports:04 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s} "
+		  "LID:0001 PN:00 } " LST_CA "\n",
+		  "PN:", "a port number PN between 1 and Ports" },
+		{ "{ SW Ports:04 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s "
+		  "LID:0001 PN:01 }\n",
+		  "s LID", "node description closed by \"} LID:\"" },
+		{ "{ SW Ports:04 SystemGUID:0 NodeGUID:a00 VenID:0 DevID:0 Rev:0 {s} LID:0001 PN:01 "
+		  "} " LST_CA "\n",
+		  "VenID", "\"PortGUID:\" and 1 to 16 hex digits" },
+		{ LST_SW0("01") " x" LST_CA "\n", " x", "'{' opening a port" },
+		{ LST_SW0("01") "\n", "\n", "'{' opening a port" },
+	};
+	/* Node a00 comes back with other ports: a corrupt dump, not another node. */
+	static const char twice[] = LST_SW0(
+		"01") " " LST_CA LST_TAIL
+		      "{ SW Ports:08 SystemGUID:0 NodeGUID:a00 PortGUID:0 VenID:0 DevID:0 Rev:0 {s} "
+		      "LID:0001 PN:02 } " LST_RT LST_TAIL;
+	struct fab_error err = { "" };
+	struct fabric f;
+	char want[160];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(want, sizeof(want), ":1: column %u: expected %s",
+			 (unsigned)(strstr(bad[i].line, bad[i].at) - bad[i].line) +
+				 (bad[i].at[0] == ' ' ? 2 : 1),
+			 bad[i].expected);
+		CHECK(load_lst(&f, bad[i].line, &err) == -1);
+		if (!strstr(err.msg, want))
+			fprintf(stderr, "case %zu: got \"%s\", want \"%s\"\n", i, err.msg, want);
+		CHECK(strstr(err.msg, want) != NULL);
+		fabric_free(&f);
+	}
+	CHECK(load_lst(&f, twice, &err) == -1);
+	CHECK(strstr(err.msg, ":2: node 0x0000000000000a00 differs from an earlier line") != NULL);
 	fabric_free(&f);
 }
 
@@ -392,6 +510,12 @@ static void test_field_scanners(void)
 	CHECK(fab_scan_hex(&p, 4, &v) == -1); /* no 0x */
 	p = "0XFFFFFFFFFFFFFFFF";
 	CHECK(fab_scan_hex(&p, 16, &v) == 0 && v == UINT64_MAX);
+	p = "00aB}";
+	CHECK(fab_scan_hex_digits(&p, 4, &v) == 0 && v == 0xab && *p == '}');
+	p = "12345";
+	CHECK(fab_scan_hex_digits(&p, 4, &v) == -1);
+	p = "x1";
+	CHECK(fab_scan_hex_digits(&p, 4, &v) == -1);
 }
 
 /* A directory opens with fopen and reads as an empty file; the line reader refuses it. */
@@ -454,5 +578,7 @@ int main(void)
 	test_netfile_ibsim();
 	test_netfile_errors();
 	test_netfile_ibnetdiscover();
+	test_subnet_lst();
+	test_subnet_lst_errors();
 	return CHECK_RESULT();
 }

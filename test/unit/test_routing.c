@@ -108,6 +108,13 @@ static void test_lft_lines(const struct fabric *f)
 		"0x0001001\n", /* LID and port glued */
 		"0xg001 : 001\n",
 	};
+	static const char *const bad_header[] = {
+		"dump_ucast_routes: Switch 0x1000000000000000a\n", /* 17 digits */
+		"dump_ucast_routes: Switch 0x-1\n",
+		"dump_ucast_routes: Switch 0xa00 junk\n",
+		"Unicast lids [0x0-0x3] of switch Lid 1 guid 0xZ ('sw0'):\n",
+		"Unicast lids [0x0-0x3] of switch Lid 1\n",
+	};
 	unsigned long long guid = f->nodes[f->switches[0]].guid;
 	struct fab_error err = { "" };
 	char text[512];
@@ -134,6 +141,16 @@ static void test_lft_lines(const struct fabric *f)
 			 bad[i]);
 		CHECK(load_text(routing_load_lfts, f, text, &r, &err) == -1);
 		CHECK(strstr(err.msg, ":2: malformed LFT line") != NULL);
+		routing_free(&r);
+	}
+	/* A header with a bad GUID stops the file: its entries are nobody else's. */
+	for (i = 0; i < sizeof(bad_header) / sizeof(bad_header[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "dump_ucast_routes: Switch 0x%016llx\n0x0001 : 000 : 00 : yes\n%s"
+			 "0x0003 : 001 : 00 : yes\n",
+			 guid, bad_header[i]);
+		CHECK(load_text(routing_load_lfts, f, text, &r, &err) == -1);
+		CHECK(strstr(err.msg, ":3: switch header without a GUID") != NULL);
 		routing_free(&r);
 	}
 }
