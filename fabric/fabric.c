@@ -134,6 +134,27 @@ int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v)
 	return fab_scan_hex_digits(p, max_digits, v);
 }
 
+int fab_scan_guid(const char **p, uint64_t *guid)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (s[0] == '0' && (s[1] | 0x20) == 'x')
+		return fab_scan_hex(p, 16, guid);
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*p = s;
+	*guid = v;
+	return 0;
+}
+
 int fab_rest_blank(const char *p)
 {
 	p += strspn(p, " \t\r\n");

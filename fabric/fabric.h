@@ -243,6 +243,11 @@ int fab_scan_decimal(const char **p, unsigned limit, unsigned *v);
 int fab_scan_hex_digits(const char **p, unsigned max_digits, uint64_t *v);
 /* "0x" and 1 to max_digits (at most 16) hex digits; -1 when malformed or longer. */
 int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v);
+/*
+ * A GUID as operators write it: "0x" and 1 to 16 hex digits, or a decimal number below 2^64.
+ * No sign and no octal: strtoull took "-1" for 0xffffffffffffffff and "010" for 8.
+ */
+int fab_scan_guid(const char **p, uint64_t *guid);
 /* Whether only blanks and the line end are left at p. */
 int fab_rest_blank(const char *p);
 

@@ -165,13 +165,11 @@ static int parse_type(const char *word, enum fab_node_type *type)
 /* ibnetdiscover writes the node GUID into the id ("S-0008f10400411a08", "H-..."). */
 static int guid_from_id(const char *id, uint64_t *guid)
 {
-	char *end;
+	const char *digits = id + 2;
 
 	if ((id[0] != 'S' && id[0] != 'H' && id[0] != 'R') || id[1] != '-' || strlen(id) != 18)
 		return -1;
-	errno = 0;
-	*guid = strtoull(id + 2, &end, 16);
-	return errno || *end ? -1 : 0;
+	return fab_scan_hex_digits(&digits, 16, guid) || *digits ? -1 : 0;
 }
 
 static uint64_t next_guid(struct netparse *np, enum fab_node_type type, unsigned nports)

@@ -93,20 +93,15 @@ static int parse_guid_list(struct sarnue_options *o, const char *v)
 	unsigned n = 0;
 	const char *p = v;
 
-	while (*p) {
-		char *end;
-
-		if (n == SARNUE_MAX_ROOTS)
-			return -1;
-		errno = 0;
-		guids[n] = strtoull(p, &end, 0);
-		if (errno || end == p || (*end && *end != ',') || !guids[n])
+	for (;;) {
+		if (n == SARNUE_MAX_ROOTS || fab_scan_guid(&p, &guids[n]) || !guids[n])
 			return -1;
 		n++;
-		p = *end ? end + 1 : end;
+		if (!*p)
+			break;
+		if (*p++ != ',')
+			return -1;
 	}
-	if (!n)
-		return -1;
 	memcpy(o->updn_roots, guids, sizeof(guids[0]) * n);
 	o->n_updn_roots = n;
 	return 0;

@@ -892,14 +892,12 @@ static int read_guid_file(const struct fabric *f, const char *path, uint8_t *fla
 		return -1;
 	}
 	while ((line = line_reader_next(&lr))) {
-		char *p = line + strspn(line, " \t"), *end;
+		const char *p = line + strspn(line, " \t");
 		uint64_t guid;
 
 		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
 			continue;
-		errno = 0;
-		guid = strtoull(p, &end, 0);
-		if (errno || end == p || end[strspn(end, " \t\r\n")] != '\0') {
+		if (fab_scan_guid(&p, &guid) || !fab_rest_blank(p)) {
 			fab_error_set(err, "%s:%u: expected one GUID per line", path, lr.lineno);
 			goto out;
 		}

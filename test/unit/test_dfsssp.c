@@ -535,6 +535,9 @@ static void test_storage_guid_file(void)
 	CHECK(overwrite(path, "0x1\n# two\nnot-a-guid\n") == 0);
 	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
 	CHECK(strstr(err.msg, path) && strstr(err.msg, ":3: expected one GUID per line"));
+	CHECK(overwrite(path, "-1\n") == 0); /* strtoull made it 0xffffffffffffffff */
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
+	CHECK(strstr(err.msg, ":1: expected one GUID per line") != NULL);
 	unlink(path);
 	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
 	CHECK(!strncmp(err.msg, "storage_guids ", 14) && strstr(err.msg, path));

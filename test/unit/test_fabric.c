@@ -516,6 +516,20 @@ static void test_field_scanners(void)
 	CHECK(fab_scan_hex_digits(&p, 4, &v) == -1);
 	p = "x1";
 	CHECK(fab_scan_hex_digits(&p, 4, &v) == -1);
+	p = "0x2c9,";
+	CHECK(fab_scan_guid(&p, &v) == 0 && v == 0x2c9 && *p == ',');
+	p = "18446744073709551615 ";
+	CHECK(fab_scan_guid(&p, &v) == 0 && v == UINT64_MAX && *p == ' ');
+	p = "010";
+	CHECK(fab_scan_guid(&p, &v) == 0 && v == 10); /* decimal, never octal */
+	p = "18446744073709551616";
+	CHECK(fab_scan_guid(&p, &v) == -1);
+	p = "-1";
+	CHECK(fab_scan_guid(&p, &v) == -1);
+	p = "+1";
+	CHECK(fab_scan_guid(&p, &v) == -1);
+	p = "0x10000000000000000";
+	CHECK(fab_scan_guid(&p, &v) == -1);
 }
 
 /* A directory opens with fopen and reads as an empty file; the line reader refuses it. */

@@ -64,6 +64,14 @@ static void test_errors_keep_defaults(void)
 	options_parse_line(&o, "updn_roots=0x10,zz", "epo", 0, collect, &e);
 	CHECK(e.n == 1 && o.n_updn_roots == 0);
 	CHECK(strstr(e.last, "bad value for updn_roots: '0x10,zz'") != NULL);
+	/* strtoull took a sign and wrapped it into a GUID nobody wrote. */
+	e.n = 0;
+	options_parse_line(&o, "updn_roots=-1", "epo", 0, collect, &e);
+	CHECK(e.n == 1 && o.n_updn_roots == 0);
+	options_parse_line(&o, "updn_roots=0x10,", "epo", 0, collect, &e);
+	CHECK(e.n == 2 && o.n_updn_roots == 0);
+	CHECK(options_parse_line(&o, "updn_roots=0x10,32", "epo", 0, collect, &e) == 0);
+	CHECK(o.n_updn_roots == 2 && o.updn_roots[0] == 0x10 && o.updn_roots[1] == 32);
 	options_parse_line(&o, "novalue", "epo", 0, collect, &e);
 	CHECK(strstr(e.last, "'novalue' is not key=value") != NULL);
 }
