@@ -91,17 +91,30 @@ int fab_skip_blanks(const char **p)
 	return *p != s;
 }
 
-int fab_scan_decimal(const char **p, unsigned limit, unsigned *v)
+/* Decimal digits; -1 when there are none or the number passes UINT64_MAX. */
+static int scan_decimal_u64(const char **p, uint64_t *v)
 {
 	const char *s = *p;
 
 	*v = 0;
 	for (; **p >= '0' && **p <= '9'; (*p)++) {
-		*v = *v * 10 + (unsigned)(**p - '0');
-		if (*v >= limit)
+		unsigned d = (unsigned)(**p - '0');
+
+		if (*v > UINT64_MAX / 10 || (*v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
 			return -1;
+		*v = *v * 10 + d;
 	}
 	return *p == s ? -1 : 0;
+}
+
+int fab_scan_decimal(const char **p, unsigned limit, unsigned *v)
+{
+	uint64_t x;
+
+	if (scan_decimal_u64(p, &x) || x >= limit)
+		return -1;
+	*v = (unsigned)x;
+	return 0;
 }
 
 static int hex_digit(char c)
@@ -136,23 +149,9 @@ int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v)
 
 int fab_scan_guid(const char **p, uint64_t *guid)
 {
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (s[0] == '0' && (s[1] | 0x20) == 'x')
+	if ((*p)[0] == '0' && ((*p)[1] | 0x20) == 'x')
 		return fab_scan_hex(p, 16, guid);
-	if (*s < '0' || *s > '9')
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*p = s;
-	*guid = v;
-	return 0;
+	return scan_decimal_u64(p, guid);
 }
 
 int fab_rest_blank(const char *p)

@@ -237,7 +237,7 @@ struct line_reader {
  */
 /* Skips spaces and tabs; whether at least one was there. */
 int fab_skip_blanks(const char **p);
-/* A decimal number below limit (at most UINT32_MAX / 10); -1 when none or too large. */
+/* A decimal number below limit; -1 when none or too large. */
 int fab_scan_decimal(const char **p, unsigned limit, unsigned *v);
 /* 1 to max_digits (at most 16) hex digits, no "0x"; -1 when there are none or more. */
 int fab_scan_hex_digits(const char **p, unsigned max_digits, uint64_t *v);

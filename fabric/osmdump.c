@@ -28,6 +28,7 @@ struct lst_cursor {
 	const char *line, *p;
 	const char *field;    /* where the field read last, or failing, starts */
 	const char *expected; /* what that field should have been */
+	char hex_expected[48];
 };
 
 static int lst_fail(struct lst_cursor *c, const char *expected)
@@ -47,20 +48,21 @@ static int lst_char(struct lst_cursor *c, char ch, const char *expected)
 }
 
 /* "Key:" and 1 to max_digits hex digits without 0x (OpenSM's %0NX), ending at a blank or '}'. */
-static int lst_hex_field(struct lst_cursor *c, const char *key, unsigned max_digits, uint64_t *v,
-			 const char *expected)
+static int lst_hex_field(struct lst_cursor *c, const char *key, unsigned max_digits, uint64_t *v)
 {
 	size_t len = strlen(key);
 
 	fab_skip_blanks(&c->p);
 	c->field = c->p;
-	if (strncmp(c->p, key, len))
-		return lst_fail(c, expected);
-	c->p += len;
-	if (fab_scan_hex_digits(&c->p, max_digits, v) ||
-	    (*c->p != ' ' && *c->p != '\t' && *c->p != '}'))
-		return lst_fail(c, expected);
-	return 0;
+	if (!strncmp(c->p, key, len)) {
+		c->p += len;
+		if (!fab_scan_hex_digits(&c->p, max_digits, v) &&
+		    (*c->p == ' ' || *c->p == '\t' || *c->p == '}'))
+			return 0;
+	}
+	snprintf(c->hex_expected, sizeof(c->hex_expected), "\"%s\" and 1 %s %u hex digits", key,
+		 max_digits == 2 ? "or" : "to", max_digits);
+	return lst_fail(c, c->hex_expected);
 }
 
 /* "SW", "CA" or "Rt", "-SM" on the SM's node. */
@@ -116,18 +118,12 @@ static int lst_end_parse(struct lst_cursor *c, struct lst_end *e)
 	uint64_t v, lid, port, nports;
 
 	if (lst_char(c, '{', "'{' opening a port") || lst_node_type(c, &e->type) ||
-	    lst_hex_field(c, "Ports:", 2, &nports, "\"Ports:\" and 1 or 2 hex digits") ||
-	    lst_hex_field(c, "SystemGUID:", 16, &v, "\"SystemGUID:\" and 1 to 16 hex digits") ||
-	    lst_hex_field(c, "NodeGUID:", 16, &e->node_guid,
-			  "\"NodeGUID:\" and 1 to 16 hex digits") ||
-	    lst_hex_field(c, "PortGUID:", 16, &e->port_guid,
-			  "\"PortGUID:\" and 1 to 16 hex digits") ||
-	    lst_hex_field(c, "VenID:", 8, &v, "\"VenID:\" and 1 to 8 hex digits") ||
-	    lst_hex_field(c, "DevID:", 4, &v, "\"DevID:\" and 1 to 4 hex digits") ||
-	    lst_hex_field(c, "Rev:", 8, &v, "\"Rev:\" and 1 to 8 hex digits") ||
-	    lst_description(c, e) ||
-	    lst_hex_field(c, "LID:", 4, &lid, "\"LID:\" and 1 to 4 hex digits") ||
-	    lst_hex_field(c, "PN:", 2, &port, "\"PN:\" and 1 or 2 hex digits"))
+	    lst_hex_field(c, "Ports:", 2, &nports) || lst_hex_field(c, "SystemGUID:", 16, &v) ||
+	    lst_hex_field(c, "NodeGUID:", 16, &e->node_guid) ||
+	    lst_hex_field(c, "PortGUID:", 16, &e->port_guid) || lst_hex_field(c, "VenID:", 8, &v) ||
+	    lst_hex_field(c, "DevID:", 4, &v) || lst_hex_field(c, "Rev:", 8, &v) ||
+	    lst_description(c, e) || lst_hex_field(c, "LID:", 4, &lid) ||
+	    lst_hex_field(c, "PN:", 2, &port))
 		return -1;
 	if (port < 1 || port > nports)
 		return lst_fail(c, "a port number PN between 1 and Ports");
