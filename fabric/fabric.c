@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "numbers.h"
+
 void fab_error_set(struct fab_error *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -92,26 +94,11 @@ int fab_skip_blanks(const char **p)
 }
 
 /* Decimal digits; -1 when there are none or the number passes UINT64_MAX. */
-static int scan_decimal_u64(const char **p, uint64_t *v)
-{
-	const char *s = *p;
-
-	*v = 0;
-	for (; **p >= '0' && **p <= '9'; (*p)++) {
-		unsigned d = (unsigned)(**p - '0');
-
-		if (*v > UINT64_MAX / 10 || (*v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
-			return -1;
-		*v = *v * 10 + d;
-	}
-	return *p == s ? -1 : 0;
-}
-
 int fab_scan_decimal(const char **p, unsigned limit, unsigned *v)
 {
 	uint64_t x;
 
-	if (scan_decimal_u64(p, &x) || x >= limit)
+	if (!limit || num_scan_u64(p, limit - 1, &x))
 		return -1;
 	*v = (unsigned)x;
 	return 0;
@@ -151,7 +138,7 @@ int fab_scan_guid(const char **p, uint64_t *guid)
 {
 	if ((*p)[0] == '0' && ((*p)[1] | 0x20) == 'x')
 		return fab_scan_hex(p, 16, guid);
-	return scan_decimal_u64(p, guid);
+	return num_scan_u64(p, UINT64_MAX, guid);
 }
 
 int fab_rest_blank(const char *p)

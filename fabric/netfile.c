@@ -9,10 +9,11 @@
  */
 #include "loaders.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "numbers.h"
 
 #define SIM_FIRST_SWITCH_GUID 0x200000ull
 #define SIM_FIRST_CA_GUID 0x100000ull
@@ -137,16 +138,13 @@ static char *read_quoted(char *s, char **out)
 
 static char *read_uint(char *s, unsigned long max, unsigned long *out)
 {
-	char *end;
+	const char *p = skip_ws(s);
+	uint64_t v;
 
-	s = skip_ws(s);
-	if (!isdigit((unsigned char)*s))
+	if (num_scan_u64(&p, max, &v))
 		return NULL;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	if (errno || *out > max)
-		return NULL;
-	return end;
+	*out = (unsigned long)v;
+	return s + (p - s);
 }
 
 static int parse_type(const char *word, enum fab_node_type *type)

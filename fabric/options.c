@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numbers.h"
+
 const char options_help[] =
 	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
@@ -118,19 +120,6 @@ static int parse_bool(const char *v, int *out)
 	return 0;
 }
 
-static int parse_uint_range(const char *v, unsigned lo, unsigned hi, unsigned *out)
-{
-	unsigned long x;
-	char *end;
-
-	errno = 0;
-	x = strtoul(v, &end, 10);
-	if (errno || end == v || *end || x < lo || x > hi)
-		return -1;
-	*out = (unsigned)x;
-	return 0;
-}
-
 static int set_path(char *dst, const char *v)
 {
 	if (!*v || strlen(v) >= OPT_PATH_MAX)
@@ -155,14 +144,17 @@ static int set_ctl_socket(struct sarnue_options *o, const char *v)
 /* Octal permission bits, e.g. 0660; at most 0777 and at least owner read/write. */
 static int parse_mode(const char *v, unsigned *out)
 {
-	unsigned long x;
-	char *end;
+	const char *p = v;
+	unsigned x = 0;
 
-	errno = 0;
-	x = strtoul(v, &end, 8);
-	if (errno || end == v || *end || x > 0777 || (x & 0600) != 0600)
+	for (; *p >= '0' && *p <= '7'; p++) {
+		x = x << 3 | (unsigned)(*p - '0');
+		if (x > 0777)
+			return -1;
+	}
+	if (p == v || *p || (x & 0600) != 0600)
 		return -1;
-	*out = (unsigned)x;
+	*out = x;
 	return 0;
 }
 
@@ -276,19 +268,19 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 	if (!strcmp(key, "updn_roots"))
 		return parse_guid_list(o, v);
 	if (!strcmp(key, "nue_vls"))
-		return parse_uint_range(v, 1, 15, &o->nue_vls);
+		return num_parse_uint(v, 1, 15, &o->nue_vls);
 	if (!strcmp(key, "nue_rebalance"))
 		return parse_bool(v, &o->nue_rebalance);
 	if (!strcmp(key, "nue_orders"))
-		return parse_uint_range(v, 1, 2, &o->nue_orders);
+		return num_parse_uint(v, 1, 2, &o->nue_orders);
 	if (!strcmp(key, "nue_threads")) {
 		if (strcmp(v, "auto"))
-			return parse_uint_range(v, 1, 2, &o->nue_threads);
+			return num_parse_uint(v, 1, 2, &o->nue_threads);
 		o->nue_threads = 0;
 		return 0;
 	}
 	if (!strcmp(key, "dfsssp_vls"))
-		return parse_uint_range(v, 1, 15, &o->dfsssp_vls);
+		return num_parse_uint(v, 1, 15, &o->dfsssp_vls);
 	if (!strcmp(key, "storage_nodes"))
 		return set_path(o->storage_nodes, v);
 	if (!strcmp(key, "storage_guids"))
@@ -310,11 +302,11 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 	if (!strcmp(key, "planes"))
 		return parse_bool(v, &o->planes);
 	if (!strcmp(key, "update_timeout"))
-		return parse_uint_range(v, 1, 3600, &o->update_timeout);
+		return num_parse_uint(v, 1, 3600, &o->update_timeout);
 	if (!strcmp(key, "update_retry"))
-		return parse_uint_range(v, 1, 60, &o->update_retry);
+		return num_parse_uint(v, 1, 60, &o->update_retry);
 	if (!strcmp(key, "update_rounds"))
-		return parse_uint_range(v, 1, 100, &o->update_rounds);
+		return num_parse_uint(v, 1, 100, &o->update_rounds);
 	return -2;
 }
 

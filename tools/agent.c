@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "numbers.h"
 #include "sarnue-client.h"
 
 extern char **environ;
@@ -173,19 +174,23 @@ static void usage(FILE *f)
 		"Exit status: 0 after a signal, 1 on a port or setup error, 2 on usage errors.\n");
 }
 
-static int parse_num(const char *opt, const char *s, double min, double max, double *out)
+static int parse_seconds(const char *opt, const char *s, double min, double max, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "sarnue-agent: %s: '%s' is not a number in %g..%g\n", opt, s, min,
-			max);
+	if (num_parse_real(s, min, max, out)) {
+		fprintf(stderr, "sarnue-agent: %s: '%s' is not a number of seconds in %g..%g\n",
+			opt, s, min, max);
 		return -1;
 	}
-	*out = v;
+	return 0;
+}
+
+static int parse_whole(const char *opt, const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	if (num_parse_uint(s, min, max, out)) {
+		fprintf(stderr, "sarnue-agent: %s: '%s' is not a whole number in %u..%u\n", opt, s,
+			min, max);
+		return -1;
+	}
 	return 0;
 }
 
@@ -219,7 +224,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	double v;
+	unsigned v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "C:P:e:t:fdp:l:j:vhV", opts, NULL)) != -1) {
@@ -228,7 +233,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			a->ca = optarg;
 			break;
 		case 'P':
-			if (parse_num("--port", optarg, 1, 254, &v))
+			if (parse_whole("--port", optarg, 1, 254, &v))
 				return -1;
 			a->port = (int)v;
 			break;
@@ -236,11 +241,11 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			a->exec = optarg;
 			break;
 		case 't':
-			if (parse_num("--exec-timeout", optarg, 0.1, 86400, &a->exec_timeout))
+			if (parse_seconds("--exec-timeout", optarg, 0.1, 86400, &a->exec_timeout))
 				return -1;
 			break;
 		case OPT_TRAP:
-			if (parse_num("--trap", optarg, 0, 0xFFFF, &v))
+			if (parse_whole("--trap", optarg, 0, 0xFFFF, &v))
 				return -1;
 			if (a->ntraps == MAX_TRAPS) {
 				fprintf(stderr, "sarnue-agent: --trap: at most %d traps\n",
@@ -268,17 +273,16 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			a->json_file = optarg;
 			break;
 		case OPT_RESUB:
-			if (parse_num("--resubscribe", optarg, 0, 86400, &a->resubscribe))
+			if (parse_seconds("--resubscribe", optarg, 0, 86400, &a->resubscribe))
 				return -1;
 			break;
 		case OPT_RETRY:
-			if (parse_num("--retry", optarg, 0.1, 3600, &a->retry))
+			if (parse_seconds("--retry", optarg, 0.1, 3600, &a->retry))
 				return -1;
 			break;
 		case OPT_MAD_TIMEOUT:
-			if (parse_num("--mad-timeout", optarg, 10, 60000, &v))
+			if (parse_whole("--mad-timeout", optarg, 10, 60000, &a->mad_timeout_ms))
 				return -1;
-			a->mad_timeout_ms = (unsigned)v;
 			break;
 		case 'v':
 			a->verbose = 1;

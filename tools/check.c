@@ -5,7 +5,6 @@
  * reports the routing-quality metrics of metrics.h on the same tables: EFI and stretch always,
  * effective EFI with a job map, traffic patterns on request, and an SVG picture of the loads.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "live.h"
 #include "loaders.h"
 #include "metrics.h"
+#include "numbers.h"
 #include "svg.h"
 #include "verify.h"
 
@@ -156,11 +156,7 @@ static const struct option longopts[] = {
 /* A decimal count for option name, at most max. */
 static int parse_count(const char *name, const char *arg, uint64_t max, uint64_t *v)
 {
-	char *end;
-
-	errno = 0;
-	*v = strtoull(arg, &end, 10);
-	if (!*arg || *end || *arg == '-' || errno || *v > max) {
+	if (num_parse_u64(arg, max, v)) {
 		cli_error("check", "--%s %s: expected a number from 0 to %" PRIu64, name, arg, max);
 		return EXIT_USAGE;
 	}
@@ -225,7 +221,7 @@ static int parse_metrics_arg(int c, struct check_args *a)
 
 static int parse_input_arg(int c, struct check_args *a)
 {
-	char *end;
+	unsigned u;
 
 	switch (c) {
 	case 'd':
@@ -253,15 +249,15 @@ static int parse_input_arg(int c, struct check_args *a)
 		a->ca = optarg;
 		break;
 	case 'P':
-		a->port = (int)strtol(optarg, &end, 10);
-		if (*end || a->port < 0 || a->port > 254) {
-			cli_error("check", "--port %s: expected a port number", optarg);
+		if (num_parse_uint(optarg, 0, 254, &u)) {
+			cli_error("check", "--port %s: expected a port number from 0 to 254",
+				  optarg);
 			return EXIT_USAGE;
 		}
+		a->port = (int)u;
 		break;
 	case 'l':
-		a->lmc = (unsigned)strtoul(optarg, &end, 10);
-		if (*end || a->lmc > 7) {
+		if (num_parse_uint(optarg, 0, 7, &a->lmc)) {
 			cli_error("check", "--lmc %s: expected 0..7", optarg);
 			return EXIT_USAGE;
 		}

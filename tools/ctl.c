@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "ctlclient.h"
 #include "json.h"
+#include "numbers.h"
 
 static const char usage[] =
 	"usage: sarnue ctl [--socket PATH] [--timeout SECONDS] [--json] COMMAND [ARG]\n"
@@ -59,7 +60,6 @@ static int parse_args(int argc, char **argv, struct ctl_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	int c;
 
 	a->socket = CTL_DEFAULT_SOCKET;
@@ -70,8 +70,7 @@ static int parse_args(int argc, char **argv, struct ctl_args *a)
 			a->socket = optarg;
 			break;
 		case 't':
-			a->timeout = strtod(optarg, &end);
-			if (*end || end == optarg || a->timeout <= 0 || a->timeout > 3600) {
+			if (num_parse_real(optarg, 0, 3600, &a->timeout) || a->timeout <= 0) {
 				cli_error("ctl",
 					  "--timeout: '%s' is not a number of seconds in (0, 3600]",
 					  optarg);

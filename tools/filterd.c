@@ -41,6 +41,7 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 #include "metrics.h"
+#include "numbers.h"
 #include "slurmjobs.h"
 
 #define DEFAULT_JOB_MAP "/var/lib/sarnue/jobs"
@@ -232,17 +233,11 @@ static void logmsg(struct filterd *d, const char *fmt, ...)
 
 static int parse_seconds(const char *opt, const char *v, double lo, double *out)
 {
-	char *end;
-	double x;
-
-	errno = 0;
-	x = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(x) || x < lo || x > 1e9) {
+	if (num_parse_real(v, lo, 1e9, out)) {
 		fprintf(stderr, "sarnue-filterd: %s: bad value '%s' (a number >= %g)\n", opt, v,
 			lo);
 		return -1;
 	}
-	*out = x;
 	return 0;
 }
 

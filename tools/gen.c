@@ -9,6 +9,7 @@
  */
 #include "gen.h"
 #include "fabric.h"
+#include "numbers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -627,27 +628,11 @@ static void shuffle_u32(struct rng *r, uint32_t *v, uint32_t n)
 	}
 }
 
-/* Strict: digits only, so "-1", " 3" or "3k" are rejected, not guessed. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_num(const char *name, const char *val, unsigned long *out)
 {
 	uint64_t v;
 
-	if (parse_u64(val, &v))
+	if (num_parse_u64(val, UINT64_MAX, &v))
 		return gen_usage("%s %s: not a non-negative whole number", name, val);
 	if (v > GEN_MAX_PARAM)
 		return gen_usage("%s %s: larger than %lu", name, val, GEN_MAX_PARAM);
@@ -659,27 +644,24 @@ static int parse_dims(struct opts *o, const char *name, const char *val)
 {
 	const char *s = val;
 	unsigned int n = 0;
-	char *end;
 
 	for (;;) {
-		unsigned long v;
+		uint64_t v;
 
 		if (n == 3)
 			return gen_usage("%s %s: at most 3 dimensions", name, val);
 		if (*s < '0' || *s > '9')
 			return gen_usage("%s %s: expected sizes like 8x8x4", name, val);
-		errno = 0;
-		v = strtoul(s, &end, 10);
-		if (errno || v > GEN_MAX_PARAM)
+		if (num_scan_u64(&s, GEN_MAX_PARAM, &v))
 			return gen_usage("%s %s: dimension too large", name, val);
 		if (!v)
 			return gen_usage("%s %s: every dimension must be at least 1", name, val);
-		o->dims[n++] = v;
-		if (!*end)
+		o->dims[n++] = (unsigned long)v;
+		if (!*s)
 			break;
-		if (*end != 'x' && *end != 'X')
+		if (*s != 'x' && *s != 'X')
 			return gen_usage("%s %s: expected sizes like 8x8x4", name, val);
-		s = end + 1;
+		s++;
 	}
 	o->ndims = n;
 	return GEN_OK;
@@ -691,27 +673,24 @@ static int parse_list(const char *name, const char *val, unsigned long *out, uns
 {
 	const char *s = val;
 	unsigned int n = 0;
-	char *end;
 
 	for (;;) {
-		unsigned long v;
+		uint64_t v;
 
 		if (n == max)
 			return gen_usage("%s %s: at most %u values", name, val, max);
 		if (*s < '0' || *s > '9')
 			return gen_usage("%s %s: expected numbers like 4,4,2", name, val);
-		errno = 0;
-		v = strtoul(s, &end, 10);
-		if (errno || v > GEN_MAX_PARAM)
+		if (num_scan_u64(&s, GEN_MAX_PARAM, &v))
 			return gen_usage("%s %s: value too large", name, val);
 		if (!v)
 			return gen_usage("%s %s: every value must be at least 1", name, val);
-		out[++n] = v;
-		if (!*end)
+		out[++n] = (unsigned long)v;
+		if (!*s)
 			break;
-		if (*end != ',')
+		if (*s != ',')
 			return gen_usage("%s %s: expected numbers like 4,4,2", name, val);
-		s = end + 1;
+		s++;
 	}
 	*count = n;
 	return GEN_OK;
@@ -719,20 +698,17 @@ static int parse_list(const char *name, const char *val, unsigned long *out, uns
 
 static int parse_ratio(const char *name, const char *val, struct ratio *r)
 {
-	char *end;
+	const char *s = val;
+	uint64_t down, up;
 
-	if (*val < '0' || *val > '9')
+	if (num_scan_u64(&s, UINT64_MAX, &down) || *s++ != ':' ||
+	    num_scan_u64(&s, UINT64_MAX, &up) || *s)
 		return gen_usage("%s %s: expected DOWN:UP such as 2:1", name, val);
-	errno = 0;
-	r->down = strtoul(val, &end, 10);
-	if (errno || *end != ':' || end[1] < '0' || end[1] > '9')
-		return gen_usage("%s %s: expected DOWN:UP such as 2:1", name, val);
-	r->up = strtoul(end + 1, &end, 10);
-	if (errno || *end)
-		return gen_usage("%s %s: expected DOWN:UP such as 2:1", name, val);
-	if (!r->down || !r->up || r->down > GEN_MAX_PORTS || r->up > GEN_MAX_PORTS)
+	if (!down || !up || down > GEN_MAX_PORTS || up > GEN_MAX_PORTS)
 		return gen_usage("%s %s: both sides must be between 1 and %d", name, val,
 				 GEN_MAX_PORTS);
+	r->down = (unsigned long)down;
+	r->up = (unsigned long)up;
 	return GEN_OK;
 }
 
@@ -775,16 +751,18 @@ static bool prime_power(uint64_t q, uint32_t *p, uint32_t *n)
 static int parse_rm_links(struct opts *o, const char *name, const char *val)
 {
 	size_t len = strlen(val);
-	char *end;
 
 	if (len && val[len - 1] == '%') {
+		char number[32];
 		double pct;
 
-		if ((*val < '0' || *val > '9') && *val != '.')
+		if (len > sizeof(number))
 			return gen_usage("%s %s: expected a count or a percentage", name, val);
-		errno = 0;
-		pct = strtod(val, &end);
-		if (errno || end != val + len - 1 || !(pct >= 0.0 && pct <= 100.0))
+		memcpy(number, val, len - 1);
+		number[len - 1] = '\0';
+		if (num_parse_real(number, 0, 1e18, &pct))
+			return gen_usage("%s %s: expected a count or a percentage", name, val);
+		if (pct > 100.0)
 			return gen_usage("%s %s: percentage must be between 0%% and 100%%", name,
 					 val);
 		o->rm_pct = true;
@@ -810,7 +788,7 @@ static int apply_option(struct opts *o, const struct opt_spec *sp, const char *v
 		o->help = true;
 		break;
 	case OPT_SEED:
-		if (parse_u64(val, &o->seed))
+		if (num_parse_u64(val, UINT64_MAX, &o->seed))
 			return gen_usage("%s %s: not a non-negative whole number", sp->name, val);
 		break;
 	case OPT_DIMS:
@@ -2937,7 +2915,7 @@ static int parse_switch_id(const struct gen_fabric *f, const char *id, uint32_t 
 {
 	uint64_t v;
 
-	if (strncmp(id, "S-", 2) || parse_u64(id + 2, &v))
+	if (strncmp(id, "S-", 2) || num_parse_u64(id + 2, UINT64_MAX, &v))
 		return gen_usage("--remove-switch-id %s: expected a switch id such as S-0005", id);
 	if (v < 1 || v > f->nsw)
 		return gen_usage(

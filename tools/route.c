@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "engines.h"
 #include "loaders.h"
+#include "numbers.h"
 
 static const char route_usage[] =
 	"usage: sarnue route [OPTIONS] NETFILE\n"
@@ -64,16 +65,10 @@ static void option_error(void *ctx, const char *msg)
 
 static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
 {
-	char *end;
-	unsigned long x;
-
-	errno = 0;
-	x = strtoul(v, &end, 10);
-	if (errno || *end || end == v || x < lo || x > hi) {
+	if (num_parse_uint(v, lo, hi, out)) {
 		cli_error("route", "%s %s: expected %u..%u", opt, v, lo, hi);
 		return -1;
 	}
-	*out = (unsigned)x;
 	return 0;
 }
 

@@ -37,9 +37,10 @@ struct slurm_jobs {
 void slurm_jobs_init(struct slurm_jobs *s);
 void slurm_jobs_free(struct slurm_jobs *s);
 
+/* "" before any string is stored: NULL + 0 is undefined, and GCC's -O1 warns about it. */
 static inline const char *slurm_str(const struct slurm_jobs *s, uint32_t off)
 {
-	return s->strings + off;
+	return s->strings ? s->strings + off : "";
 }
 
 /* Parses text[0..len); name is used in messages.  Replaces the contents of s. */

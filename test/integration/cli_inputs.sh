@@ -39,6 +39,25 @@ expect_fail 3 'opensm-subnet.lst: No such file' "$SARNUE_BIN" check --dump-dir "
 printf 'Hca 1 "H1"\n[1] "H2"[1]\n\nHca 1 "H2"\n[1] "H1"[1]\n' >"$tmp/onlyhca.net"
 expect_fail 1 'sar-updn: no switches in the fabric' "$SARNUE_BIN" route "$tmp/onlyhca.net"
 
+# Numbers are digits (and one point for seconds): no sign, blank, exponent, hex, nan or inf,
+# which strtoul and strtod took and turned into values nobody wrote.
+bindir=${SARNUE_BIN%/*}
+expect_fail 2 "--vls \\+8: expected 1\\.\\.15" "$SARNUE_BIN" route --vls +8 "$good"
+expect_fail 2 "--lmc  1: expected 0\\.\\.7" "$SARNUE_BIN" route --lmc " 1" "$good"
+expect_fail 2 "bad value for nue_vls: '\\+2'" "$SARNUE_BIN" route -e sar-nue -O nue_vls=+2 "$good"
+expect_fail 2 "--port : expected a port number" "$SARNUE_BIN" check --live --port ""
+expect_fail 2 "--shifts -1: expected a number" "$SARNUE_BIN" check --dump-dir "$tmp" --shifts -1
+for t in nan inf 1e3 0x10 " 5"; do
+	expect_fail 2 "--timeout: '$t' is not a number of seconds" "$SARNUE_BIN" ctl -s "$tmp/no.sock" --timeout "$t" status
+done
+expect_fail 2 "--remove-links 1e1%: expected a count or a percentage" "$SARNUE_BIN" gen torus --dims 4x4 --remove-links 1e1%
+expect_fail 2 "--taper 2:\\+1: expected DOWN:UP" "$SARNUE_BIN" gen fattree --radix 8 --hosts 32 --taper 2:+1
+expect_fail 2 "--trap: 'nan' is not a whole number in 0\\.\\.65535" "$bindir/sarnue-agent" --trap nan
+expect_fail 2 "--port: '1\\.5' is not a whole number" "$bindir/sarnue-agent" --port 1.5
+expect_fail 2 "--retry: '0x10' is not a number of seconds" "$bindir/sarnue-agent" --retry 0x10
+expect_fail 2 "--interval: bad value 'nan'" "$bindir/sarnue-filterd" --interval nan
+expect_fail 2 "--min-gain: bad value 'inf'" "$bindir/sarnue-filterd" --min-gain inf
+
 # Offline routing writes dumps that sarnue check reads back, and is deterministic.
 t_expect "sarnue route on a fat tree" "$SARNUE_BIN" route "$good" -o "$tmp/a" -O updn_roots=0x200004 >/dev/null
 t_expect "second identical run" "$SARNUE_BIN" route "$good" -o "$tmp/b" -O updn_roots=0x200004 >/dev/null

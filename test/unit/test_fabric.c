@@ -14,6 +14,7 @@
 #include "check.h"
 #include "loaders.h"
 #include "minheap.h"
+#include "numbers.h"
 #include "sortu64.h"
 #include "testfab.h"
 #include "threads.h"
@@ -532,6 +533,43 @@ static void test_field_scanners(void)
 	CHECK(fab_scan_guid(&p, &v) == -1);
 }
 
+/* numbers.h: digits only, bounds exact at the top, nothing strtoul or strtod would guess. */
+static void test_numbers(void)
+{
+	static const char *const refused[] = { "",   ".",  "nan", "inf", "1e3",	  "0x10",
+					       "-1", "+1", " 1",  "1 ",	 "1.2.3", "1,5" };
+	const char *p = "42x";
+	size_t i;
+	uint64_t v = 7;
+	unsigned u = 7;
+	double d = 7;
+
+	CHECK(num_scan_u64(&p, 42, &v) == 0 && v == 42 && *p == 'x');
+	p = "43";
+	CHECK(num_scan_u64(&p, 42, &v) == -1);
+	p = "5";
+	CHECK(num_scan_u64(&p, 0, &v) == -1); /* a digit above a maximum of 0 */
+	CHECK(num_parse_u64("18446744073709551615", UINT64_MAX, &v) == 0 && v == UINT64_MAX);
+	CHECK(num_parse_u64("18446744073709551616", UINT64_MAX, &v) == -1);
+	CHECK(num_parse_u64("0", 0, &v) == 0 && v == 0);
+	CHECK(num_parse_u64("", 10, &v) == -1);
+	CHECK(num_parse_u64(" 4", 10, &v) == -1);
+	CHECK(num_parse_u64("+4", 10, &v) == -1);
+	CHECK(num_parse_u64("-1", UINT64_MAX, &v) == -1);
+	CHECK(num_parse_u64("4 ", 10, &v) == -1);
+	CHECK(num_parse_uint("15", 1, 15, &u) == 0 && u == 15);
+	CHECK(num_parse_uint("0", 1, 15, &u) == -1 && u == 15);
+	CHECK(num_parse_uint("16", 1, 15, &u) == -1);
+	CHECK(num_parse_uint("4294967296", 0, UINT32_MAX, &u) == -1);
+	CHECK(num_parse_real("10", 0, 3600, &d) == 0 && d == 10);
+	CHECK(num_parse_real("0.25", 0, 1, &d) == 0 && d == 0.25);
+	CHECK(num_parse_real(".5", 0, 1, &d) == 0 && d == 0.5);
+	CHECK(num_parse_real("2.", 0, 3, &d) == 0 && d == 2);
+	CHECK(num_parse_real("0.05", 0.1, 3600, &d) == -1 && d == 2);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		CHECK(num_parse_real(refused[i], 0, 1e9, &d) == -1);
+}
+
 /* A directory opens with fopen and reads as an empty file; the line reader refuses it. */
 static void test_line_reader_directory(void)
 {
@@ -584,6 +622,7 @@ int main(void)
 	test_cpu_gate();
 	test_strings_put();
 	test_field_scanners();
+	test_numbers();
 	test_line_reader_directory();
 	test_sort_u64();
 	test_minheap();

@@ -59,6 +59,11 @@ static void test_errors_keep_defaults(void)
 				 collect, &e) == 3);
 	CHECK(o.nue_vls == 2 && o.verify == 1 && o.nue_rebalance == 1 && o.nue_orders == 2);
 	CHECK(strstr(e.last, "unknown option 'colour'") != NULL);
+	/* Signs: strtoul took "+3" as 3 and wrapped "-1" to a huge number. */
+	CHECK(options_parse_line(&o, "nue_vls=+3 update_rounds=-1 nue_vls=3x", "epo", 0, collect,
+				 &e) == 3);
+	CHECK(o.nue_vls == 2 && o.update_rounds == 5);
+	CHECK(strstr(e.last, "bad value for nue_vls: '3x'") != NULL);
 	e.n = 0;
 	options_defaults(&o);
 	options_parse_line(&o, "updn_roots=0x10,zz", "epo", 0, collect, &e);
@@ -96,6 +101,12 @@ static void test_ctl_socket(void)
 				 "epo", 0, collect, &e) == 4);
 	CHECK(o.ctl_socket[0] == '\0' && o.ctl_mode == 0600);
 	CHECK(strstr(e.last, "bad value for ctl_mode: '660x'") != NULL);
+	/* strtoul took a sign; octal digits only, and no overflow past 0777 wraps back in. */
+	CHECK(options_parse_line(&o, "ctl_mode=+0660 ctl_mode=-0660 ctl_mode=010000660", "epo", 0,
+				 collect, &e) == 3);
+	CHECK(o.ctl_mode == 0600);
+	CHECK(options_parse_line(&o, "ctl_mode=00640", "epo", 0, collect, &e) == 0);
+	CHECK(o.ctl_mode == 0640);
 }
 
 /* The five-phase update: mode, timeout, policy, retry interval and rounds, with ranges. */
