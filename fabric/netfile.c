@@ -147,17 +147,25 @@ static char *read_uint(char *s, unsigned long max, unsigned long *out)
 	return s + (p - s);
 }
 
-static int parse_type(const char *word, enum fab_node_type *type)
+/* The node type word a header starts with; the text after it, or NULL for another word. */
+static char *read_type(char *s, enum fab_node_type *type)
 {
-	if (!strcmp(word, "Switch"))
-		*type = FAB_SWITCH;
-	else if (!strcmp(word, "Hca") || !strcmp(word, "Ca"))
-		*type = FAB_CA;
-	else if (!strcmp(word, "Rt") || !strcmp(word, "Router"))
-		*type = FAB_ROUTER;
-	else
-		return -1;
-	return 0;
+	static const struct {
+		const char *word;
+		enum fab_node_type type;
+	} types[] = {
+		{ "Switch", FAB_SWITCH }, { "Hca", FAB_CA },	    { "Ca", FAB_CA },
+		{ "Rt", FAB_ROUTER },	  { "Router", FAB_ROUTER },
+	};
+	size_t len = strcspn(s, " \t"), i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (strlen(types[i].word) == len && !strncmp(s, types[i].word, len)) {
+			*type = types[i].type;
+			return s + len;
+		}
+	}
+	return NULL;
 }
 
 /* ibnetdiscover writes the node GUID into the id ("S-0008f10400411a08", "H-..."). */
@@ -183,15 +191,15 @@ static uint64_t next_guid(struct netparse *np, enum fab_node_type type, unsigned
 
 static int parse_header(struct netparse *np, char *s)
 {
-	char word[16], *id, *desc = NULL, *rest;
+	char *id, *desc = NULL, *rest;
 	enum fab_node_type type;
 	unsigned long nports;
 	uint64_t guid;
-	int n = 0;
 
-	if (sscanf(s, "%15s%n", word, &n) != 1 || parse_type(word, &type))
+	rest = read_type(s, &type);
+	if (!rest)
 		return fail(np, "expected a node header (Switch, Hca, Ca or Rt)");
-	rest = read_uint(s + n, 254, &nports);
+	rest = read_uint(rest, 254, &nports);
 	if (!rest || nports == 0)
 		return fail(np, "bad port count in node header (1..254)");
 	rest = read_quoted(rest, &id);

@@ -104,6 +104,38 @@ static void test_netfile_ibsim(void)
 	fabric_free(&f);
 }
 
+/* Every node type word ibsim and ibnetdiscover write, and nothing that merely starts like one. */
+static void test_netfile_type_words(void)
+{
+	static const struct {
+		const char *id;
+		enum fab_node_type type;
+	} want[] = {
+		{ "H1", FAB_CA }, { "H2", FAB_CA }, { "R1", FAB_ROUTER }, { "R2", FAB_ROUTER }
+	};
+	const char *net = "Switch\t4 \"S1\"\n"
+			  "[1] \"H1\"[1]\n[2] \"H2\"[1]\n[3] \"R1\"[1]\n[4] \"R2\"[1]\n"
+			  "Ca 1 \"H1\"\n[1] \"S1\"[1]\n"
+			  "Hca 1 \"H2\"\n[1] \"S1\"[2]\n"
+			  "Rt 1 \"R1\"\n[1] \"S1\"[3]\n"
+			  "Router 1 \"R2\"\n[1] \"S1\"[4]\n";
+	struct fab_error err = { "" };
+	struct fabric f;
+	char *path = write_tmp(net);
+	size_t i;
+
+	fabric_init(&f);
+	CHECK(fabric_load_netfile(&f, path, NULL, &err) == 0);
+	CHECK(f.nswitches == 1 && f.nnodes == 5);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		uint32_t node = fabric_find_node_by_id(&f, want[i].id);
+
+		CHECK(node != FAB_NONE && f.nodes[node].type == want[i].type);
+	}
+	unlink(path);
+	fabric_free(&f);
+}
+
 static void expect_error(const char *net, const char *needle)
 {
 	struct fab_error err = { "" };
@@ -130,7 +162,12 @@ static void test_netfile_errors(void)
 	expect_error("Switch 8 \"S1\"\n[1] \"S2\"[1]\n\nSwitch 8 \"S2\"\n[1] \"S1\"[2]\n",
 		     "already linked");
 	expect_error("Bridge 8 \"S1\"\n", ":1: expected a node header");
+	expect_error("Switches 8 \"S1\"\n", ":1: expected a node header");
+	expect_error("Swit 8 \"S1\"\n", ":1: expected a node header");
+	expect_error("Switch8 \"S1\"\n", ":1: expected a node header");
 	expect_error("Switch 0 \"S1\"\n", ":1: bad port count");
+	expect_error("Switch +8 \"S1\"\n", ":1: bad port count");
+	expect_error("Switch 255 \"S1\"\n", ":1: bad port count");
 	expect_error("Switch 8 \"S1\"\n\nSwitch 4 \"S1\"\n", ":3: node id defined twice");
 	expect_error("\n# nothing\n", "no nodes");
 }
@@ -629,6 +666,7 @@ int main(void)
 	test_builder_and_lids();
 	test_same_topology();
 	test_netfile_ibsim();
+	test_netfile_type_words();
 	test_netfile_errors();
 	test_netfile_ibnetdiscover();
 	test_subnet_lst();
