@@ -93,7 +93,6 @@ int fab_skip_blanks(const char **p)
 	return *p != s;
 }
 
-/* Decimal digits; -1 when there are none or the number passes UINT64_MAX. */
 int fab_scan_decimal(const char **p, unsigned limit, unsigned *v)
 {
 	uint64_t x;

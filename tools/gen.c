@@ -640,56 +640,41 @@ static int parse_num(const char *name, const char *val, unsigned long *out)
 	return GEN_OK;
 }
 
-static int parse_dims(struct opts *o, const char *name, const char *val)
+/* How a list option is worded: --dims 8x8x4 or --m 4,4,2. */
+struct list_words {
+	const char *seps;    /* separators between the numbers */
+	const char *noun;    /* one number: "dimension", "value" */
+	const char *example; /* the expected form */
+};
+
+static const struct list_words dims_words = { "xX", "dimension", "sizes like 8x8x4" };
+static const struct list_words values_words = { ",", "value", "numbers like 4,4,2" };
+
+/* At most max whole numbers from 1 to GEN_MAX_PARAM into out[0..*count). */
+static int parse_number_list(const char *name, const char *val, const struct list_words *lw,
+			     unsigned long *out, unsigned int max, unsigned int *count)
 {
 	const char *s = val;
 	unsigned int n = 0;
 
 	for (;;) {
-		uint64_t v;
-
-		if (n == 3)
-			return gen_usage("%s %s: at most 3 dimensions", name, val);
-		if (*s < '0' || *s > '9')
-			return gen_usage("%s %s: expected sizes like 8x8x4", name, val);
-		if (num_scan_u64(&s, GEN_MAX_PARAM, &v))
-			return gen_usage("%s %s: dimension too large", name, val);
-		if (!v)
-			return gen_usage("%s %s: every dimension must be at least 1", name, val);
-		o->dims[n++] = (unsigned long)v;
-		if (!*s)
-			break;
-		if (*s != 'x' && *s != 'X')
-			return gen_usage("%s %s: expected sizes like 8x8x4", name, val);
-		s++;
-	}
-	o->ndims = n;
-	return GEN_OK;
-}
-
-/* A comma-separated list of whole numbers, such as --m 4,4,2. */
-static int parse_list(const char *name, const char *val, unsigned long *out, unsigned int max,
-		      unsigned int *count)
-{
-	const char *s = val;
-	unsigned int n = 0;
-
-	for (;;) {
+		const char *start = s;
 		uint64_t v;
 
 		if (n == max)
-			return gen_usage("%s %s: at most %u values", name, val, max);
-		if (*s < '0' || *s > '9')
-			return gen_usage("%s %s: expected numbers like 4,4,2", name, val);
-		if (num_scan_u64(&s, GEN_MAX_PARAM, &v))
-			return gen_usage("%s %s: value too large", name, val);
+			return gen_usage("%s %s: at most %u %ss", name, val, max, lw->noun);
+		if (num_scan_u64(&s, GEN_MAX_PARAM, &v)) {
+			if (s == start)
+				return gen_usage("%s %s: expected %s", name, val, lw->example);
+			return gen_usage("%s %s: %s too large", name, val, lw->noun);
+		}
 		if (!v)
-			return gen_usage("%s %s: every value must be at least 1", name, val);
-		out[++n] = (unsigned long)v;
+			return gen_usage("%s %s: every %s must be at least 1", name, val, lw->noun);
+		out[n++] = (unsigned long)v;
 		if (!*s)
 			break;
-		if (*s != ',')
-			return gen_usage("%s %s: expected numbers like 4,4,2", name, val);
+		if (!strchr(lw->seps, *s))
+			return gen_usage("%s %s: expected %s", name, val, lw->example);
 		s++;
 	}
 	*count = n;
@@ -792,11 +777,13 @@ static int apply_option(struct opts *o, const struct opt_spec *sp, const char *v
 			return gen_usage("%s %s: not a non-negative whole number", sp->name, val);
 		break;
 	case OPT_DIMS:
-		return parse_dims(o, sp->name, val);
+		return parse_number_list(sp->name, val, &dims_words, o->dims, 3, &o->ndims);
 	case OPT_M:
-		return parse_list(sp->name, val, o->m, TREE_MAX_LEVELS, &o->nm);
+		return parse_number_list(sp->name, val, &values_words, o->m + 1, TREE_MAX_LEVELS,
+					 &o->nm);
 	case OPT_W:
-		return parse_list(sp->name, val, o->w, TREE_MAX_LEVELS, &o->nw);
+		return parse_number_list(sp->name, val, &values_words, o->w + 1, TREE_MAX_LEVELS,
+					 &o->nw);
 	case OPT_TAPER:
 		return parse_ratio(sp->name, val, &o->taper);
 	case OPT_CORE_TAPER:

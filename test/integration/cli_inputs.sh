@@ -52,6 +52,11 @@ for t in nan inf 1e3 0x10 " 5"; do
 done
 expect_fail 2 "--remove-links 1e1%: expected a count or a percentage" "$SARNUE_BIN" gen torus --dims 4x4 --remove-links 1e1%
 expect_fail 2 "--taper 2:\\+1: expected DOWN:UP" "$SARNUE_BIN" gen fattree --radix 8 --hosts 32 --taper 2:+1
+expect_fail 2 "--dims 8x8x4x2: at most 3 dimensions" "$SARNUE_BIN" gen torus --dims 8x8x4x2
+expect_fail 2 "--dims 8x\\+8: expected sizes like 8x8x4" "$SARNUE_BIN" gen torus --dims 8x+8
+expect_fail 2 "--dims 99999999999999999999: dimension too large" "$SARNUE_BIN" gen torus --dims 99999999999999999999
+expect_fail 2 "--m 4,0,2: every value must be at least 1" "$SARNUE_BIN" gen xgft --h 3 --m 4,0,2 --w 1,4,4
+expect_fail 2 "--m 4;4: expected numbers like 4,4,2" "$SARNUE_BIN" gen xgft --h 2 --m "4;4" --w 1,4
 expect_fail 2 "--trap: 'nan' is not a whole number in 0\\.\\.65535" "$bindir/sarnue-agent" --trap nan
 expect_fail 2 "--port: '1\\.5' is not a whole number" "$bindir/sarnue-agent" --port 1.5
 expect_fail 2 "--retry: '0x10' is not a number of seconds" "$bindir/sarnue-agent" --retry 0x10
