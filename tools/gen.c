@@ -2044,7 +2044,6 @@ static void rg_join_random(struct rgraph *g, struct rng *r)
 		if (rg_adjacent(g, u, v)) {
 			if (++fails < 2 * g->nopen + 16)
 				continue;
-			fails = 0;
 			if (!rg_pick_exhaustive(g, r, &u, &v))
 				return;
 		}
