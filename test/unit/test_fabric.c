@@ -35,6 +35,21 @@ static char *write_tmp(const char *text)
 	return path;
 }
 
+/* Loads net text into f (initialised here) through a temporary file; 0 on success. */
+static int load_net_text(struct fabric *f, const char *net, const struct netfile_opts *o)
+{
+	struct fab_error err = { "" };
+	char *path = write_tmp(net);
+	int rc;
+
+	fabric_init(f);
+	rc = fabric_load_netfile(f, path, o, &err);
+	if (rc)
+		fprintf(stderr, "loading the net text failed: %s\n", err.msg);
+	unlink(path);
+	return rc;
+}
+
 static void test_builder_and_lids(void)
 {
 	unsigned links[8][2];
@@ -84,13 +99,10 @@ static void test_netfile_ibsim(void)
 			  "Hca 2 \"H2\"\n"
 			  "[1] \"S2\"[5]\n";
 	struct netfile_opts o = { .lmc = 0, .op_vls = 4 };
-	struct fab_error err = { "" };
 	struct fabric f;
-	char *path = write_tmp(net);
 	uint32_t h1;
 
-	fabric_init(&f);
-	CHECK(fabric_load_netfile(&f, path, &o, &err) == 0);
+	CHECK(load_net_text(&f, net, &o) == 0);
 	CHECK(f.nnodes == 4 && f.nswitches == 2);
 	/* ibsim numbering: switches from 0x200000, CAs from 0x100000 skipping their port GUIDs. */
 	CHECK(f.nodes[f.switches[0]].guid == 0x200000);
@@ -100,7 +112,6 @@ static void test_netfile_ibsim(void)
 	CHECK(f.sw_adj_off[1] - f.sw_adj_off[0] == 2); /* parallel links kept */
 	CHECK(fabric_min_op_vls(&f) == 4);
 	CHECK(f.max_lid == 4);
-	unlink(path);
 	fabric_free(&f);
 }
 
@@ -119,20 +130,16 @@ static void test_netfile_type_words(void)
 			  "Hca 1 \"H2\"\n[1] \"S1\"[2]\n"
 			  "Rt 1 \"R1\"\n[1] \"S1\"[3]\n"
 			  "Router 1 \"R2\"\n[1] \"S1\"[4]\n";
-	struct fab_error err = { "" };
 	struct fabric f;
-	char *path = write_tmp(net);
 	size_t i;
 
-	fabric_init(&f);
-	CHECK(fabric_load_netfile(&f, path, NULL, &err) == 0);
+	CHECK(load_net_text(&f, net, NULL) == 0);
 	CHECK(f.nswitches == 1 && f.nnodes == 5);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		uint32_t node = fabric_find_node_by_id(&f, want[i].id);
 
 		CHECK(node != FAB_NONE && f.nodes[node].type == want[i].type);
 	}
-	unlink(path);
 	fabric_free(&f);
 }
 
@@ -183,16 +190,12 @@ static void test_netfile_ibnetdiscover(void)
 		"vendid=0x2c9\ncaguid=0x8f10403961354\n"
 		"Ca\t2 \"H-0008f10403961354\"\t\t# \"MT23108 InfiniHost Mellanox Technologies\"\n"
 		"[1](8f10403961355)\t\"S-0008f10400411a08\"[1]\t\t# lid 4 lmc 0 \"ISR9024\" lid 2\n";
-	struct fab_error err = { "" };
 	struct fabric f;
-	char *path = write_tmp(net);
 
-	fabric_init(&f);
-	CHECK(fabric_load_netfile(&f, path, NULL, &err) == 0);
+	CHECK(load_net_text(&f, net, NULL) == 0);
 	CHECK(fabric_find_node_by_guid(&f, 0x0008f10400411a08ull) != FAB_NONE);
 	CHECK(fabric_find_node_by_guid(&f, 0x0008f10403961354ull) != FAB_NONE);
 	CHECK(f.nendports == 2);
-	unlink(path);
 	fabric_free(&f);
 }
 
