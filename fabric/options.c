@@ -20,6 +20,10 @@ const char options_help[] =
 	"                            in ascending and in descending LID order, side by\n"
 	"                            side on two CPUs, and keeps the better (default 2);\n"
 	"                            1: ascending only (faster on a single CPU)\n"
+	"  nue_layer_tries=1|2|3     with more than one VL, sar-nue routes a layer whose\n"
+	"                            destinations fell back up to this often, new turns\n"
+	"                            costing more each time, and keeps the routing with\n"
+	"                            the fewest fall-backs (default 3)\n"
 	"  nue_threads=auto|1|2      threads sar-nue uses: its candidates with more than\n"
 	"                            one VL, the verifier beside the routing with one\n"
 	"                            (default auto: 2 when two CPUs are online)\n"
@@ -64,6 +68,7 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_vls = 1;
 	o->nue_rebalance = 1;
 	o->nue_orders = 2;
+	o->nue_layer_tries = 3;
 	o->verify = 1;
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
@@ -273,6 +278,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_bool(v, &o->nue_rebalance);
 	if (!strcmp(key, "nue_orders"))
 		return num_parse_uint(v, 1, 2, &o->nue_orders);
+	if (!strcmp(key, "nue_layer_tries"))
+		return num_parse_uint(v, 1, 3, &o->nue_layer_tries);
 	if (!strcmp(key, "nue_threads")) {
 		if (strcmp(v, "auto"))
 			return num_parse_uint(v, 1, 2, &o->nue_threads);

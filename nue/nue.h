@@ -20,6 +20,7 @@ struct nue_opts {
 	int skip_rebalance;	    /* no final pass against the final weights (faster) */
 	unsigned threads;	    /* 0: two when two CPUs are online, else one; 1 or 2 */
 	unsigned orders;	    /* one layer: 2 also routes ties by descending LID; else 1 */
+	unsigned layer_tries;	    /* k > 1: routings of a layer with fall-backs, 1..3 (0: 3) */
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 };
 
@@ -36,6 +37,7 @@ struct nue_report {
 	uint32_t moved_aside;	  /* settled switches moved to let a neighbour through */
 	uint32_t job_destinations;
 	uint32_t moved;		    /* impasses routed in another layer than the partition's */
+	uint32_t layers_rerouted;   /* layers whose second routing had fewer fall-backs */
 	uint32_t rerouted;	    /* destinations whose routes the final pass changed */
 	int single_layer;	    /* k > 1: one layer's shortest routes spread over the VLs */
 	int second_order;	    /* k = 1: equally far destinations by descending LID won */

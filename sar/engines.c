@@ -435,11 +435,12 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 		snprintf(
 			res->summary + used, sizeof(res->summary) - used,
 			", %u fall-backs to escape paths, %u moved to another layer, "
+			"%u layers routed again with fewer fall-backs, "
 			"%u rerouted against the final weights, %u backtracks, %u second attempts, "
 			"%u shortcuts, %u switches moved aside, %u job destinations, "
 			"%llu cycle searches",
-			rep->fallbacks, rep->moved, rep->rerouted, rep->backtracks,
-			rep->second_attempts, rep->shortcuts, rep->moved_aside,
+			rep->fallbacks, rep->moved, rep->layers_rerouted, rep->rerouted,
+			rep->backtracks, rep->second_attempts, rep->shortcuts, rep->moved_aside,
 			rep->job_destinations, (unsigned long long)rep->cycle_searches);
 	used = strlen(res->summary);
 	if (rep->second_order && used < sizeof(res->summary))
@@ -461,6 +462,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 		.skip_rebalance = !o->nue_rebalance,
 		.threads = o->nue_threads,
 		.orders = o->nue_orders,
+		.layer_tries = o->nue_layer_tries,
 		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
 	};
 	struct job_map tmp, *jobs = NULL;

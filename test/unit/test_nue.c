@@ -487,12 +487,17 @@ static void test_fallbacks_move(void)
 	uint8_t *part;
 	uint32_t i, moved = 0;
 
-	/* This port numbering left 3 destinations on escape paths before they could move. */
+	/*
+	 * This port numbering left 3 destinations on escape paths before they could move, with
+	 * each layer routed once (test_layer_tries routes them again).
+	 */
+	struct nue_opts once = { .vls = 4, .layer_tries = 1 };
+
 	shuffle_links(links, n, 10);
 	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 4);
 	route_and_verify(&f, 4, "Kautz graph K(3,3), 4 layers");
-	CHECK(route(&f, 4, NULL, &r, &rep, &err) == 0);
+	CHECK(route_with(&f, &once, &r, &rep, &err) == 0);
 	CHECK(rep.moved == 3 && rep.fallbacks == 0);
 	part = malloc(f.nendports);
 	CHECK(part && nue_partition(&f, 4, part));
@@ -505,6 +510,66 @@ static void test_fallbacks_move(void)
 	free(part);
 	routing_free(&r);
 	fabric_free(&f);
+}
+
+static int same_routing(const struct routing *a, const struct routing *b, uint32_t max_lid);
+
+/* Routes the Kautz graph K(3,3) with shuffled ports on k layers, each routed up to tries times. */
+static void route_tries(unsigned seed, unsigned k, unsigned tries, struct routing *r,
+			struct nue_report *rep)
+{
+	static unsigned links[108 * 3][2];
+	unsigned n = kautz_links(links, 3, 3);
+	struct nue_opts o = { .vls = k, .layer_tries = tries };
+	struct fab_error err = { "" };
+	struct verify_report v;
+	struct fabric f;
+
+	shuffle_links(links, n, seed);
+	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 4);
+	CHECK(route_with(&f, &o, r, rep, &err) == 0);
+	CHECK(verify_routing(&f, r, &v) == 0 && verify_ok(&v));
+	fabric_free(&f);
+}
+
+/*
+ * A layer whose destinations fell back is routed again with new turns costing more, and the try
+ * with the fewest fall-backs is kept; layers without fall-backs are routed once.  With these
+ * port numberings, one try per layer leaves destinations that fell back in their layer (3 with
+ * 4 layers, 10 with 2; moves rescue some), and three tries leave none.  When the second try is
+ * no better the first is routed again, and the tables are those of one try, bit for bit.
+ */
+static void test_layer_tries(void)
+{
+	struct nue_report once_rep, rep;
+	struct routing once, r;
+
+	route_tries(10, 4, 1, &once, &once_rep);
+	route_tries(10, 4, 3, &r, &rep);
+	CHECK(once_rep.fallbacks + once_rep.moved == 3 && once_rep.layers_rerouted == 0);
+	CHECK(rep.fallbacks + rep.moved == 0 && rep.layers_rerouted == 1);
+	routing_free(&once);
+	routing_free(&r);
+
+	route_tries(8, 2, 1, &once, &once_rep);
+	CHECK(once_rep.fallbacks + once_rep.moved == 10);
+	route_tries(8, 2, 2, &r, &rep);
+	CHECK(rep.layers_rerouted == 0 && rep.fallbacks == once_rep.fallbacks);
+	CHECK(same_routing(&once, &r, r.lft_len - 1));
+	routing_free(&r);
+	route_tries(8, 2, 3, &r, &rep);
+	CHECK(rep.fallbacks + rep.moved == 0 && rep.layers_rerouted == 1);
+	routing_free(&r);
+	routing_free(&once);
+
+	/* No fall-back: one routing per layer, whatever the tries. */
+	route_tries(2, 4, 1, &once, &once_rep);
+	route_tries(2, 4, 3, &r, &rep);
+	CHECK(once_rep.fallbacks + once_rep.moved == 0 && rep.layers_rerouted == 0);
+	CHECK(same_routing(&once, &r, r.lft_len - 1));
+	routing_free(&once);
+	routing_free(&r);
 }
 
 /*
@@ -534,12 +599,16 @@ static void test_rebalance(void)
 		route_and_verify(&f, layers[i], "Kautz graph K(3,3), rebalanced");
 	}
 	fabric_free(&f);
-	/* With this port numbering 3 destinations stay on escape paths after the moves. */
+	/*
+	 * With this port numbering and each layer routed once, 3 destinations stay on escape paths
+	 * after the moves.
+	 */
 	shuffle_links(links, n, 7);
 	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 4);
 	{
-		struct nue_opts plain = { .vls = 2, .skip_rebalance = 1 }, full = { .vls = 2 };
+		struct nue_opts plain = { .vls = 2, .skip_rebalance = 1, .layer_tries = 1 };
+		struct nue_opts full = { .vls = 2, .layer_tries = 1 };
 
 		max_efi_with(&f, &plain, &plain_rep);
 		max_efi_with(&f, &full, &rep);
@@ -597,7 +666,9 @@ static void test_move_aside(void)
 static int route_threads(struct fabric *f, unsigned k, unsigned threads, struct routing *r,
 			 struct nue_report *rep)
 {
-	struct nue_opts o = { .vls = k, .threads = threads };
+	/* One try per layer: with more, no layer of this Kautz graph falls back (test_layer_tries).
+	 */
+	struct nue_opts o = { .vls = k, .threads = threads, .layer_tries = 1 };
 	struct fab_error err = { "" };
 	int rc = route_with(f, &o, r, rep, &err);
 
@@ -948,6 +1019,7 @@ int main(void)
 	test_torus_no_fallback();
 	test_shortcut_keeps_turns();
 	test_fallbacks_move();
+	test_layer_tries();
 	test_rebalance();
 	test_move_aside();
 	test_orders();

@@ -31,7 +31,7 @@ static void test_valid(void)
 	CHECK(options_parse_line(&o,
 				 "nue_vls=4  job_map=/etc/opensm/jobs verify=no "
 				 "updn_roots=0x10,0x20 dump=always job_host_match=description "
-				 "nue_rebalance=no nue_threads=1 nue_orders=1",
+				 "nue_rebalance=no nue_threads=1 nue_orders=1 nue_layer_tries=2",
 				 "event_plugin_options", 0, collect, &e) == 0);
 	CHECK(e.n == 0);
 	CHECK(o.nue_vls == 4 && o.verify == 0 && o.dump == OPT_DUMP_ALWAYS);
@@ -39,6 +39,10 @@ static void test_valid(void)
 	CHECK(o.n_updn_roots == 2 && o.updn_roots[1] == 0x20);
 	CHECK(o.job_host_match == JOB_MATCH_DESCRIPTION);
 	CHECK(o.nue_rebalance == 0 && o.nue_threads == 1 && o.nue_orders == 1);
+	CHECK(o.nue_layer_tries == 2);
+	CHECK(options_parse_line(&o, "nue_layer_tries=4", "epo", 0, collect, &e) == 1);
+	CHECK(o.nue_layer_tries == 2 &&
+	      strstr(e.last, "bad value for nue_layer_tries: '4'") != NULL);
 	CHECK(options_parse_line(&o, "nue_orders=0", "epo", 0, collect, &e) == 1);
 	CHECK(o.nue_orders == 1 && strstr(e.last, "bad value for nue_orders: '0'") != NULL);
 	CHECK(options_parse_line(&o, "nue_threads=3", "epo", 0, collect, &e) == 1);
@@ -58,6 +62,7 @@ static void test_errors_keep_defaults(void)
 	CHECK(options_parse_line(&o, "nue_vls=99 verify=maybe colour=blue nue_vls=2", "epo", 0,
 				 collect, &e) == 3);
 	CHECK(o.nue_vls == 2 && o.verify == 1 && o.nue_rebalance == 1 && o.nue_orders == 2);
+	CHECK(o.nue_layer_tries == 3);
 	CHECK(strstr(e.last, "unknown option 'colour'") != NULL);
 	/* Signs: strtoul took "+3" as 3 and wrapped "-1" to a huge number. */
 	CHECK(options_parse_line(&o, "nue_vls=+3 update_rounds=-1 nue_vls=3x", "epo", 0, collect,
