@@ -1292,13 +1292,17 @@ static uint32_t layer_root(struct nue *n, unsigned layer)
 	return root;
 }
 
+#define LAYER_ABANDONED 2 /* route_layer stopped at give_up fall-backs */
+
 /*
  * Routes the destinations of one layer, new turns costing turn_cost from the start (see
- * try_route); 0, 1 when need_shortest gives up, -1 on an error.
+ * try_route), until give_up of them have fallen back; 0, 1 when need_shortest gives up,
+ * LAYER_ABANDONED, -1 on an error.
  */
-static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, struct fab_error *err)
+static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32_t give_up,
+		       struct fab_error *err)
 {
-	uint32_t i;
+	uint32_t i, fallbacks = n->rep->fallbacks;
 
 	order_layer(n, layer);
 	n->rep->dests_per_layer[layer] = n->ndest;
@@ -1349,6 +1353,8 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, struct
 
 		if (rc)
 			return rc;
+		if (n->rep->fallbacks - fallbacks >= give_up)
+			return LAYER_ABANDONED;
 	}
 	return 0;
 }
@@ -1768,36 +1774,36 @@ static void back_to_mark(struct nue *n)
  * their destinations while others had none, and which ones changed with the switch weights.
  * With up to three tries the 10x10x10 torus falls back for 44 of 5,000 destinations instead of
  * 335, in less time (fewer failed moves).  Layers without fall-backs are routed once, as before.
+ * A try stops once it has as many fall-backs as the best before it, which cannot lose to it.
  * When an earlier try wins it is routed once more rather than kept aside: the routing is
  * deterministic, and the tables and dependency graph of a layer are large.
  */
 static int route_layer_best(struct nue *n, unsigned layer, struct fab_error *err)
 {
 	static const unsigned cost[] = { 0, 1, 4 }; /* a new turn, in loads of one destination */
-	const unsigned ncost = n->o->layer_tries ? n->o->layer_tries : 3;
+	const unsigned tries = n->o->layer_tries ? n->o->layer_tries : 3;
 	uint32_t before = n->rep->fallbacks, fewest = UINT32_MAX;
 	unsigned i, best = 0;
-	int rc = 0;
+	int rc = 0, best_in_place = 0;
 
 	if (n->k == 1)
-		return route_layer(n, layer, 0, err);
+		return route_layer(n, layer, 0, UINT32_MAX, err);
 	mark_layer(n);
-	for (i = 0; i < ncost; i++) {
+	for (i = 0; i < tries && fewest; i++) {
 		if (i)
 			back_to_mark(n);
-		rc = route_layer(n, layer, cost[i] * n->sources, err);
-		if (rc)
+		rc = route_layer(n, layer, cost[i] * n->sources, fewest, err);
+		if (rc == 1 || rc < 0)
 			return rc;
-		if (n->rep->fallbacks - before < fewest) {
+		best_in_place = rc == 0;
+		if (best_in_place) {
 			fewest = n->rep->fallbacks - before;
 			best = i;
 		}
-		if (!fewest)
-			break;
 	}
-	if (i == ncost && best != ncost - 1) {
+	if (!best_in_place) {
 		back_to_mark(n);
-		rc = route_layer(n, layer, cost[best] * n->sources, err);
+		rc = route_layer(n, layer, cost[best] * n->sources, UINT32_MAX, err);
 	}
 	n->rep->layers_rerouted += best > 0;
 	return rc;
