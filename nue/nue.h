@@ -37,7 +37,7 @@ struct nue_report {
 	uint32_t moved_aside;	  /* settled switches moved to let a neighbour through */
 	uint32_t job_destinations;
 	uint32_t moved;		    /* impasses routed in another layer than the partition's */
-	uint32_t layers_rerouted;   /* layers whose second routing had fewer fall-backs */
+	uint32_t layers_rerouted;   /* layers a later try routed with fewer fall-backs */
 	uint32_t rerouted;	    /* destinations whose routes the final pass changed */
 	int single_layer;	    /* k > 1: one layer's shortest routes spread over the VLs */
 	int second_order;	    /* k = 1: equally far destinations by descending LID won */
