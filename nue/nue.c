@@ -88,7 +88,7 @@ struct nue {
 	uint32_t *layer_esc_up;		 /* [k * nsw] */
 	uint32_t *layer_root;		 /* [k]: each layer's root once chosen, else FAB_NONE */
 	uint32_t *fell_back, nfell_back; /* LIDs on escape paths, for move_fallbacks() */
-	struct layer_mark *mark;	 /* the run before the current layer; see route_layers */
+	struct layer_mark mark;		 /* the run before the current layer's first try */
 
 	uint32_t root;
 	uint64_t w_init;	    /* initial channel weight: one hop */
@@ -980,13 +980,11 @@ static int alloc_layers(struct nue *n)
 	n->layer_cdg = calloc(n->k, sizeof(*n->layer_cdg));
 	n->layer_esc_up = malloc(sizeof(uint32_t) * n->k * (n->nsw ? n->nsw : 1));
 	n->layer_root = malloc(sizeof(uint32_t) * n->k);
-	n->mark = calloc(1, sizeof(*n->mark));
-	if (!n->layer_cdg || !n->layer_esc_up || !n->layer_root || !n->mark)
-		return -1;
-	n->mark->w_all = malloc(sizeof(uint64_t) * (n->nch ? n->nch : 1));
-	n->mark->w_job = malloc(sizeof(uint64_t) * (n->nch ? n->nch : 1));
-	n->mark->efi = malloc(sizeof(uint64_t) * (n->nch ? n->nch : 1));
-	if (!n->mark->w_all || !n->mark->w_job || !n->mark->efi)
+	n->mark.w_all = malloc(sizeof(uint64_t) * (n->nch ? n->nch : 1));
+	n->mark.w_job = malloc(sizeof(uint64_t) * (n->nch ? n->nch : 1));
+	n->mark.efi = malloc(sizeof(uint64_t) * (n->nch ? n->nch : 1));
+	if (!n->layer_cdg || !n->layer_esc_up || !n->layer_root || !n->mark.w_all ||
+	    !n->mark.w_job || !n->mark.efi)
 		return -1;
 	memset(n->layer_root, 0xff, sizeof(uint32_t) * n->k);
 	for (i = 0; i < n->k; i++)
@@ -1005,12 +1003,9 @@ static void free_layers(struct nue *n)
 	free(n->layer_cdg);
 	free(n->layer_esc_up);
 	free(n->layer_root);
-	if (n->mark) {
-		free(n->mark->w_all);
-		free(n->mark->w_job);
-		free(n->mark->efi);
-		free(n->mark);
-	}
+	free(n->mark.w_all);
+	free(n->mark.w_job);
+	free(n->mark.efi);
 }
 
 static void nue_free(struct nue *n)
@@ -1732,7 +1727,7 @@ out:
 /* Notes what routing a layer changes beyond it, before the first try; see route_layer_best. */
 static void mark_layer(struct nue *n)
 {
-	struct layer_mark *m = n->mark;
+	struct layer_mark *m = &n->mark;
 	size_t bytes = sizeof(uint64_t) * n->nch;
 
 	memcpy(m->w_all, n->w_all, bytes);
@@ -1749,7 +1744,7 @@ static void mark_layer(struct nue *n)
  */
 static void back_to_mark(struct nue *n)
 {
-	struct layer_mark *m = n->mark;
+	struct layer_mark *m = &n->mark;
 	size_t bytes = sizeof(uint64_t) * n->nch;
 	uint32_t i;
 
