@@ -1,7 +1,7 @@
 /*
  * sortu64.h - ascending sort of 64-bit keys, the one used wherever sarnue orders packed keys
  * (a value in the high bits, an index in the low bits).  Inline comparisons instead of qsort's
- * callback: the dependency graph's reorders sort small sets many thousand times per routing.
+ * callback: the dependency graph sorts the small sets it moves many thousand times per routing.
  */
 #ifndef SARNUE_SORTU64_H
 #define SARNUE_SORTU64_H

@@ -9,11 +9,13 @@
  * blocked (known to close a cycle).  Channels towards and from end nodes are not vertices: a
  * dependency into a delivery or out of an injection channel can never be part of a cycle.
  *
- * Acyclicity of the used turns is kept by a dynamic topological order (Pearce and Kelly): a new
- * turn that agrees with the order is accepted in O(1); otherwise only the channels between the
- * two positions are searched and reordered.  This replaces the thesis' subgraph numbering omega
- * (section 6.2.6.1): it answers the same question, "does this turn close a cycle", and searches
- * a region bounded by the order instead of the whole subgraph.
+ * Acyclicity of the used turns is kept by a dynamic topological order: a new turn that agrees
+ * with the order is accepted in O(1); otherwise a two-way search looks only at the channels
+ * between the two in the order, and the side that finishes first moves past the other end.
+ * This replaces the thesis' subgraph numbering omega (section 6.2.6.1): it answers the same
+ * question, "does this turn close a cycle", and searches a region bounded by the order instead
+ * of the whole subgraph.  The order is a linked list whose channels carry increasing labels, so
+ * a move relabels only the channels it moves (all of them, evenly spaced, when a gap is full).
  */
 #ifndef SARNUE_CDG_H
 #define SARNUE_CDG_H
@@ -37,20 +39,12 @@ enum cdg_turn_state {
  */
 struct cdg_layer {
 	uint8_t *turn;
-	uint32_t *ord;
-	uint32_t *at; /* [nch]: the channel at each position, the inverse of ord */
-};
-
-/* How a reorder puts channels back in their old relative order; tests force one or the other. */
-enum cdg_reorder {
-	CDG_REORDER_AUTO = 0, /* scan the bitmaps unless the sets are sparse in their range */
-	CDG_REORDER_SORT,
-	CDG_REORDER_SCAN,
+	uint64_t *ord;	       /* [nch + 1]: label of each channel, below 2^40 */
+	uint32_t *next, *prev; /* [nch + 1]: the order as a ring through the sentinel nch */
 };
 
 struct cdg {
 	uint32_t nsw, nch;
-	enum cdg_reorder reorder_by;
 	const uint32_t *sw_off;	     /* the fabric's CSR offsets: channels leaving switch s */
 	struct swgraph sg;	     /* the channels, shared with the SSSP engines */
 	const uint32_t *tail, *head; /* [nch]: switches at both ends (sg.from, sg.to) */
@@ -61,16 +55,14 @@ struct cdg {
 	uint64_t nturns;
 
 	/* Dynamic topological order of the used turns (of the selected layer). */
-	uint32_t *ord;		/* [nch]: position of the channel */
-	uint32_t *at;		/* [nch]: channel at each position */
+	uint64_t *ord;		/* [nch + 1]: label; ord[a] < ord[b] when a comes before b */
+	uint32_t *next, *prev;	/* [nch + 1]: neighbours in the order; nch is the sentinel */
 	struct cdg_layer built; /* the state cdg_build allocated */
 	uint32_t *seen;		/* [nch]: search stamp */
 	uint32_t stamp;
-	uint32_t *stack, *fwd, *bwd; /* [nch] scratch for the bounded searches */
-	uint64_t *pool;		     /* [2 * nch] scratch for reordering: keys, then slots */
-	uint64_t *in_fwd, *in_bwd;   /* [nch / 64 + 1] position bitmaps for reordering */
-	uint64_t searches, reorders; /* statistics */
-	uint64_t reorders_scanned;   /* reorders that scanned the bitmaps instead of sorting */
+	uint32_t *fstack, *bstack, *fwd, *bwd; /* [nch] scratch for the two-way search */
+	uint64_t *keys;			       /* [nch] scratch: moved channels by label */
+	uint64_t searches, moves, relabels;    /* statistics */
 };
 
 /* Channels and turns of f's switch graph.  -1 on allocation failure. */
@@ -108,7 +100,7 @@ static inline int cdg_turn_cheap(const struct cdg *g, uint32_t in, uint32_t out)
 
 /*
  * cdg_try_add's slow path, only for an unused turn with ord[in] > ord[out]: searches for a cycle
- * and reorders.  1 when added, -1 when the turn closes a cycle (it is then blocked).
+ * and changes the order.  1 when added, -1 when the turn closes a cycle (it is then blocked).
  */
 int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state);
 
