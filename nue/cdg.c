@@ -101,18 +101,18 @@ static uint64_t label_step(uint32_t nch)
 /* The order: channels linked in the sequence of seq[0..nch), evenly labelled. */
 static void link_in_sequence(uint32_t nch, struct cdg_layer *l, const uint64_t *seq)
 {
+	uint64_t step = label_step(nch);
 	uint32_t i, prev = nch, c;
 
 	for (i = 0; i < nch; i++) {
 		c = seq ? (uint32_t)(seq[i] & 0xffffff) : i;
-		l->ord[c] = (i + 1ull) * label_step(nch);
+		l->ord[c] = (i + 1ull) * step;
 		l->prev[c] = prev;
 		l->next[prev] = c;
 		prev = c;
 	}
 	l->next[prev] = nch;
 	l->prev[nch] = prev;
-	l->ord[nch] = 0;
 }
 
 static void reset_layer(const struct cdg *g, struct cdg_layer *l)
@@ -124,7 +124,7 @@ static void reset_layer(const struct cdg *g, struct cdg_layer *l)
 int cdg_layer_alloc(const struct cdg *g, struct cdg_layer *l)
 {
 	l->turn = malloc(g->nturns ? g->nturns : 1);
-	l->ord = malloc(sizeof(uint64_t) * ((size_t)g->nch + 1));
+	l->ord = malloc(sizeof(uint64_t) * (g->nch ? g->nch : 1));
 	l->next = malloc(sizeof(uint32_t) * ((size_t)g->nch + 1));
 	l->prev = malloc(sizeof(uint32_t) * ((size_t)g->nch + 1));
 	if (!l->turn || !l->ord || !l->next || !l->prev) {

@@ -39,7 +39,7 @@ enum cdg_turn_state {
  */
 struct cdg_layer {
 	uint8_t *turn;
-	uint64_t *ord;	       /* [nch + 1]: label of each channel, below 2^40 */
+	uint64_t *ord;	       /* [nch]: label of each channel, below 2^40 */
 	uint32_t *next, *prev; /* [nch + 1]: the order as a ring through the sentinel nch */
 };
 
@@ -55,7 +55,7 @@ struct cdg {
 	uint64_t nturns;
 
 	/* Dynamic topological order of the used turns (of the selected layer). */
-	uint64_t *ord;		/* [nch + 1]: label; ord[a] < ord[b] when a comes before b */
+	uint64_t *ord;		/* [nch]: label; ord[a] < ord[b] when a comes before b */
 	uint32_t *next, *prev;	/* [nch + 1]: neighbours in the order; nch is the sentinel */
 	struct cdg_layer built; /* the state cdg_build allocated */
 	uint32_t *seen;		/* [nch]: search stamp */
