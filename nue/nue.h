@@ -33,6 +33,7 @@ struct nue_report {
 	uint32_t fallbacks;	  /* destinations routed on the escape paths */
 	uint32_t backtracks;	  /* successful local backtracking steps */
 	uint32_t second_attempts; /* impasses solved by routing again with few new turns */
+	uint32_t aside_attempts;  /* impasses solved only by letting switches move aside */
 	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t moved_aside;	  /* settled switches moved to let a neighbour through */
 	uint32_t job_destinations;
