@@ -1897,10 +1897,11 @@ static void swap_with_spare(struct nue *n, struct nue_tables *spare)
  * dependencies are a subset of the one acyclic layer's.  On the 16-ary 3-tree with 8 VLs it
  * had the lower maximum EFI (offline 6,688 against 6,880), on the 4-ary 3-tree with 4 VLs the
  * higher (92 against 88).  Elsewhere the layer gives up at the first CA route that is not
- * shortest, usually after a small part of the destinations.  1 when the layer is a candidate,
- * 0 when it gave up, -1 on an error.
+ * shortest, usually after a small part of the destinations.  With whole set, the layer routes
+ * every destination whatever its routes (see route_best).  1 when the layer is a candidate, 0
+ * when it gave up, -1 on an error.
  */
-static int route_single_layer(struct nue *n, struct fab_error *err)
+static int route_single_layer(struct nue *n, int whole, struct fab_error *err)
 {
 	struct cdg_layer *layers = n->layer_cdg;
 	unsigned k = n->k;
@@ -1909,7 +1910,7 @@ static int route_single_layer(struct nue *n, struct fab_error *err)
 
 	n->k = 1;
 	n->layer_cdg = NULL;
-	n->need_shortest = 1;
+	n->need_shortest = !whole;
 	cdg_select(&n->g, NULL);
 	rc = route_candidate(n, SWW_CA_SWITCHES, err);
 	n->need_shortest = 0;
@@ -1922,7 +1923,7 @@ static int route_single_layer(struct nue *n, struct fab_error *err)
 	for (lid = 1; lid <= n->f->max_lid; lid++)
 		if (n->lid_sw[lid] != FAB_NONE)
 			n->rep->dests_per_layer[n->lid_layer[lid]]++;
-	n->rep->single_layer = 1;
+	n->rep->single_layer = whole ? NUE_ONE_LAYER_FEWER_FALLBACKS : NUE_ONE_LAYER_SHORTEST;
 	return 1;
 }
 
@@ -1985,7 +1986,7 @@ static int run_candidates(struct nue *n, struct nue_best *b, int probe, const en
 	int rc;
 
 	if (probe) {
-		rc = route_single_layer(n, err);
+		rc = route_single_layer(n, 0, err);
 		if (rc < 0)
 			return -1;
 		if (rc)
@@ -2257,6 +2258,59 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
 }
 
 /*
+ * On tori with 2 or 4 layers, whole layers can fall back for a third of their destinations
+ * while one layer routes every destination (10x10x10 torus offline: 2 layers 1,278 fall-backs
+ * and maximum EFI 671,080; one layer none and 164,168).  So when the best of the k-layer
+ * candidates falls back for more than 1% of the destinations (the rate the thesis stays well
+ * below with 8 layers), one layer routes every destination too, equally far ones by
+ * ascending and then, if some still fall back, by descending LID (as with one VL), spread over
+ * the VLs by the partition as in route_single_layer.  A routing is kept only if it falls back
+ * less and its maximum EFI is lower than the best so far: with 8 layers the 12x12x12 torus with
+ * 1% of links removed falls back for 180 destinations, one layer for fewer, but at twice the
+ * maximum EFI.  Below 1% the layer is not tried: it costs about a single-VL routing.  0 or -1 on
+ * an error; b's score is the best candidate's, whose tables n holds, and holds on return.
+ */
+static uint64_t destinations(const struct nue *n)
+{
+	uint64_t sum = 0;
+	unsigned layer;
+
+	for (layer = 0; layer < n->k; layer++)
+		sum += n->rep->dests_per_layer[layer];
+	return sum;
+}
+
+static int route_whole_single_layer(struct nue *n, struct nue_best *b, struct fab_error *err)
+{
+	unsigned descending;
+	int rc = 0;
+
+	b->rep = *n->rep;
+	b->valid = 1;
+	if (set_best_aside(n, b)) {
+		fab_error_set(err, "out of memory for the single-layer candidate");
+		return -1;
+	}
+	for (descending = 0; descending < 2 && b->score.fallbacks && !rc; descending++) {
+		struct nue_score one;
+
+		n->ties_descending = (int)descending;
+		rc = route_single_layer(n, 1, err) < 0 ? -1 : 0;
+		one = score_of(n);
+		if (rc || one.fallbacks >= b->score.fallbacks || one.efi >= b->score.efi)
+			continue;
+		n->rep->second_order = (int)descending;
+		b->score = one;
+		b->rep = *n->rep;
+		swap_with_spare(n, &b->spare);
+	}
+	n->ties_descending = 0;
+	swap_with_spare(n, &b->spare);
+	*n->rep = b->rep;
+	return rc;
+}
+
+/*
  * With more than one layer, the switch LIDs of one layer steer the balance of the next ones
  * through their weights, for better or worse: on a 16-ary 3-tree at 8 layers the LIDs of
  * switches without terminals raised the maximum EFI by 10%.  Both choices are routed, after the
@@ -2281,10 +2335,16 @@ static int route_best(struct nue *n, struct fab_error *err)
 		cpu_gate_open(n->o->spare_cpu);
 	rc = run_candidates(n, &b, 1, cand, w ? 1 : 2, err);
 	if (w) {
-		if (worker_finish(n, &b.score, w, err))
+		if (!rc && worker_finish(n, &b.score, w, err))
 			rc = -1;
+		else if (!rc && better(&w->best.score, &b.score))
+			b.score = w->best.score;
+		if (rc)
+			pthread_join(w->thread, NULL);
 		worker_free(w);
 	}
+	if (!rc && (uint64_t)b.score.fallbacks * 100 > destinations(n))
+		rc = route_whole_single_layer(n, &b, err);
 	free_best(&b);
 	return rc;
 }

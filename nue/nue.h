@@ -24,6 +24,12 @@ struct nue_opts {
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 };
 
+/* Why one layer's routes, spread over the VLs, won with k > 1 (nue_report.single_layer). */
+enum {
+	NUE_ONE_LAYER_SHORTEST = 1,	   /* every CA pair on a shortest path */
+	NUE_ONE_LAYER_FEWER_FALLBACKS = 2, /* fewer fall-backs and lower maximum EFI than k */
+};
+
 struct nue_report {
 	unsigned vls;
 	const char *partitioner; /* "metis", "breadth-first blocks", "single layer" */
@@ -40,7 +46,7 @@ struct nue_report {
 	uint32_t moved;		    /* impasses routed in another layer than the partition's */
 	uint32_t layers_rerouted;   /* layers a later try routed with fewer fall-backs */
 	uint32_t rerouted;	    /* destinations whose routes the final pass changed */
-	int single_layer;	    /* k > 1: one layer's shortest routes spread over the VLs */
+	int single_layer;	    /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
 	int second_order;	    /* k = 1: equally far destinations by descending LID won */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
