@@ -1897,9 +1897,9 @@ static void swap_with_spare(struct nue *n, struct nue_tables *spare)
  * dependencies are a subset of the one acyclic layer's.  On the 16-ary 3-tree with 8 VLs it
  * had the lower maximum EFI (offline 6,688 against 6,880), on the 4-ary 3-tree with 4 VLs the
  * higher (92 against 88).  Elsewhere the layer gives up at the first CA route that is not
- * shortest, usually after a small part of the destinations.  With whole set, the layer routes
- * every destination whatever its routes (see route_best).  1 when the layer is a candidate, 0
- * when it gave up, -1 on an error.
+ * shortest, usually after a small part of the destinations.  With whole set it routes every
+ * destination, shortest or not (see route_whole_single_layer).  1 when the layer is a
+ * candidate, 0 when it gave up, -1 on an error.
  */
 static int route_single_layer(struct nue *n, int whole, struct fab_error *err)
 {
@@ -2257,6 +2257,17 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
 	return rc;
 }
 
+/* Destinations of all layers, once every layer is routed. */
+static uint64_t destinations(const struct nue *n)
+{
+	uint64_t sum = 0;
+	unsigned layer;
+
+	for (layer = 0; layer < n->k; layer++)
+		sum += n->rep->dests_per_layer[layer];
+	return sum;
+}
+
 /*
  * On tori with 2 or 4 layers, whole layers can fall back for a third of their destinations
  * while one layer routes every destination (10x10x10 torus offline: 2 layers 1,278 fall-backs
@@ -2270,16 +2281,6 @@ static int route_one_layer(struct nue *n, struct fab_error *err)
  * maximum EFI.  Below 1% the layer is not tried: it costs about a single-VL routing.  0 or -1 on
  * an error; b's score is the best candidate's, whose tables n holds, and holds on return.
  */
-static uint64_t destinations(const struct nue *n)
-{
-	uint64_t sum = 0;
-	unsigned layer;
-
-	for (layer = 0; layer < n->k; layer++)
-		sum += n->rep->dests_per_layer[layer];
-	return sum;
-}
-
 static int route_whole_single_layer(struct nue *n, struct nue_best *b, struct fab_error *err)
 {
 	unsigned descending;
