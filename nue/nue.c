@@ -2104,7 +2104,8 @@ static struct nue_worker *worker_start(const struct nue *n)
 }
 
 /* Joins the worker and takes its candidate if it beats the one in n; -1 if it failed. */
-static int worker_finish(struct nue *n, const struct nue_score *mine, struct nue_worker *w,
+/* Joins w; its routing replaces n's if better, and best is then its score.  0 or -1. */
+static int worker_finish(struct nue *n, struct nue_score *best, struct nue_worker *w,
 			 struct fab_error *err)
 {
 	pthread_join(w->thread, NULL);
@@ -2112,9 +2113,10 @@ static int worker_finish(struct nue *n, const struct nue_score *mine, struct nue
 		*err = w->err;
 		return -1;
 	}
-	if (better(&w->best.score, mine)) {
+	if (better(&w->best.score, best)) {
 		swap_tables(n, &w->r.lft, &w->r.hops, &w->n.lid_layer);
 		*n->rep = w->rep;
+		*best = w->best.score;
 	}
 	return 0;
 }
@@ -2336,12 +2338,8 @@ static int route_best(struct nue *n, struct fab_error *err)
 		cpu_gate_open(n->o->spare_cpu);
 	rc = run_candidates(n, &b, 1, cand, w ? 1 : 2, err);
 	if (w) {
-		if (!rc && worker_finish(n, &b.score, w, err))
+		if (worker_finish(n, &b.score, w, err))
 			rc = -1;
-		else if (!rc && better(&w->best.score, &b.score))
-			b.score = w->best.score;
-		if (rc)
-			pthread_join(w->thread, NULL);
 		worker_free(w);
 	}
 	if (!rc && (uint64_t)b.score.fallbacks * 100 > destinations(n))
@@ -2354,7 +2352,6 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 	      struct nue_report *rep, struct fab_error *err)
 {
 	struct nue n = { .f = f, .o = o, .r = r, .rep = rep, .k = o->vls };
-	unsigned layer;
 	int rc = -1;
 
 	memset(rep, 0, sizeof(*rep));
@@ -2369,8 +2366,7 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 	}
 	if (route_best(&n, err))
 		goto out;
-	for (layer = 0; layer < n.k; layer++)
-		rep->destinations += rep->dests_per_layer[layer];
+	rep->destinations = (uint32_t)destinations(&n);
 	set_service_levels(&n);
 	rc = 0;
 out:
