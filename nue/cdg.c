@@ -172,6 +172,14 @@ void cdg_reset(struct cdg *g)
 	reset_layer(g, &cur);
 }
 
+void cdg_layer_start_from(const struct cdg *g, struct cdg_layer *l)
+{
+	memset(l->turn, CDG_UNUSED, g->nturns);
+	memcpy(l->ord, g->ord, sizeof(uint64_t) * g->nch);
+	memcpy(l->next, g->next, sizeof(uint32_t) * ((size_t)g->nch + 1));
+	memcpy(l->prev, g->prev, sizeof(uint32_t) * ((size_t)g->nch + 1));
+}
+
 int cdg_seed_order(struct cdg *g, const uint64_t *key)
 {
 	uint64_t *pairs = malloc(sizeof(uint64_t) * (g->nch ? g->nch : 1));

@@ -80,6 +80,12 @@ void cdg_select(struct cdg *g, struct cdg_layer *l);
 void cdg_reset(struct cdg *g);
 
 /*
+ * Layer l (not the selected one) gets the selected layer's order and no turns: every subset of
+ * the selected layer's turns agrees with that order, so adding one never needs a search.
+ */
+void cdg_layer_start_from(const struct cdg *g, struct cdg_layer *l);
+
+/*
  * Starts the order from ascending key[c] (ties by channel number).  Any order is correct; one
  * that most turns will agree with saves searches.
  */

@@ -448,14 +448,19 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
 					 ", equally far destinations by descending LID");
 	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST && used < sizeof(res->summary))
-		snprintf(res->summary + used, sizeof(res->summary) - used,
-			 "; one layer routed every CA pair on a shortest path, its destinations "
-			 "spread over the VLs");
+		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
+					 "; one layer routed every CA pair on a shortest path");
 	if (rep->single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS && used < sizeof(res->summary))
+		used += (size_t)snprintf(
+			res->summary + used, sizeof(res->summary) - used,
+			"; one layer fell back less than %u layers and had a lower "
+			"maximum EFI",
+			rep->vls);
+	if (rep->single_layer && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used,
-			 "; one layer fell back less than %u layers and had a lower maximum EFI, "
-			 "its destinations spread over the VLs",
-			 rep->vls);
+			 ", its destinations spread over the VLs, %u switch LIDs routed shorter in "
+			 "their VL alone",
+			 rep->switch_lids_shortened);
 }
 
 /* Routes f with Nue on vls layers (and VLs). */
