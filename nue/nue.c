@@ -1445,7 +1445,7 @@ static void reset_run(struct nue *n)
 
 	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->aside_attempts = 0;
 	rep->shortcuts = 0;
-	rep->moved_aside = rep->switch_lids_shortened = 0;
+	rep->moved_aside = rep->vl_rerouted = 0;
 	rep->job_destinations = rep->moved = rep->rerouted = 0;
 	n->nfell_back = 0;
 	/* One layer (route_single_layer) holds every destination, whatever the partition. */
@@ -1919,7 +1919,8 @@ static int mark_route_turns(struct nue *n)
 /*
  * The dependency graph of each VL the single layer's destinations are spread over: the turns of
  * its own destinations' routes, in the single layer's order.  Each is a part of the one acyclic
- * layer, so no turn needs a search.
+ * layer, so no turn needs a search.  The weights, EFI and hops are counted again from the tables
+ * too: the other candidates routed since.
  */
 static int split_over_vls(struct nue *n, struct fab_error *err)
 {
@@ -1928,6 +1929,10 @@ static int split_over_vls(struct nue *n, struct fab_error *err)
 
 	for (v = 0; v < n->k; v++)
 		cdg_layer_start_from(&n->g, &n->layer_cdg[v]);
+	n->sw_weights = SWW_CA_SWITCHES;
+	init_weights(n);
+	memset(n->efi, 0, sizeof(uint64_t) * (n->nch ? n->nch : 1));
+	n->score_hops = 0;
 	for (lid = 1; lid <= n->f->max_lid; lid++) {
 		uint32_t d = n->lid_sw[lid];
 
@@ -1941,6 +1946,7 @@ static int split_over_vls(struct nue *n, struct fab_error *err)
 				      lid);
 			return -1;
 		}
+		update_loads(n, lid, d, weights_of(n, lid), job_phase_dest(n, lid));
 	}
 	return 0;
 }
@@ -1957,7 +1963,30 @@ static uint64_t source_hops(const struct nue *n, const uint32_t *depth)
 }
 
 /*
- * Routes switch LID lid again in its VL's own dependency graph (see shorten_switch_lids), its
+ * Routes CA LID lid again in its VL's own dependency graph against the final weights, as the
+ * rebalancing pass does with k layers (reroute_lid: never above the maximum EFI; switches move
+ * aside only for escape paths), if its routes from the switches with CAs are not all shortest or
+ * are escape paths.  Moving aside for every such LID gave shorter routes but a higher maximum
+ * EFI (10x10x10 torus, 4 VLs: 9.867 links between CAs and 135,372 against 9.922 and 111,868).
+ * 1 when the routes changed, 0 when not, -1 on an internal error.
+ */
+static int shorten_ca_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	uint32_t d = n->lid_sw[lid];
+
+	if (routes_from_tables(n, lid, d)) {
+		fab_error_set(err, "internal error: the routes to LID %u in the tables loop", lid);
+		return -1;
+	}
+	if (!n->escaped[lid] && shortest_from_cas(n, d))
+		return 0;
+	cdg_select(&n->g, &n->layer_cdg[n->lid_layer[lid]]);
+	n->move_aside = n->escaped[lid];
+	return reroute_lid(n, lid, err);
+}
+
+/*
+ * Routes switch LID lid again in its VL's own dependency graph (see reroute_in_vls), its
  * old turns kept there, over channels of weight w.  New routes are kept if they are shorter,
  * summed over the sources, or if the old ones were escape paths.  1 when they changed, 0 when
  * the old ones stay, -1 on an internal error.
@@ -1996,34 +2025,47 @@ keep:
 }
 
 /*
- * Routes towards switch LIDs need turns the CAs' routes never take (in a fat tree down and up
- * again), and in one layer, where every CA route adds its turns, many of them would close a
- * cycle: on the 16-ary 3-tree the single layer's switch-LID routes detour (5.2916 hops on
- * average over all LID pairs against 5.2770 for shortest paths).  Spread over k VLs, a switch
- * LID's routes need to be cycle-free only with the routes of its own VL.  So each switch LID
- * whose routes are not shortest is routed once more in a graph holding just its VL's routes
- * (its own old ones included, so new routes only add turns and the VL stays acyclic).  The CA
- * routes stay as they are: switch LIDs come last in one layer and weigh in no balance (the EFI
- * counts CA pairs).  On the 16-ary 3-tree with 8 VLs the mean fell to 5.2792.  Not to 5.2770:
- * a switch LID's routes climb out of a pod after turning up in it, and with the up-and-down
- * turns of the VL's CA routes such turns in two pods close a cycle through the cores.  Giving
- * the switch LIDs a VL of their own shortened them less (5.2879), and trying the other VLs as
- * well gained little (5.2787) for five times the route time.
+ * Once one layer has won with k > 1, its destinations spread over the VLs, a route needs to be
+ * cycle-free only with the routes of its own VL, not with all of the layer's.  So each VL gets a
+ * dependency graph of just its destinations' routes, and the destinations whose routes detour
+ * are routed once more there (their old turns kept, so new routes only add turns and each VL
+ * stays acyclic): first the CA LIDs against the final weights, then the switch LIDs over equal
+ * weights, as theirs weigh in no balance (the EFI counts CA pairs).
+ *
+ * On tori the one layer wins with 2 or 4 VLs (see route_whole_single_layer), and the routes
+ * between CAs got shorter and the maximum EFI lower (10x10x10 torus, 2 VLs: 10.028 links instead
+ * of 10.313, 149,888 instead of 164,168).  On fat trees the CA routes are shortest already, but
+ * the switch LIDs need turns the CAs' routes never take (down and up again) and, in one layer,
+ * many of those close a cycle: with 8 VLs on the 16-ary 3-tree the mean hops over all LID pairs
+ * fell from 5.2916 to 5.2792 (5.2770 for shortest paths).  Not further: a switch LID's routes
+ * climb out of a pod after turning up in it, and with the up-and-down turns of the VL's CA
+ * routes such turns in two pods close a cycle through the cores.  Giving the switch LIDs a VL
+ * of their own shortened them less (5.2879), and trying the other VLs as well gained little
+ * (5.2787) for five times the route time.
  */
-static int shorten_switch_lids(struct nue *n, struct fab_error *err)
+static int reroute_in_vls(struct nue *n, struct fab_error *err)
 {
 	uint64_t *w = malloc(sizeof(uint64_t) * (n->nch ? n->nch : 1));
 	uint32_t lid, c;
 	int rc = -1;
 
 	if (!w) {
-		fab_error_set(err, "out of memory for shortening the switch LIDs' routes");
+		fab_error_set(err, "out of memory for routing again in each VL");
 		return -1;
 	}
 	if (split_over_vls(n, err))
 		goto out;
 	for (c = 0; c < n->nch; c++)
 		w[c] = n->w_init;
+	n->efi_cap = max_efi(n);
+	for (lid = 1; lid <= n->f->max_lid; lid++) {
+		if (n->lid_sw[lid] == FAB_NONE || !n->lid_exit[lid])
+			continue;
+		rc = shorten_ca_lid(n, lid, err);
+		if (rc < 0)
+			goto out;
+		n->rep->vl_rerouted += (uint32_t)rc;
+	}
 	n->move_aside = 1;
 	for (lid = 1; lid <= n->f->max_lid; lid++) {
 		if (n->lid_sw[lid] == FAB_NONE || n->lid_exit[lid])
@@ -2031,7 +2073,7 @@ static int shorten_switch_lids(struct nue *n, struct fab_error *err)
 		rc = shorten_switch_lid(n, lid, w, err);
 		if (rc < 0)
 			goto out;
-		n->rep->switch_lids_shortened += (uint32_t)rc;
+		n->rep->vl_rerouted += (uint32_t)rc;
 	}
 	rc = 0;
 out:
@@ -2497,7 +2539,7 @@ static int route_best(struct nue *n, struct fab_error *err)
 	if (!rc && (uint64_t)b.score.fallbacks * 100 > destinations(n))
 		rc = route_whole_single_layer(n, &b, err);
 	if (!rc && n->rep->single_layer)
-		rc = shorten_switch_lids(n, err);
+		rc = reroute_in_vls(n, err);
 	free_best(&b);
 	return rc;
 }

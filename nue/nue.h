@@ -43,14 +43,14 @@ struct nue_report {
 	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t moved_aside;	  /* settled switches moved to let a neighbour through */
 	uint32_t job_destinations;
-	uint32_t moved;			/* impasses routed in another layer than the partition's */
-	uint32_t layers_rerouted;	/* layers a later try routed with fewer fall-backs */
-	uint32_t rerouted;		/* destinations whose routes the final pass changed */
-	uint32_t switch_lids_shortened; /* one layer over k VLs: shorter in their own VL */
-	int single_layer;		/* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
-	int second_order;		/* k = 1: equally far destinations by descending LID won */
-	int switch_lids_unweighted;	/* no switch LID's routes counted in the weights */
-	uint64_t cycle_searches;	/* turns that needed a search of the dependency graph */
+	uint32_t moved;		    /* impasses routed in another layer than the partition's */
+	uint32_t layers_rerouted;   /* layers a later try routed with fewer fall-backs */
+	uint32_t rerouted;	    /* destinations whose routes the final pass changed */
+	uint32_t vl_rerouted;	    /* one layer over k VLs: routed again in their VL alone */
+	int single_layer;	    /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
+	int second_order;	    /* k = 1: equally far destinations by descending LID won */
+	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
+	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
 };
 
 /*

@@ -457,10 +457,10 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 			"maximum EFI",
 			rep->vls);
 	if (rep->single_layer && used < sizeof(res->summary))
-		snprintf(res->summary + used, sizeof(res->summary) - used,
-			 ", its destinations spread over the VLs, %u switch LIDs routed shorter in "
-			 "their VL alone",
-			 rep->switch_lids_shortened);
+		snprintf(
+			res->summary + used, sizeof(res->summary) - used,
+			", its destinations spread over the VLs, %u routed again in their VL alone",
+			rep->vl_rerouted);
 }
 
 /* Routes f with Nue on vls layers (and VLs). */
