@@ -1538,16 +1538,19 @@ static int routes_from_tables(struct nue *n, uint32_t lid, uint32_t d)
 	uint32_t s, c;
 
 	for (s = 0; s < n->nsw; s++) {
+		const struct fab_node *sw = &f->nodes[f->switches[s]];
 		uint8_t port = routing_lft(n->r, s)[lid];
 
-		n->out[s] = s == d ? AT_DEST : FAB_NONE;
-		for (c = f->sw_adj_off[s]; s != d && c < f->sw_adj_off[s + 1]; c++)
-			if (f->ports[f->sw_adj_port[c]].num == port) {
-				n->out[s] = c;
-				break;
-			}
-		if (n->out[s] == FAB_NONE)
+		n->out[s] = AT_DEST;
+		if (s == d)
+			continue;
+		if (port == 0 || port > sw->nports)
 			return -1;
+		c = cdg_channel_of_port(&n->g, sw->first_port + port);
+		/* A channel of the switch graph, not a link to an end node or a down one. */
+		if (c == FAB_NONE || n->g.tail[c] != s)
+			return -1;
+		n->out[s] = c;
 	}
 	if (compute_depths(n, d))
 		return -1;
