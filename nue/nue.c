@@ -854,8 +854,7 @@ static void leave_escape_paths(struct nue *n, uint32_t lid)
 	n->rep->fallbacks--;
 }
 
-/* Makes the routes in n->out towards lid official but for the weights: turns, self-check, tables.
- */
+/* Makes the routes in n->out towards lid official, weights aside: turns, self-check, tables. */
 static int commit_routes(struct nue *n, uint32_t lid, struct fab_error *err)
 {
 	uint32_t d = n->lid_sw[lid], s;
@@ -1901,8 +1900,7 @@ static void swap_with_spare(struct nue *n, struct nue_tables *spare)
 	swap_tables(n, &spare->lft, &spare->hops, &spare->layer);
 }
 
-/* Marks the turns of the routes in n->out as used in the selected layer; -1 if one closes a cycle.
- */
+/* Marks the turns of the routes in n->out used in the selected layer; -1 if one closes a cycle. */
 static int mark_route_turns(struct nue *n)
 {
 	uint32_t s;
@@ -1921,9 +1919,10 @@ static int mark_route_turns(struct nue *n)
 
 /*
  * The dependency graph of each VL the single layer's destinations are spread over: the turns of
- * its own destinations' routes, in the single layer's order.  Each is a part of the one acyclic
- * layer, so no turn needs a search.  The weights, EFI and hops are counted again from the tables
- * too: the other candidates routed since.
+ * its own destinations' routes.  Each is a part of the one acyclic layer, so none closes a cycle,
+ * and each VL starts from the order of the single layer routed last, usually the winner, whose
+ * turns all agree with it and need no search.  The weights, EFI and hops are counted again from
+ * the tables too: other candidates may have routed since.
  */
 static int split_over_vls(struct nue *n, struct fab_error *err)
 {
