@@ -594,23 +594,30 @@ static void use_escape_paths(struct nue *n, uint32_t d)
 /* ------------------------------------------------------------------ one destination LID */
 
 /*
+ * The turn the routes in n->out take after switch s's channel: 1 with *in and *out, 0 where the
+ * route delivers at s or at the next switch.
+ */
+static int route_turn(const struct nue *n, uint32_t s, uint32_t *in, uint32_t *out)
+{
+	if (n->out[s] == AT_DEST)
+		return 0;
+	*in = n->out[s];
+	*out = n->out[n->g.head[*in]];
+	return *out != AT_DEST;
+}
+
+/*
  * True when every turn the routes to the current destination take is marked used, so that the
  * acyclic used turns cover them.  O(switches); a failure is an internal error, never a table.
  */
 static int turns_marked(const struct nue *n)
 {
-	uint32_t s;
+	uint32_t s, in, out;
 
-	for (s = 0; s < n->nsw; s++) {
-		uint32_t c = n->out[s], x;
-
-		if (c == AT_DEST)
-			continue;
-		x = n->g.head[c];
-		if (n->out[x] != AT_DEST &&
-		    n->g.turn[cdg_turn_index(&n->g, c, n->out[x])] != CDG_USED)
+	for (s = 0; s < n->nsw; s++)
+		if (route_turn(n, s, &in, &out) &&
+		    n->g.turn[cdg_turn_index(&n->g, in, out)] != CDG_USED)
 			return 0;
-	}
 	return 1;
 }
 
@@ -1530,8 +1537,11 @@ loop:
 	return -1;
 }
 
-/* Rebuilds n->out, depths and n->topo from the tables' routes towards lid. */
-static int routes_from_tables(struct nue *n, uint32_t lid, uint32_t d)
+/*
+ * Rebuilds n->out, depths and n->topo from the tables' routes towards lid; -1 (an internal error,
+ * said in err) if they leave a switch through no channel or loop.
+ */
+static int routes_from_tables(struct nue *n, uint32_t lid, uint32_t d, struct fab_error *err)
 {
 	const struct fabric *f = n->f;
 	uint32_t s, c;
@@ -1544,16 +1554,19 @@ static int routes_from_tables(struct nue *n, uint32_t lid, uint32_t d)
 		if (s == d)
 			continue;
 		if (port == 0 || port > sw->nports)
-			return -1;
+			goto broken;
 		c = cdg_channel_of_port(&n->g, sw->first_port + port);
 		/* A channel of the switch graph, not a link to an end node or a down one. */
 		if (c == FAB_NONE || n->g.tail[c] != s)
-			return -1;
+			goto broken;
 		n->out[s] = c;
 	}
 	if (compute_depths(n, d))
-		return -1;
+		goto broken;
 	return 0;
+broken:
+	fab_error_set(err, "internal error: the routes to LID %u in the tables loop", lid);
+	return -1;
 }
 
 /* Takes the loads of lid's routes (in n->out) off the weights and the score. */
@@ -1674,8 +1687,8 @@ static int reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
 	uint32_t d = n->lid_sw[lid];
 
-	if (routes_from_tables(n, lid, d))
-		goto broken;
+	if (routes_from_tables(n, lid, d, err))
+		return -1;
 	memcpy(n->kept_out, n->out, sizeof(uint32_t) * n->nsw);
 	remove_loads(n, lid, d);
 	if (!attempt(n, d, weights_of(n, lid))) {
@@ -1693,9 +1706,6 @@ static int reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	if (n->escaped[lid])
 		leave_escape_paths(n, lid);
 	return memcmp(n->out, n->kept_out, sizeof(uint32_t) * n->nsw) != 0;
-broken:
-	fab_error_set(err, "internal error: the routes to LID %u in the tables loop", lid);
-	return -1;
 }
 
 /*
@@ -1903,20 +1913,13 @@ static void swap_with_spare(struct nue *n, struct nue_tables *spare)
 /* Marks the turns of the routes in n->out used in the selected layer; -1 if one closes a cycle. */
 static int mark_route_turns(struct nue *n)
 {
-	uint32_t s;
+	uint32_t s, in, out;
 
-	for (s = 0; s < n->nsw; s++) {
-		uint32_t c = n->out[s], x;
-
-		if (c == AT_DEST)
-			continue;
-		x = n->g.head[c];
-		if (n->out[x] != AT_DEST && cdg_try_add(&n->g, c, n->out[x], CDG_USED) < 0)
+	for (s = 0; s < n->nsw; s++)
+		if (route_turn(n, s, &in, &out) && cdg_try_add(&n->g, in, out, CDG_USED) < 0)
 			return -1;
-	}
 	return 0;
 }
-
 /*
  * The dependency graph of each VL the single layer's destinations are spread over: the turns of
  * its own destinations' routes.  Each is a part of the one acyclic layer, so none closes a cycle,
@@ -1941,7 +1944,9 @@ static int split_over_vls(struct nue *n, struct fab_error *err)
 		if (d == FAB_NONE)
 			continue;
 		cdg_select(&n->g, &n->layer_cdg[n->lid_layer[lid]]);
-		if (routes_from_tables(n, lid, d) || mark_route_turns(n)) {
+		if (routes_from_tables(n, lid, d, err))
+			return -1;
+		if (mark_route_turns(n)) {
 			fab_error_set(err,
 				      "internal error: the single layer's routes to LID %u "
 				      "do not fit its VL",
@@ -1976,10 +1981,8 @@ static int shorten_ca_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
 	uint32_t d = n->lid_sw[lid];
 
-	if (routes_from_tables(n, lid, d)) {
-		fab_error_set(err, "internal error: the routes to LID %u in the tables loop", lid);
+	if (routes_from_tables(n, lid, d, err))
 		return -1;
-	}
 	if (!n->escaped[lid] && shortest_from_cas(n, d))
 		return 0;
 	cdg_select(&n->g, &n->layer_cdg[n->lid_layer[lid]]);
@@ -1998,10 +2001,8 @@ static int shorten_switch_lid(struct nue *n, uint32_t lid, const uint64_t *w, st
 	uint32_t d = n->lid_sw[lid];
 	uint64_t before, shortest;
 
-	if (routes_from_tables(n, lid, d)) {
-		fab_error_set(err, "internal error: the routes to LID %u in the tables loop", lid);
+	if (routes_from_tables(n, lid, d, err))
 		return -1;
-	}
 	bfs_levels(n, NULL, d, n->hop);
 	shortest = source_hops(n, n->hop);
 	before = source_hops(n, n->depth);
