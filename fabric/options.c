@@ -20,10 +20,12 @@ const char options_help[] =
 	"                            in ascending and in descending LID order, side by\n"
 	"                            side on two CPUs, and keeps the better (default 2);\n"
 	"                            1: ascending only (faster on a single CPU)\n"
-	"  nue_layer_tries=1|2|3     with more than one VL, sar-nue routes a layer in which\n"
+	"  nue_layer_tries=1..6      with more than one VL, sar-nue routes a layer in which\n"
 	"                            destinations fell back again, up to this many times\n"
-	"                            in all, new turns costing more each time, and keeps\n"
-	"                            the routing with the fewest fall-backs (default 3)\n"
+	"                            in all, new turns costing more each time (tries 4 to\n"
+	"                            6 take equally far destinations by descending LID),\n"
+	"                            and keeps the routing with the fewest fall-backs\n"
+	"                            (default 6)\n"
 	"  nue_threads=auto|1|2      threads sar-nue uses: its candidates with more than\n"
 	"                            one VL, the verifier beside the routing with one\n"
 	"                            (default auto: 2 when two CPUs are online)\n"
@@ -68,7 +70,7 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_vls = 1;
 	o->nue_rebalance = 1;
 	o->nue_orders = 2;
-	o->nue_layer_tries = 3;
+	o->nue_layer_tries = 6;
 	o->verify = 1;
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
@@ -279,7 +281,7 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 	if (!strcmp(key, "nue_orders"))
 		return num_parse_uint(v, 1, 2, &o->nue_orders);
 	if (!strcmp(key, "nue_layer_tries"))
-		return num_parse_uint(v, 1, 3, &o->nue_layer_tries);
+		return num_parse_uint(v, 1, 6, &o->nue_layer_tries);
 	if (!strcmp(key, "nue_threads")) {
 		if (strcmp(v, "auto"))
 			return num_parse_uint(v, 1, 2, &o->nue_threads);

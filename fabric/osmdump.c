@@ -403,7 +403,7 @@ int routing_write_fdbs(const struct routing *r, const struct fabric *f, FILE *ou
 				fprintf(out, "0x%04X : UNREACHABLE\n", lid);
 			else
 				fprintf(out, "0x%04X : %03u  : %02u   : yes\n", lid, lft[lid],
-					hops[lid] == 0xff ? 0 : hops[lid]);
+					hops[lid] == 0xff ? 0u : hops[lid]);
 		}
 	}
 	return ferror(out) ? -1 : 0;

@@ -1048,7 +1048,7 @@ void verify_print_text(const struct verify_report *rep, FILE *out)
 	fprintf(out, "forwarding loops: %" PRIu64 "\n", rep->loops);
 	if (rep->loops)
 		fprintf(out, "  first: %s\n", rep->first_loop);
-	fprintf(out, "credit loops:    %u\n", rep->credit_loop_vls ? 1 : 0);
+	fprintf(out, "credit loops:    %u\n", rep->credit_loop_vls ? 1u : 0u);
 	if (rep->credit_loop_vls)
 		fprintf(out, "  cycle (%u channels): %s\n", rep->cycle_len, rep->cycle);
 	fprintf(out, "dependencies:    %" PRIu64 "\n", rep->dependencies);

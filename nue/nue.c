@@ -1805,24 +1805,33 @@ static void back_to_mark(struct nue *n)
 }
 
 /*
- * A layer whose destinations fell back is routed again (nue_layer_tries, up to three times), each
+ * A layer whose destinations fell back is routed again (nue_layer_tries, up to six times), each
  * time with every new turn costing more from the layer's first destination on: nothing, then
  * the load of one destination on a channel (what try_route charges after an impasse), then four
- * times that.  The try with the fewest fall-backs is kept, the earliest on a tie.  Among routes
- * of equal length the costlier turns favour those that reuse turns, which leaves the layer's
- * dependency graph room for its later destinations.  Impasses, once they start, hang on every
- * choice before them: on tori beyond 8x8x8 with 8 layers whole layers fell back for a third of
- * their destinations while others had none, and which ones changed with the switch weights.
- * With up to three tries the 10x10x10 torus falls back for 44 of 5,000 destinations instead of
- * 335, in less time (fewer failed moves).  Layers without fall-backs are routed once, as before.
- * A try stops once it has as many fall-backs as the best before it, which cannot lose to it.
- * When an earlier try wins it is routed once more rather than kept aside: the routing is
- * deterministic, and the tables and dependency graph of a layer are large.
+ * times that; tries four to six repeat these with equally far destinations taken by descending
+ * LID.  The try with the fewest fall-backs is kept, the earliest on a tie.  Among routes of equal
+ * length the costlier turns favour those that reuse turns, which leaves the layer's dependency
+ * graph room for its later destinations.  Impasses, once they start, hang on every choice before
+ * them: on tori beyond 8x8x8 with 8 layers whole layers fell back for a third of their
+ * destinations while others had none, and which ones changed with the switch weights and with
+ * the order of equally far destinations.  With three tries the 10x10x10 torus falls back for 11
+ * of 5,000 destinations instead of 335 with one, with six for none (11x11x10: 27, then 3).
+ *
+ * A layer still falling back for more than 1% of all destinations after three tries skips the
+ * other three: one layer for every destination is then likely to be tried anyway (see
+ * route_whole_single_layer), and on tori with 2 or 4 VLs, where
+ * it wins, they had cost half as much route time again (10x10x10 torus, 2 VLs: 24.6 s against
+ * 16.8 s, same tables).  Layers without fall-backs are routed once, as before.  A try stops once
+ * it has as many fall-backs as the best before it, which cannot lose to it.  When an earlier try
+ * wins it is routed once more rather than kept aside: the routing is deterministic, and the
+ * tables and dependency graph of a layer are large.
  */
 static int route_layer_best(struct nue *n, unsigned layer, struct fab_error *err)
 {
-	static const unsigned cost[] = { 0, 1, 4 }; /* a new turn, in loads of one destination */
-	const unsigned tries = n->o->layer_tries ? n->o->layer_tries : 3;
+	/* a new turn, in loads of one destination; the second half by descending LID */
+	static const unsigned cost[NUE_LAYER_TRIES_MAX] = { 0, 1, 4, 0, 1, 4 };
+	const unsigned tries = n->o->layer_tries ? n->o->layer_tries : NUE_LAYER_TRIES_MAX;
+	const int base_ties = n->ties_descending;
 	uint32_t before = n->rep->fallbacks, fewest = UINT32_MAX;
 	unsigned i, best = 0;
 	int rc = 0, best_in_place = 0;
@@ -1830,23 +1839,31 @@ static int route_layer_best(struct nue *n, unsigned layer, struct fab_error *err
 	if (n->k == 1)
 		return route_layer(n, layer, 0, UINT32_MAX, err);
 	mark_layer(n);
-	for (i = 0; i < tries && fewest; i++) {
+	for (i = 0; i < tries && i < NUE_LAYER_TRIES_MAX && fewest; i++) {
+		/* Beyond 1% of all, one layer for every destination is likely to be tried. */
+		if (i == NUE_LAYER_TRIES_MAX / 2 && (uint64_t)fewest * 100 > n->sources)
+			break;
 		if (i)
 			back_to_mark(n);
+		n->ties_descending = base_ties ^ (i >= NUE_LAYER_TRIES_MAX / 2);
 		rc = route_layer(n, layer, cost[i] * n->sources, fewest, err);
 		if (rc == 1 || rc < 0)
-			return rc;
+			goto out;
 		best_in_place = rc == 0;
 		if (best_in_place) {
 			fewest = n->rep->fallbacks - before;
 			best = i;
 		}
 	}
+	rc = 0;
 	if (!best_in_place) {
 		back_to_mark(n);
+		n->ties_descending = base_ties ^ (best >= NUE_LAYER_TRIES_MAX / 2);
 		rc = route_layer(n, layer, cost[best] * n->sources, UINT32_MAX, err);
 	}
 	n->rep->layers_rerouted += best > 0;
+out:
+	n->ties_descending = base_ties;
 	return rc;
 }
 
@@ -2028,8 +2045,9 @@ keep:
 }
 
 /*
- * Once one layer has won with k > 1, its destinations spread over the VLs, a route needs to be
- * cycle-free only with the routes of its own VL, not with all of the layer's.  So each VL gets a
+ * Once one layer's destinations are spread over k > 1 VLs (after the layer of shortest routes
+ * has won, or before the layer for every destination is judged), a route needs to be cycle-free
+ * only with the routes of its own VL, not with all of the layer's.  So each VL gets a
  * dependency graph of just its destinations' routes, and the destinations whose routes detour
  * are routed once more there (their old turns kept, so new routes only add turns and each VL
  * stays acyclic): first the CA LIDs against the final weights, then the switch LIDs over equal
@@ -2474,11 +2492,13 @@ static uint64_t destinations(const struct nue *n)
  * candidates falls back for more than 1% of the destinations (the rate the thesis stays well
  * below with 8 layers), one layer routes every destination too, equally far ones by
  * ascending and then, if some still fall back, by descending LID (as with one VL), spread over
- * the VLs by the partition as in route_single_layer.  A routing is kept only if it falls back
- * less and its maximum EFI is lower than the best so far: with 8 layers the 12x12x12 torus with
- * 1% of links removed falls back for 180 destinations, one layer for fewer, but at twice the
- * maximum EFI.  Below 1% the layer is not tried: it costs about a single-VL routing.  0 or -1 on
- * an error; b's score is the best candidate's, whose tables n holds, and holds on return.
+ * the VLs by the partition as in route_single_layer, and routed again in their VL
+ * (reroute_in_vls).  A routing is kept only if it then falls back less and its maximum EFI is
+ * lower than the best so far.  Judged before that pass it had lost where it wins after: with 8
+ * layers the 12x12x12 torus with 1% of links removed falls back for 139 destinations at a
+ * maximum EFI of 226,456; one layer for 96 at 304,844, and after the pass for 41 at 125,800.
+ * Below 1% the layer is not tried: it costs about a single-VL routing.  0 or -1 on an error; b's
+ * score is the best candidate's, whose tables n holds, and holds on return.
  */
 static int route_whole_single_layer(struct nue *n, struct nue_best *b, struct fab_error *err)
 {
@@ -2496,6 +2516,8 @@ static int route_whole_single_layer(struct nue *n, struct nue_best *b, struct fa
 
 		n->ties_descending = (int)descending;
 		rc = route_single_layer(n, 1, err) < 0 ? -1 : 0;
+		if (!rc)
+			rc = reroute_in_vls(n, err);
 		one = score_of(n);
 		if (rc || one.fallbacks >= b->score.fallbacks || one.efi >= b->score.efi)
 			continue;
@@ -2541,7 +2563,7 @@ static int route_best(struct nue *n, struct fab_error *err)
 	}
 	if (!rc && (uint64_t)b.score.fallbacks * 100 > destinations(n))
 		rc = route_whole_single_layer(n, &b, err);
-	if (!rc && n->rep->single_layer)
+	if (!rc && n->rep->single_layer == NUE_ONE_LAYER_SHORTEST)
 		rc = reroute_in_vls(n, err);
 	free_best(&b);
 	return rc;

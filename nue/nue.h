@@ -11,6 +11,7 @@
 #include "routing.h"
 
 #define NUE_MAX_VLS 15
+#define NUE_LAYER_TRIES_MAX 6 /* routings of a layer with fall-backs; see nue_layer_tries */
 
 struct cpu_gate;
 
@@ -20,7 +21,7 @@ struct nue_opts {
 	int skip_rebalance;	    /* no final pass against the final weights (faster) */
 	unsigned threads;	    /* 0: two when two CPUs are online, else one; 1 or 2 */
 	unsigned orders;	    /* one layer: 2 also routes ties by descending LID; else 1 */
-	unsigned layer_tries;	    /* k > 1: routings of a layer with fall-backs, 1..3 (0: 3) */
+	unsigned layer_tries;	    /* k > 1: routings of a layer with fall-backs, 1..6 (0: 6) */
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 };
 

@@ -544,7 +544,8 @@ static void route_tries(unsigned seed, unsigned k, unsigned tries, struct routin
  * port numberings, one try per layer leaves destinations that fell back in their layer (3 with
  * 4 layers, 11 with 2; moves rescue most), and three tries leave none.  When no later try is
  * better the first is routed again, and the tables are those of one try, bit for bit (4
- * fall-backs with 2 layers and another numbering, whatever the tries).
+ * fall-backs with 2 layers and another numbering, whatever the first three tries); there the
+ * fourth, equally far destinations by descending LID, falls back for none.
  */
 static void test_layer_tries(void)
 {
@@ -570,6 +571,10 @@ static void test_layer_tries(void)
 	route_tries(32, 2, 3, &r, &rep);
 	CHECK(rep.layers_rerouted == 0 && rep.fallbacks == once_rep.fallbacks);
 	CHECK(same_routing(&once, &r, r.lft_len - 1));
+	routing_free(&r);
+	route_tries(32, 2, 6, &r, &rep);
+	CHECK(rep.layers_rerouted == 1 && rep.fallbacks + rep.moved == 0);
+	CHECK(!same_routing(&once, &r, r.lft_len - 1));
 	routing_free(&r);
 	routing_free(&once);
 
@@ -630,13 +635,14 @@ static void test_rebalance(void)
 
 /*
  * An impasse that two attempts leave gets a third in which settled switches may move aside.  On
- * the 6x6x6 torus without switch 3 with 2 layers, 17 destinations fell back without it (19 before
- * the final pass).
+ * the 6x6x6 torus without switch 3 with 2 layers, each routed up to three times, 17 destinations
+ * fell back without it (19 before the final pass); with six tries a layer meets no impasse there.
  */
 static void test_aside_attempts(void)
 {
 	static unsigned links[3 * 216][2];
-	struct nue_opts first_pass = { .vls = 2, .skip_rebalance = 1 }, full = { .vls = 2 };
+	struct nue_opts first_pass = { .vls = 2, .skip_rebalance = 1, .layer_tries = 3 };
+	struct nue_opts full = { .vls = 2, .layer_tries = 3 };
 	struct nue_report rep;
 	struct routing r;
 	struct fab_error err = { "" };
@@ -957,6 +963,33 @@ static void test_rerouted_in_vl(void)
 }
 
 /*
+ * The one layer is judged once its destinations are routed again in their VL.  On the 6x6x6 torus
+ * without switch 3, 2 layers routed once each fall back for 14 destinations.  Judged as routed,
+ * the one layer did not both fall back less and have a lower maximum EFI, and the 2 layers were
+ * kept; after the pass in each VL it falls back for none and wins.
+ */
+static void whole_layer_judged_after_vl_pass(void)
+{
+	static unsigned links[3 * 216][2];
+	struct nue_opts once = { .vls = 2, .layer_tries = 1 };
+	struct nue_report rep;
+	struct fab_error err = { "" };
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	unsigned n = testfab_torus(links, 6, 6, 6, 3);
+
+	CHECK(testfab_build(&f, 215, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 2);
+	CHECK(route_with(&f, &once, &r, &rep, &err) == 0);
+	CHECK(rep.single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS && rep.fallbacks == 0);
+	CHECK(rep.vl_rerouted > 0);
+	CHECK(verify_routing(&f, &r, &v) == 0 && verify_ok(&v));
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
  * When k layers fall back for more than 1% of the destinations, one layer routing every
  * destination is kept if it falls back less and its maximum EFI is lower.  On the 5x5x5 torus
  * without switch 3 with each of 2 layers routed once, 14 of 620 destinations fell back; one
@@ -987,12 +1020,13 @@ static void test_whole_single_layer(void)
 		on_partition += routing_path_sl(&r, 1, f.ports[f.endports[i]].base_lid) == part[i];
 	CHECK(on_partition == f.nendports);
 	routing_free(&r);
-	/* With three tries per layer the 2 layers fall back for under 1%: no single layer. */
+	/* With the default tries per layer the 2 layers fall back for under 1%: no single layer. */
 	CHECK(route_with(&f, &full, &r, &rep, &err) == 0);
 	CHECK(rep.single_layer == 0 && rep.fallbacks * 100 <= rep.destinations);
 	routing_free(&r);
 	free(part);
 	fabric_free(&f);
+	whole_layer_judged_after_vl_pass();
 }
 
 /* Nodes of the larger job are routed first; the same inputs give the same tables. */

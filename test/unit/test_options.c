@@ -40,9 +40,9 @@ static void test_valid(void)
 	CHECK(o.job_host_match == JOB_MATCH_DESCRIPTION);
 	CHECK(o.nue_rebalance == 0 && o.nue_threads == 1 && o.nue_orders == 1);
 	CHECK(o.nue_layer_tries == 2);
-	CHECK(options_parse_line(&o, "nue_layer_tries=4", "epo", 0, collect, &e) == 1);
+	CHECK(options_parse_line(&o, "nue_layer_tries=7", "epo", 0, collect, &e) == 1);
 	CHECK(o.nue_layer_tries == 2 &&
-	      strstr(e.last, "bad value for nue_layer_tries: '4'") != NULL);
+	      strstr(e.last, "bad value for nue_layer_tries: '7'") != NULL);
 	CHECK(options_parse_line(&o, "nue_orders=0", "epo", 0, collect, &e) == 1);
 	CHECK(o.nue_orders == 1 && strstr(e.last, "bad value for nue_orders: '0'") != NULL);
 	CHECK(options_parse_line(&o, "nue_threads=3", "epo", 0, collect, &e) == 1);
@@ -62,7 +62,7 @@ static void test_errors_keep_defaults(void)
 	CHECK(options_parse_line(&o, "nue_vls=99 verify=maybe colour=blue nue_vls=2", "epo", 0,
 				 collect, &e) == 3);
 	CHECK(o.nue_vls == 2 && o.verify == 1 && o.nue_rebalance == 1 && o.nue_orders == 2);
-	CHECK(o.nue_layer_tries == 3);
+	CHECK(o.nue_layer_tries == 6);
 	CHECK(strstr(e.last, "unknown option 'colour'") != NULL);
 	/* Signs: strtoul took "+3" as 3 and wrapped "-1" to a huge number. */
 	CHECK(options_parse_line(&o, "nue_vls=+3 update_rounds=-1 nue_vls=3x", "epo", 0, collect,
