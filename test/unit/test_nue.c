@@ -5,12 +5,12 @@
  * VLs, random graphs, a fat tree with LMC 2; balance, minimal routes and few cycle searches on a
  * 3-level fat tree; no fall-back on a 5x5x5 torus with one VL; every route's turns counted after
  * shortcuts; the better of two switch-LID weightings with several layers; fall-backs moved to
- * other layers; rebalancing against the final loads; shorter routes from switches moved aside;
- * impasses solved by a third attempt that moves switches aside;
- * one layer of shortest routes spread over several VLs, and one layer routing every destination
- * when k layers fall back for more than 1%; service levels equal to layers; the same
- * result on one thread or two; job-first order; determinism; clear errors for bad VL counts and
- * disconnected switches.
+ * other layers; layers that fall back routed again, by descending LID too; rebalancing against the
+ * final loads; shorter routes from switches moved aside; impasses solved by a third attempt that
+ * moves switches aside; one layer of shortest routes spread over several VLs, and one layer routing
+ * every destination when k layers fall back for more than 1%, judged after its routes are shortened
+ * in each VL; service levels equal to layers; the same result on one thread or two; job-first
+ * order; determinism; clear errors for bad VL counts and disconnected switches.
  */
 #include <stdlib.h>
 #include <string.h>
