@@ -1819,12 +1819,12 @@ static void back_to_mark(struct nue *n)
  *
  * A layer still falling back for more than 1% of all destinations after three tries skips the
  * other three: one layer for every destination is then likely to be tried anyway (see
- * route_whole_single_layer), and on tori with 2 or 4 VLs, where
- * it wins, they had cost half as much route time again (10x10x10 torus, 2 VLs: 24.6 s against
- * 16.8 s, same tables).  Layers without fall-backs are routed once, as before.  A try stops once
- * it has as many fall-backs as the best before it, which cannot lose to it.  When an earlier try
- * wins it is routed once more rather than kept aside: the routing is deterministic, and the
- * tables and dependency graph of a layer are large.
+ * route_whole_single_layer), and on tori with 2 or 4 VLs, where it wins, they had cost half as
+ * much route time again (10x10x10 torus, 2 VLs: 24.6 s against 16.8 s, same tables).  Layers
+ * without fall-backs are routed once, as before.  A try stops once it has as many fall-backs as
+ * the best before it, which cannot lose to it.  When an earlier try wins it is routed once more
+ * rather than kept aside: the routing is deterministic, and the tables and dependency graph of a
+ * layer are large.
  */
 static int route_layer_best(struct nue *n, unsigned layer, struct fab_error *err)
 {
