@@ -1323,6 +1323,16 @@ static uint32_t layer_root(struct nue *n, unsigned layer)
 	return root;
 }
 
+/*
+ * Whether fallbacks destinations on escape paths are more than 1% of all, the rate the thesis
+ * stays well below with 8 layers; beyond it one layer routes every destination as well (see
+ * route_whole_single_layer).
+ */
+static int falls_back_much(const struct nue *n, uint64_t fallbacks)
+{
+	return fallbacks * 100 > n->sources;
+}
+
 #define LAYER_ABANDONED 2 /* route_layer stopped at give_up fall-backs */
 
 /*
@@ -1840,8 +1850,8 @@ static int route_layer_best(struct nue *n, unsigned layer, struct fab_error *err
 		return route_layer(n, layer, 0, UINT32_MAX, err);
 	mark_layer(n);
 	for (i = 0; i < tries && i < NUE_LAYER_TRIES_MAX && fewest; i++) {
-		/* Beyond 1% of all, one layer for every destination is likely to be tried. */
-		if (i == NUE_LAYER_TRIES_MAX / 2 && (uint64_t)fewest * 100 > n->sources)
+		/* Then one layer for every destination is likely to be tried. */
+		if (i == NUE_LAYER_TRIES_MAX / 2 && falls_back_much(n, fewest))
 			break;
 		if (i)
 			back_to_mark(n);
@@ -1937,6 +1947,7 @@ static int mark_route_turns(struct nue *n)
 			return -1;
 	return 0;
 }
+
 /*
  * The dependency graph of each VL the single layer's destinations are spread over: the turns of
  * its own destinations' routes.  Each is a part of the one acyclic layer, so none closes a cycle,
@@ -2318,7 +2329,6 @@ static struct nue_worker *worker_start(const struct nue *n)
 	return w;
 }
 
-/* Joins the worker and takes its candidate if it beats the one in n; -1 if it failed. */
 /* Joins w; its routing replaces n's if better, and best is then its score.  0 or -1. */
 static int worker_finish(struct nue *n, struct nue_score *best, struct nue_worker *w,
 			 struct fab_error *err)
@@ -2489,16 +2499,15 @@ static uint64_t destinations(const struct nue *n)
  * On tori with 2 or 4 layers, whole layers can fall back for a third of their destinations
  * while one layer routes every destination (10x10x10 torus offline: 2 layers 1,278 fall-backs
  * and maximum EFI 671,080; one layer none and 164,168).  So when the best of the k-layer
- * candidates falls back for more than 1% of the destinations (the rate the thesis stays well
- * below with 8 layers), one layer routes every destination too, equally far ones by
- * ascending and then, if some still fall back, by descending LID (as with one VL), spread over
- * the VLs by the partition as in route_single_layer, and routed again in their VL
- * (reroute_in_vls).  A routing is kept only if it then falls back less and its maximum EFI is
- * lower than the best so far.  Judged before that pass it had lost where it wins after: with 8
- * layers the 12x12x12 torus with 1% of links removed falls back for 139 destinations at a
- * maximum EFI of 226,456; one layer for 96 at 304,844, and after the pass for 41 at 125,800.
- * Below 1% the layer is not tried: it costs about a single-VL routing.  0 or -1 on an error; b's
- * score is the best candidate's, whose tables n holds, and holds on return.
+ * candidates falls back for more than 1% of the destinations (falls_back_much), one layer routes
+ * every destination too, equally far ones by ascending and then, if some still fall back, by
+ * descending LID (as with one VL), spread over the VLs by the partition as in
+ * route_single_layer, and routed again in their VL (reroute_in_vls).  A routing is kept only if it
+ * then falls back less and its maximum EFI is lower than the best so far.  Judged before that pass
+ * it had lost where it wins after: with 8 layers the 12x12x12 torus with 1% of links removed falls
+ * back for 139 destinations at a maximum EFI of 226,456; one layer for 96 at 304,844, and after the
+ * pass for 41 at 125,800. Below 1% the layer is not tried: it costs about a single-VL routing.  0
+ * or -1 on an error; b's score is the best candidate's, whose tables n holds, and holds on return.
  */
 static int route_whole_single_layer(struct nue *n, struct nue_best *b, struct fab_error *err)
 {
@@ -2561,7 +2570,7 @@ static int route_best(struct nue *n, struct fab_error *err)
 			rc = -1;
 		worker_free(w);
 	}
-	if (!rc && (uint64_t)b.score.fallbacks * 100 > destinations(n))
+	if (!rc && falls_back_much(n, b.score.fallbacks))
 		rc = route_whole_single_layer(n, &b, err);
 	if (!rc && n->rep->single_layer == NUE_ONE_LAYER_SHORTEST)
 		rc = reroute_in_vls(n, err);
