@@ -17,10 +17,18 @@
 
 #define LABEL_LIMIT (1ull << 40) /* a label and a channel number share one 64-bit sort key */
 
-/* One side of the two-way search: its stack and every channel it has visited. */
+/*
+ * One side of the two-way search: its stack, every channel it has visited, and for each channel
+ * it reached the one it came from (parent), so that a cycle found can be walked.
+ */
 struct search_side {
-	uint32_t *stack, *visited;
+	uint32_t *stack, *visited, *parent;
 	uint32_t sp, n;
+};
+
+/* The turn where the two sides met: a path out ... from, the turn from->to, to ... in. */
+struct search_meet {
+	uint32_t from, to;
 };
 
 static int is_used(uint8_t state)
@@ -38,8 +46,11 @@ static int alloc_arrays(struct cdg *g)
 	g->bstack = malloc(n * sizeof(uint32_t));
 	g->fwd = malloc(n * sizeof(uint32_t));
 	g->bwd = malloc(n * sizeof(uint32_t));
+	g->fparent = malloc(n * sizeof(uint32_t));
+	g->bparent = malloc(n * sizeof(uint32_t));
 	g->keys = malloc(n * sizeof(uint64_t));
-	if (!g->turn_off || !g->seen || !g->fstack || !g->bstack || !g->fwd || !g->bwd)
+	if (!g->turn_off || !g->seen || !g->fstack || !g->bstack || !g->fwd || !g->bwd ||
+	    !g->fparent || !g->bparent)
 		return -1;
 	return g->keys ? 0 : -1;
 }
@@ -88,6 +99,8 @@ void cdg_free(struct cdg *g)
 	free(g->bstack);
 	free(g->fwd);
 	free(g->bwd);
+	free(g->fparent);
+	free(g->bparent);
 	free(g->keys);
 	memset(g, 0, sizeof(*g));
 }
@@ -210,7 +223,8 @@ static uint32_t next_stamp(struct cdg *g)
  * side has seen (a path from out to in: a cycle).  Only channels labelled below ub, in's label,
  * can lie on such a path.
  */
-static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint32_t fs, uint32_t bs)
+static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint32_t fs, uint32_t bs,
+			struct search_meet *meet)
 {
 	uint32_t c = f->stack[--f->sp], h = g->head[c], o;
 
@@ -218,11 +232,15 @@ static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint3
 	for (o = g->sw_off[h]; o < g->sw_off[h + 1]; o++) {
 		if (!is_used(g->turn[g->turn_off[c] + (o - g->sw_off[h])]))
 			continue;
-		if (g->seen[o] == bs)
+		if (g->seen[o] == bs) {
+			meet->from = c;
+			meet->to = o;
 			return 1;
+		}
 		if (g->seen[o] == fs || g->ord[o] > ub)
 			continue;
 		g->seen[o] = fs;
+		f->parent[o] = c;
 		f->stack[f->sp++] = o;
 	}
 	return 0;
@@ -230,7 +248,7 @@ static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint3
 
 /* The backward side takes one channel, over turns into it from channels labelled above lb. */
 static int step_backward(struct cdg *g, struct search_side *b, uint64_t lb, uint32_t fs,
-			 uint32_t bs)
+			 uint32_t bs, struct search_meet *meet)
 {
 	uint32_t c = b->stack[--b->sp], t = g->tail[c], o;
 
@@ -241,11 +259,15 @@ static int step_backward(struct cdg *g, struct search_side *b, uint64_t lb, uint
 
 		if (!is_used(g->turn[g->turn_off[in] + (c - g->sw_off[t])]))
 			continue;
-		if (g->seen[in] == fs)
+		if (g->seen[in] == fs) {
+			meet->from = in;
+			meet->to = c;
 			return 1;
+		}
 		if (g->seen[in] == bs || g->ord[in] < lb)
 			continue;
 		g->seen[in] = bs;
+		b->parent[in] = c;
 		b->stack[b->sp++] = in;
 	}
 	return 0;
@@ -297,11 +319,39 @@ static void move_run(struct cdg *g, uint32_t after, const uint32_t *set, uint32_
 	g->moves++;
 }
 
+static int committed(const struct cdg *g, uint32_t in, uint32_t out)
+{
+	return g->turn[cdg_turn_index(g, in, out)] == CDG_USED;
+}
+
+/*
+ * Whether the cycle the search found (out ... meet.from, meet.to ... in, and the new turn in->out)
+ * holds committed turns only.  Committed turns stay until the layer is reset, so such a cycle
+ * stays too, whatever the destination being routed does.
+ */
+static int cycle_is_committed(const struct cdg *g, uint32_t in, uint32_t out,
+			      struct search_meet meet)
+{
+	uint32_t c;
+
+	if (!committed(g, meet.from, meet.to))
+		return 0;
+	for (c = meet.from; c != out; c = g->fparent[c])
+		if (!committed(g, g->fparent[c], c))
+			return 0;
+	for (c = meet.to; c != in; c = g->bparent[c])
+		if (!committed(g, c, g->bparent[c]))
+			return 0;
+	return 1;
+}
+
 /* An unused turn against the order: a cycle, or the order changes to admit it. */
 int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 {
 	uint64_t t = cdg_turn_index(g, in, out);
-	struct search_side f = { g->fstack, g->fwd, 0, 0 }, b = { g->bstack, g->bwd, 0, 0 };
+	struct search_side f = { g->fstack, g->fwd, g->fparent, 0, 0 };
+	struct search_side b = { g->bstack, g->bwd, g->bparent, 0, 0 };
+	struct search_meet meet;
 	uint32_t fs, bs;
 
 	g->searches++;
@@ -316,19 +366,19 @@ int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 			move_run(g, in, f.visited, f.n);
 			break;
 		}
-		if (step_forward(g, &f, g->ord[in], fs, bs))
+		if (step_forward(g, &f, g->ord[in], fs, bs, &meet))
 			goto cycle;
 		if (!b.sp) {
 			move_run(g, g->prev[out], b.visited, b.n);
 			break;
 		}
-		if (step_backward(g, &b, g->ord[out], fs, bs))
+		if (step_backward(g, &b, g->ord[out], fs, bs, &meet))
 			goto cycle;
 	}
 	g->turn[t] = state;
 	return 1;
 cycle:
-	g->turn[t] = CDG_BLOCKED;
+	g->turn[t] = cycle_is_committed(g, in, out, meet) ? CDG_BLOCKED_FOR_GOOD : CDG_BLOCKED;
 	return -1;
 }
 

@@ -16,6 +16,8 @@
  * question, "does this turn close a cycle", and searches a region bounded by the order instead
  * of the whole subgraph.  The order is a linked list whose channels carry increasing labels, so
  * a move relabels only the channels it moves (all of them, evenly spaced, when a gap is full).
+ * A search that finds a cycle walks it: if it holds committed turns only, the block lasts (see
+ * enum cdg_turn_state), and the same turn is never searched again in the layer.
  */
 #ifndef SARNUE_CDG_H
 #define SARNUE_CDG_H
@@ -25,12 +27,32 @@
 #include "fabric.h"
 #include "swgraph.h"
 
+/*
+ * A block whose cycle holds committed turns only lasts until the layer is reset, as committed turns
+ * do; one whose cycle holds wet turns lasts only while they do.  The router undoes the blocks an
+ * attempt found when it undoes the attempt: a lasting one then becomes CDG_CLOSED, which the router
+ * prices and lists as unused (as it did before the search) but which cdg_try_add refuses without
+ * searching again.
+ */
 enum cdg_turn_state {
 	CDG_UNUSED = 0,
 	CDG_USED = 1,
 	CDG_WET = 2,
-	CDG_BLOCKED = 3,
+	CDG_BLOCKED = 3,	  /* closes a cycle with wet turns */
+	CDG_BLOCKED_FOR_GOOD = 4, /* closes a cycle of committed turns */
+	CDG_CLOSED = 5,		  /* blocked for good, found by an attempt since undone */
 };
+
+static inline int cdg_blocked(uint8_t state)
+{
+	return state == CDG_BLOCKED || state == CDG_BLOCKED_FOR_GOOD;
+}
+
+/* The state a block returns to when the attempt that found it is undone. */
+static inline uint8_t cdg_unblocked(uint8_t state)
+{
+	return state == CDG_BLOCKED_FOR_GOOD ? CDG_CLOSED : CDG_UNUSED;
+}
 
 /*
  * The state of one layer: turn states and the order of the channels.  A cdg works on one layer at
@@ -61,8 +83,10 @@ struct cdg {
 	uint32_t *seen;		/* [nch]: search stamp */
 	uint32_t stamp;
 	uint32_t *fstack, *bstack, *fwd, *bwd; /* [nch] scratch for the two-way search */
+	uint32_t *fparent, *bparent;	       /* [nch] where each side reached a channel from */
 	uint64_t *keys;			       /* [nch] scratch: moved channels by label */
 	uint64_t searches, moves, relabels;    /* statistics */
+	uint64_t closed_refusals;	       /* closed turns refused without a search */
 };
 
 /* Channels and turns of f's switch graph.  -1 on allocation failure. */
@@ -106,7 +130,8 @@ static inline int cdg_turn_cheap(const struct cdg *g, uint32_t in, uint32_t out)
 
 /*
  * cdg_try_add's slow path, only for an unused turn with ord[in] > ord[out]: searches for a cycle
- * and changes the order.  1 when added, -1 when the turn closes a cycle (it is then blocked).
+ * and changes the order.  1 when added, -1 when the turn closes a cycle (it is then blocked, for
+ * good if the cycle holds committed turns only).
  */
 int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state);
 
@@ -120,8 +145,13 @@ static inline int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t 
 {
 	uint64_t t = cdg_turn_index(g, in, out);
 
-	if (g->turn[t] == CDG_BLOCKED)
+	if (cdg_blocked(g->turn[t]))
 		return -1;
+	if (g->turn[t] == CDG_CLOSED) {
+		g->turn[t] = CDG_BLOCKED_FOR_GOOD;
+		g->closed_refusals++;
+		return -1;
+	}
 	if (g->turn[t] != CDG_UNUSED)
 		return 0;
 	if (g->ord[in] < g->ord[out]) {

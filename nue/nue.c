@@ -150,7 +150,7 @@ static int take_turn(struct nue *n, uint32_t in, uint32_t out, struct turn_list 
 	if (out == AT_DEST)
 		return 1;
 	t = cdg_turn_index(&n->g, in, out);
-	if (n->g.turn[t] == CDG_BLOCKED)
+	if (cdg_blocked(n->g.turn[t]))
 		return 0;
 	if (n->no_search && !cdg_turn_cheap(&n->g, in, out))
 		return 0;
@@ -188,6 +188,20 @@ static void undo_list(struct nue *n, struct turn_list *l, uint8_t from)
 		if (n->g.turn[l->turn[i]] == from)
 			n->g.turn[l->turn[i]] = CDG_UNUSED;
 	l->n = 0;
+}
+
+/* Undoes the blocks of n->blocked from index keep on; see cdg_unblocked. */
+static void undo_blocks(struct nue *n, uint32_t keep)
+{
+	uint32_t i;
+	uint8_t *st;
+
+	for (i = keep; i < n->blocked.n; i++) {
+		st = &n->g.turn[n->blocked.turn[i]];
+		if (cdg_blocked(*st))
+			*st = cdg_unblocked(*st);
+	}
+	n->blocked.n = keep;
 }
 
 /* ------------------------------------------------------------- rerouting a reached switch */
@@ -260,10 +274,7 @@ static int reroute(struct nue *n, uint32_t s, uint32_t c, uint32_t extra_in)
 	if (!ok) {
 		/* Blocks found while the attempt's own turns were in place may be spurious. */
 		undo_list(n, &n->attempt, CDG_WET);
-		for (i = keep; i < n->blocked.n; i++)
-			if (n->g.turn[n->blocked.turn[i]] == CDG_BLOCKED)
-				n->g.turn[n->blocked.turn[i]] = CDG_UNUSED;
-		n->blocked.n = keep;
+		undo_blocks(n, keep);
 		return 0;
 	}
 	for (i = 0; i < nchild; i++) {
@@ -284,7 +295,9 @@ static int reroute(struct nue *n, uint32_t s, uint32_t c, uint32_t extra_in)
 /* Extra cost of the turn in->out on the second attempt at a destination: only if it is new. */
 static uint64_t turn_cost(const struct nue *n, uint32_t in, uint32_t out)
 {
-	return n->g.turn[cdg_turn_index(&n->g, in, out)] == CDG_UNUSED ? n->new_turn_cost : 0;
+	uint8_t st = n->g.turn[cdg_turn_index(&n->g, in, out)];
+
+	return st == CDG_UNUSED || st == CDG_CLOSED ? n->new_turn_cost : 0;
 }
 
 /*
@@ -406,7 +419,7 @@ static int add_candidate(struct nue *n, uint32_t *count, uint64_t cost, uint32_t
 
 static int turn_blocked(const struct nue *n, uint32_t in, uint32_t out)
 {
-	return out != AT_DEST && n->g.turn[cdg_turn_index(&n->g, in, out)] == CDG_BLOCKED;
+	return out != AT_DEST && cdg_blocked(n->g.turn[cdg_turn_index(&n->g, in, out)]);
 }
 
 /* Ways to reach island u: a reached neighbour a takes another channel c towards a2. */
@@ -778,7 +791,7 @@ static int attempt(struct nue *n, uint32_t d, const uint64_t *w)
 static void undo_attempt(struct nue *n)
 {
 	undo_list(n, &n->wet, CDG_WET);
-	undo_list(n, &n->blocked, CDG_BLOCKED);
+	undo_blocks(n, 0);
 }
 
 /* The balancing weights routes towards lid follow: the job phase's for job nodes. */
@@ -1471,7 +1484,7 @@ static void reset_run(struct nue *n)
 		memcpy(n->lid_layer, n->home_layer, n->f->max_lid + 1);
 	memset(n->escaped, 0, n->f->max_lid + 1);
 	rep->single_layer = 0;
-	n->g.searches = 0;
+	n->g.searches = n->g.closed_refusals = 0;
 	memset(n->efi, 0, sizeof(uint64_t) * (n->nch ? n->nch : 1));
 	n->score_hops = 0;
 	init_weights(n);
@@ -1900,6 +1913,7 @@ static int finish_candidate(struct nue *n, struct fab_error *err)
 	int rc = n->o->skip_rebalance ? 0 : rebalance(n, err);
 
 	n->rep->cycle_searches = n->g.searches;
+	n->rep->searches_spared = n->g.closed_refusals;
 	return rc;
 }
 

@@ -52,6 +52,7 @@ struct nue_report {
 	int second_order;	    /* k = 1: equally far destinations by descending LID won */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
+	uint64_t searches_spared;   /* turns refused unsearched: they close a committed cycle */
 };
 
 /*

@@ -438,11 +438,12 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 			"%u layers routed again with fewer fall-backs, "
 			"%u rerouted against the final weights, %u backtracks, %u second attempts, "
 			"%u third attempts moving aside, %u shortcuts, %u switches moved aside, "
-			"%u job destinations, %llu cycle searches",
+			"%u job destinations, %llu cycle searches (%llu spared)",
 			rep->fallbacks, rep->moved, rep->layers_rerouted, rep->rerouted,
 			rep->backtracks, rep->second_attempts, rep->aside_attempts, rep->shortcuts,
 			rep->moved_aside, rep->job_destinations,
-			(unsigned long long)rep->cycle_searches);
+			(unsigned long long)rep->cycle_searches,
+			(unsigned long long)rep->searches_spared);
 	used = strlen(res->summary);
 	if (rep->second_order && used < sizeof(res->summary))
 		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,

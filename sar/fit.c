@@ -40,7 +40,7 @@ static void undo_attempt(struct fit *x, struct cdg *g, uint64_t failed_turn)
 	for (i = 0; i < x->nadded; i++)
 		g->turn[x->added[i]] = CDG_UNUSED;
 	/* Blocked only together with this attempt's turns: open again for the next destination. */
-	if (failed_turn != UINT64_MAX && g->turn[failed_turn] == CDG_BLOCKED)
+	if (failed_turn != UINT64_MAX && cdg_blocked(g->turn[failed_turn]))
 		g->turn[failed_turn] = CDG_UNUSED;
 	x->nadded = 0;
 }
