@@ -4,7 +4,8 @@
  * (intra-job weights lower the effective EFI, the job sort and the weight resets change what
  * they should), the improvement step after the job phase (figure 5.2 reaches the bound 54
  * where the greedy pass stops at 60), the VL-overflow error, the plugin's job-map context, and the
- * per-(source switch, DLID) SL mode through routing.c, the verifier and the path-SL dump.
+ * per-(source switch, DLID) SL mode through routing.c, the verifier and the path-SL dump, whose
+ * bytes are those of one fprintf per line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -726,6 +727,72 @@ static void test_pair_sl_mode_and_dump(void)
 	fabric_free(&f);
 }
 
+/* The path-SL dump as fprintf would write it, for comparison. */
+static char *path_sl_reference(const struct routing *r, const struct fabric *f, size_t *len)
+{
+	char *text = NULL;
+	FILE *out = open_memstream(&text, len);
+	uint32_t i, dlid;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < f->nendports; i++) {
+		const struct fab_port *src = &f->ports[f->endports[i]];
+
+		for (dlid = 1; dlid <= f->max_lid; dlid++)
+			if (f->lid_port[dlid] != FAB_NONE && f->lid_port[dlid] != f->endports[i])
+				fprintf(out, "0x%016llx %u %u\n",
+					(unsigned long long)f->nodes[src->node].guid, dlid,
+					routing_path_sl(r, src->base_lid, (uint16_t)dlid));
+	}
+	fclose(out);
+	return text;
+}
+
+/*
+ * The path-SL dump puts its lines together in a buffer: the file must hold the very bytes of one
+ * fprintf per line, across many buffer flushes (a 6x6 torus with 4 hosts per switch: 25,776
+ * lines, 0.7 MB) and with SLs of one and two digits.
+ */
+static void test_path_sl_dump_bytes(void)
+{
+	static unsigned links[128][2];
+	char path[] = "/tmp/sarnue-pslb-XXXXXX";
+	struct routing r;
+	struct fabric f;
+	uint32_t s, dlid;
+	size_t want_len = 0, got_len = 0;
+	char *want = NULL, *got = NULL;
+	FILE *out;
+
+	CHECK(testfab_build(&f, 36, 4, (const unsigned(*)[2])links,
+			    testfab_torus(links, 6, 6, 1, -1), 0) == 0);
+	CHECK(routing_init(&r, &f, "pairs") == 0);
+	CHECK(routing_alloc_sl_by_pair(&r, &f) == 0);
+	for (s = 0; s < f.nswitches; s++)
+		for (dlid = 1; dlid <= f.max_lid; dlid++)
+			routing_set_pair_sl(&r, s, dlid, (uint8_t)((s * 7 + dlid) % 16));
+	CHECK(testfab_write_file(path, "") == 0);
+	out = fopen(path, "w");
+	CHECK(out && routing_write_path_sl(&r, &f, out) == 0);
+	if (out)
+		fclose(out);
+	want = path_sl_reference(&r, &f, &want_len);
+	out = fopen(path, "r");
+	if (out) {
+		got = malloc(want_len + 1);
+		got_len = got ? fread(got, 1, want_len + 1, out) : 0;
+		fclose(out);
+	}
+	CHECK(want_len > 600000);
+	CHECK(want && got && got_len == want_len && !memcmp(want, got, want_len));
+	free(want);
+	free(got);
+	unlink(path);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 /* Same fabric and options, same tables: no hidden state, no unseeded randomness. */
 static void test_deterministic(void)
 {
@@ -760,6 +827,7 @@ int main(void)
 	test_storage_guid_file();
 	test_engine_ctx();
 	test_pair_sl_mode_and_dump();
+	test_path_sl_dump_bytes();
 	test_deterministic();
 	return CHECK_RESULT();
 }
