@@ -39,9 +39,12 @@ static void undo_attempt(struct fit *x, struct cdg *g, uint64_t failed_turn)
 
 	for (i = 0; i < x->nadded; i++)
 		g->turn[x->added[i]] = CDG_UNUSED;
-	/* Blocked only together with this attempt's turns: open again for the next destination. */
+	/*
+	 * A block through this attempt's turns opens again for the next destination; one through
+	 * committed turns alone stays closed, so it is refused again without a search.
+	 */
 	if (failed_turn != UINT64_MAX && cdg_blocked(g->turn[failed_turn]))
-		g->turn[failed_turn] = CDG_UNUSED;
+		g->turn[failed_turn] = cdg_unblocked(g->turn[failed_turn]);
 	x->nadded = 0;
 }
 
