@@ -865,6 +865,7 @@ static void fall_back(struct nue *n, uint32_t lid)
 	use_escape_paths(n, n->lid_sw[lid]);
 	n->escaped[lid] = 1;
 	n->rep->fallbacks++;
+	n->rep->fallbacks_per_layer[n->lid_layer[lid]]++;
 }
 
 /* lid, which fell back, has routes of its own now. */
@@ -872,6 +873,7 @@ static void leave_escape_paths(struct nue *n, uint32_t lid)
 {
 	n->escaped[lid] = 0;
 	n->rep->fallbacks--;
+	n->rep->fallbacks_per_layer[n->lid_layer[lid]]--;
 }
 
 /* Makes the routes in n->out towards lid official, weights aside: turns, self-check, tables. */
@@ -1476,6 +1478,7 @@ static void reset_run(struct nue *n)
 	rep->shortcuts = 0;
 	rep->moved_aside = rep->vl_rerouted = 0;
 	rep->job_destinations = rep->moved = rep->rerouted = 0;
+	memset(rep->fallbacks_per_layer, 0, sizeof(rep->fallbacks_per_layer));
 	n->nfell_back = 0;
 	/* One layer (route_single_layer) holds every destination, whatever the partition. */
 	if (n->k == 1)
@@ -1539,11 +1542,11 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 			select_layer(n, layer);
 			if (!try_route(n, lid, 0))
 				continue;
+			leave_escape_paths(n, lid);
 			n->lid_layer[lid] = (uint8_t)layer;
 			n->rep->dests_per_layer[home]--;
 			n->rep->dests_per_layer[layer]++;
 			n->rep->moved++;
-			leave_escape_paths(n, lid);
 			if (commit_lid(n, lid, err))
 				return -1;
 			break;
@@ -2160,9 +2163,13 @@ static int route_single_layer(struct nue *n, int whole, struct fab_error *err)
 		return rc < 0 ? -1 : 0;
 	memcpy(n->lid_layer, n->home_layer, n->f->max_lid + 1);
 	memset(n->rep->dests_per_layer, 0, sizeof(n->rep->dests_per_layer));
-	for (lid = 1; lid <= n->f->max_lid; lid++)
-		if (n->lid_sw[lid] != FAB_NONE)
-			n->rep->dests_per_layer[n->lid_layer[lid]]++;
+	memset(n->rep->fallbacks_per_layer, 0, sizeof(n->rep->fallbacks_per_layer));
+	for (lid = 1; lid <= n->f->max_lid; lid++) {
+		if (n->lid_sw[lid] == FAB_NONE)
+			continue;
+		n->rep->dests_per_layer[n->lid_layer[lid]]++;
+		n->rep->fallbacks_per_layer[n->lid_layer[lid]] += n->escaped[lid];
+	}
 	n->rep->single_layer = whole ? NUE_ONE_LAYER_FEWER_FALLBACKS : NUE_ONE_LAYER_SHORTEST;
 	return 1;
 }

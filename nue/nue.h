@@ -37,8 +37,9 @@ struct nue_report {
 	uint32_t destinations;
 	uint32_t dests_per_layer[NUE_MAX_VLS];
 	uint64_t root_guid[NUE_MAX_VLS];
-	uint32_t fallbacks;	  /* destinations routed on the escape paths */
-	uint32_t backtracks;	  /* successful local backtracking steps */
+	uint32_t fallbacks;			   /* destinations routed on the escape paths */
+	uint32_t fallbacks_per_layer[NUE_MAX_VLS]; /* of them, by the layer (VL) they ended in */
+	uint32_t backtracks;			   /* successful local backtracking steps */
 	uint32_t second_attempts; /* impasses solved by routing again with few new turns */
 	uint32_t aside_attempts;  /* impasses solved only by letting switches move aside */
 	uint32_t shortcuts;	  /* routes improved through former island switches */

@@ -419,49 +419,60 @@ static unsigned nue_layers(const struct sarnue_options *o, const struct engine_c
 	return 1;
 }
 
-static void nue_summary(const struct nue_report *rep, struct engine_result *res)
+static void add_summary(struct engine_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Appends to the summary; what does not fit is cut off. */
+static void add_summary(struct engine_result *res, const char *fmt, ...)
 {
 	size_t used = strlen(res->summary);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->summary + used, sizeof(res->summary) - used, fmt, ap);
+	va_end(ap);
+}
+
+/* " per layer a/b/c" for more than one layer. */
+static void add_per_layer(struct engine_result *res, unsigned vls, const uint32_t *count)
+{
 	unsigned i;
 
+	for (i = 0; i < vls && vls > 1; i++)
+		add_summary(res, "%s%u", i ? "/" : " per layer ", count[i]);
+}
+
+static void nue_summary(const struct nue_report *rep, struct engine_result *res)
+{
 	res->fallbacks = rep->fallbacks;
-	used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
-				 "%u VL%s (%s), %u destinations", rep->vls,
-				 rep->vls == 1 ? "" : "s", rep->partitioner, rep->destinations);
-	for (i = 0; i < rep->vls && rep->vls > 1 && used < sizeof(res->summary); i++)
-		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used, "%s%u",
-					 i ? "/" : " per layer ", rep->dests_per_layer[i]);
-	if (used < sizeof(res->summary))
-		snprintf(
-			res->summary + used, sizeof(res->summary) - used,
-			", %u fall-backs to escape paths, %u moved to another layer, "
-			"%u layers routed again with fewer fall-backs, "
-			"%u rerouted against the final weights, %u backtracks, %u second attempts, "
-			"%u third attempts moving aside, %u shortcuts, %u switches moved aside, "
-			"%u job destinations, %llu cycle searches (%llu spared)",
-			rep->fallbacks, rep->moved, rep->layers_rerouted, rep->rerouted,
-			rep->backtracks, rep->second_attempts, rep->aside_attempts, rep->shortcuts,
-			rep->moved_aside, rep->job_destinations,
-			(unsigned long long)rep->cycle_searches,
-			(unsigned long long)rep->searches_spared);
-	used = strlen(res->summary);
-	if (rep->second_order && used < sizeof(res->summary))
-		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
-					 ", equally far destinations by descending LID");
-	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST && used < sizeof(res->summary))
-		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
-					 "; one layer routed every CA pair on a shortest path");
-	if (rep->single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS && used < sizeof(res->summary))
-		used += (size_t)snprintf(
-			res->summary + used, sizeof(res->summary) - used,
-			"; one layer fell back less than %u layers and had a lower "
-			"maximum EFI",
-			rep->vls);
-	if (rep->single_layer && used < sizeof(res->summary))
-		snprintf(
-			res->summary + used, sizeof(res->summary) - used,
-			", its destinations spread over the VLs, %u routed again in their VL alone",
-			rep->vl_rerouted);
+	add_summary(res, "%u VL%s (%s), %u destinations", rep->vls, rep->vls == 1 ? "" : "s",
+		    rep->partitioner, rep->destinations);
+	add_per_layer(res, rep->vls, rep->dests_per_layer);
+	add_summary(res, ", %u fall-backs to escape paths", rep->fallbacks);
+	if (rep->fallbacks)
+		add_per_layer(res, rep->vls, rep->fallbacks_per_layer);
+	add_summary(res,
+		    ", %u moved to another layer, %u layers routed again with fewer fall-backs, "
+		    "%u rerouted against the final weights, %u backtracks, %u second attempts, "
+		    "%u third attempts moving aside, %u shortcuts, %u switches moved aside, "
+		    "%u job destinations, %llu cycle searches (%llu spared)",
+		    rep->moved, rep->layers_rerouted, rep->rerouted, rep->backtracks,
+		    rep->second_attempts, rep->aside_attempts, rep->shortcuts, rep->moved_aside,
+		    rep->job_destinations, (unsigned long long)rep->cycle_searches,
+		    (unsigned long long)rep->searches_spared);
+	if (rep->second_order)
+		add_summary(res, ", equally far destinations by descending LID");
+	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST)
+		add_summary(res, "; one layer routed every CA pair on a shortest path");
+	if (rep->single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS)
+		add_summary(res,
+			    "; one layer fell back less than %u layers and had a lower maximum EFI",
+			    rep->vls);
+	if (rep->single_layer)
+		add_summary(res,
+			    ", its destinations spread over the VLs, %u routed again in their VL "
+			    "alone",
+			    rep->vl_rerouted);
 }
 
 /* Routes f with Nue on vls layers (and VLs). */

@@ -20,7 +20,7 @@ struct engine_result {
 	struct verify_report verify; /* valid when verified */
 	int verified;
 	int verify_streamed; /* the checks ran beside the routing (verify_feed_attach) */
-	char summary[768];   /* engine-specific: roots, ranks, layers, fall-backs */
+	char summary[1024];   /* engine-specific: roots, ranks, layers, fall-backs */
 	char warning[512];   /* what the operator should know although routing went on */
 	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */
 	uint32_t fallbacks; /* destinations on escape paths, or moved from DFSSSP to Nue */

@@ -555,6 +555,20 @@ static void test_shortcut_keeps_turns(void)
 	fabric_free(&f);
 }
 
+/* The fall-backs by layer add up to all of them, and no layer has more than its destinations. */
+static void check_layer_fallbacks(const struct nue_report *rep)
+{
+	uint32_t sum = 0;
+	unsigned i;
+
+	for (i = 0; i < NUE_MAX_VLS; i++) {
+		CHECK(rep->fallbacks_per_layer[i] <= rep->dests_per_layer[i]);
+		CHECK(i < rep->vls || rep->fallbacks_per_layer[i] == 0);
+		sum += rep->fallbacks_per_layer[i];
+	}
+	CHECK(sum == rep->fallbacks);
+}
+
 /*
  * Destinations that fall back in their own layer are routed again in the other layers once all
  * are done; one that a layer routes cycle-free moves there, with that layer as its SL.
@@ -582,6 +596,8 @@ static void test_fallbacks_move(void)
 	route_and_verify(&f, 4, "Kautz graph K(3,3), 4 layers");
 	CHECK(route_with(&f, &once, &r, &rep, &err) == 0);
 	CHECK(rep.moved == 3 && rep.fallbacks == 0);
+	/* Each moved destination leaves the count of the layer it fell back in. */
+	check_layer_fallbacks(&rep);
 	part = malloc(f.nendports);
 	CHECK(part && nue_partition(&f, 4, part));
 	for (i = 0; part && i < f.nendports; i++) {
@@ -613,6 +629,7 @@ static void route_tries(unsigned seed, unsigned k, unsigned tries, struct routin
 	testfab_set_vls(&f, 4);
 	CHECK(route_with(&f, &o, r, rep, &err) == 0);
 	CHECK(verify_routing(&f, r, &v) == 0 && verify_ok(&v));
+	check_layer_fallbacks(rep);
 	fabric_free(&f);
 }
 
@@ -646,6 +663,8 @@ static void test_layer_tries(void)
 
 	route_tries(32, 2, 1, &once, &once_rep);
 	CHECK(once_rep.fallbacks == 4);
+	printf("one try, 2 layers: fall-backs per layer %u/%u\n", once_rep.fallbacks_per_layer[0],
+	       once_rep.fallbacks_per_layer[1]);
 	route_tries(32, 2, 3, &r, &rep);
 	CHECK(rep.layers_rerouted == 0 && rep.fallbacks == once_rep.fallbacks);
 	CHECK(same_routing(&once, &r, r.lft_len - 1));
