@@ -42,9 +42,10 @@ struct sarnue_options {
 	int nue_rebalance;    /* sar-nue routes every CA LID once more against the final weights */
 	unsigned nue_threads; /* 0: auto; 1 or 2 threads for sar-nue's candidates */
 	unsigned nue_orders;  /* 1, or 2: one VL also routed with ties by descending LID */
-	unsigned nue_layer_tries; /* 1..3 routings of a layer with fall-backs, k > 1 */
-	int verify;		  /* run the verifier before tables reach OpenSM */
-	enum opt_dump dump;	  /* write path-SL and SL2VL dumps */
+	unsigned nue_layer_tries;      /* 1..6 routings of a layer with fall-backs, k > 1 */
+	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/swlayers.c), or empty */
+	int verify;		       /* run the verifier before tables reach OpenSM */
+	enum opt_dump dump;	       /* write path-SL and SL2VL dumps */
 	char job_map[OPT_PATH_MAX];
 	enum job_host_match job_host_match;
 	char config[OPT_PATH_MAX];

@@ -196,6 +196,42 @@ const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part)
 	return partition_bfs_blocks(f, k, part) ? NULL : "breadth-first blocks";
 }
 
+int nue_partition_by_switch(const struct fabric *f, const uint8_t *sw_layer, uint8_t *part)
+{
+	uint32_t n = f->nswitches, qh = 0, qt = 0, s, i;
+	uint8_t *layer = malloc(n ? n : 1);
+	uint32_t *queue = malloc(sizeof(uint32_t) * (n ? n : 1));
+	int rc = -1;
+
+	if (!layer || !queue)
+		goto out;
+	memcpy(layer, sw_layer, n);
+	for (s = 0; s < n; s++)
+		if (layer[s] != 0xff)
+			queue[qt++] = s;
+	while (qh < qt) {
+		uint32_t u = queue[qh++];
+
+		for (i = f->sw_adj_off[u]; i < f->sw_adj_off[u + 1]; i++) {
+			uint32_t v = f->nodes[f->ports[f->ports[f->sw_adj_port[i]].remote].node].sw;
+
+			if (layer[v] == 0xff) {
+				layer[v] = layer[u];
+				queue[qt++] = v;
+			}
+		}
+	}
+	for (i = 0; i < f->nendports; i++) {
+		s = endport_switch(f, f->endports[i]);
+		part[i] = s == FAB_NONE || layer[s] == 0xff ? 0 : layer[s];
+	}
+	rc = 0;
+out:
+	free(layer);
+	free(queue);
+	return rc;
+}
+
 /* Scratch for the convex subgraph and the betweenness computation. */
 struct central {
 	const struct fabric *f;

@@ -2599,6 +2599,21 @@ static int route_best(struct nue *n, struct fab_error *err)
 	return rc;
 }
 
+/* Layers the caller gave must be the VLs' own. */
+static int given_layers_fit(const struct fabric *f, const struct nue_opts *o, struct fab_error *err)
+{
+	uint32_t i;
+
+	for (i = 0; o->layers && i < f->nendports; i++) {
+		if (o->layers[i] < o->vls)
+			continue;
+		fab_error_set(err, "destination LID %u is given layer %u, but there are %u",
+			      f->ports[f->endports[i]].base_lid, o->layers[i], o->vls);
+		return -1;
+	}
+	return 0;
+}
+
 int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *r,
 	      struct nue_report *rep, struct fab_error *err)
 {
@@ -2609,8 +2624,10 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 	rep->vls = o->vls;
 	if (check_fabric(f, o->vls, err))
 		return -1;
-	if (nue_prepare(&n, NULL, err))
+	if (given_layers_fit(f, o, err) || nue_prepare(&n, o->layers, err))
 		goto out;
+	if (o->layers)
+		rep->partitioner = "nue_layers";
 	if (n.k > 1 && routing_alloc_sl_by_dlid(r)) {
 		fab_error_set(err, "out of memory for the SL of %u LIDs", f->max_lid);
 		goto out;

@@ -23,6 +23,7 @@ struct nue_opts {
 	unsigned orders;	    /* one layer: 2 also routes ties by descending LID; else 1 */
 	unsigned layer_tries;	    /* k > 1: routings of a layer with fall-backs, 1..6 (0: 6) */
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
+	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 };
 
 /* Why one layer's routes, spread over the VLs, won with k > 1 (nue_report.single_layer). */
@@ -70,6 +71,15 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
  * Returns the name of the method used, NULL on allocation failure.
  */
 const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part);
+
+/*
+ * Destination layers from the layers of some switches (nue_layers=): part[i] for each end port
+ * in f->endports is the layer of its switch.  sw_layer[s] is 0..k-1, or 0xff for a switch
+ * without one, which takes the layer of the nearest switch with one (breadth-first, the
+ * lowest switch index first on a tie; layer 0 when none is reachable).  Returns 0, -1 on
+ * allocation failure.
+ */
+int nue_partition_by_switch(const struct fabric *f, const uint8_t *sw_layer, uint8_t *part);
 
 /*
  * Root of a layer's escape paths: the switch of highest betweenness centrality inside the convex

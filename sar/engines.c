@@ -13,6 +13,7 @@
 #include "dfsssp.h"
 #include "fit.h"
 #include "nue.h"
+#include "swlayers.h"
 #include "threads.h"
 #include "updn.h"
 
@@ -475,6 +476,45 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 			    rep->vl_rerouted);
 }
 
+/*
+ * The layers of nue_layers= for every destination, in *layers (NULL without the option or with
+ * one layer); a switch of the file that the fabric lacks is only warned about.
+ */
+static int load_nue_layers(const struct fabric *f, const struct sarnue_options *o, unsigned vls,
+			   uint8_t **layers, struct engine_result *res, struct fab_error *err)
+{
+	uint8_t *sw_layer = NULL;
+	uint32_t unknown = 0;
+	int ret = -1;
+
+	*layers = NULL;
+	if (!o->nue_layers[0] || vls < 2)
+		return 0;
+	sw_layer = malloc(f->nswitches ? f->nswitches : 1);
+	*layers = malloc(f->nendports ? f->nendports : 1);
+	if (!sw_layer || !*layers) {
+		fab_error_set(err, "out of memory for the layers of %s", o->nue_layers);
+		goto out;
+	}
+	if (switch_layers_load(f, o->nue_layers, vls, sw_layer, &unknown, err))
+		goto out;
+	if (nue_partition_by_switch(f, sw_layer, *layers)) {
+		fab_error_set(err, "out of memory for the layers of %s", o->nue_layers);
+		goto out;
+	}
+	if (unknown)
+		add_warning(res, "nue_layers %s: %u switch%s not in the fabric, skipped",
+			    o->nue_layers, unknown, unknown == 1 ? "" : "es");
+	ret = 0;
+out:
+	free(sw_layer);
+	if (ret) {
+		free(*layers);
+		*layers = NULL;
+	}
+	return ret;
+}
+
 /* Routes f with Nue on vls layers (and VLs). */
 static int run_nue(const struct fabric *f, const struct sarnue_options *o, struct engine_ctx *ctx,
 		   unsigned vls, struct routing *r, struct engine_result *res,
@@ -492,15 +532,20 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 	struct nue_report rep;
 	int ret = -1;
 
+	uint8_t *layers = NULL;
+
 	job_map_init(&tmp);
-	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err))
+	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||
+	    load_nue_layers(f, o, vls, &layers, res, err))
 		goto out;
 	no.jobs = jobs && jobs->njobs ? jobs : NULL;
+	no.layers = layers;
 	if (nue_route(f, &no, r, &rep, err))
 		goto out;
 	nue_summary(&rep, res);
 	ret = 0;
 out:
+	free(layers);
 	job_map_free(&tmp);
 	return ret;
 }

@@ -109,6 +109,7 @@ enum opt_id {
 	OPT_N,
 	OPT_DIMS,
 	OPT_MESH,
+	OPT_LAYERS_FILE,
 	OPT_HPS,
 	OPT_SWITCHES,
 	OPT_DEGREE,
@@ -162,6 +163,7 @@ static const struct opt_spec opt_specs[] = {
 	{ "--n", OPT_N, ARG_NUM, TB(TOPO_KTREE) | TB(TOPO_KAUTZ) },
 	{ "--dims", OPT_DIMS, ARG_STR, TB(TOPO_TORUS) | TB(TOPO_HYPERX) },
 	{ "--mesh", OPT_MESH, ARG_NONE, TB(TOPO_TORUS) },
+	{ "--layers-file", OPT_LAYERS_FILE, ARG_STR, TB(TOPO_TORUS) },
 	{ "--hosts-per-switch", OPT_HPS, ARG_NUM, HPS_TOPOS },
 	{ "--switches", OPT_SWITCHES, ARG_NUM, TB(TOPO_RANDOM) },
 	{ "--degree", OPT_DEGREE, ARG_NUM, TB(TOPO_RANDOM) },
@@ -301,7 +303,7 @@ static const char *const help_text[] = {
 	"                        [--links-per-pair R]",
 	"    sarnue gen ktree --k K --n N [--hosts-per-leaf H]",
 	"    sarnue gen torus --dims A[xB[xC]] [--mesh] [--hosts-per-switch T]",
-	"                     [--links-per-pair R]",
+	"                     [--links-per-pair R] [--layers-file FILE]",
 	"    sarnue gen random --switches N --degree D [--hosts-per-switch T] [--seed S]",
 	"    sarnue gen dragonfly --a A --p P --h H [--g G]",
 	"    sarnue gen xgft --h H --m M1,...,MH --w 1,W2,...,WH [--links-per-pair R]",
@@ -363,6 +365,12 @@ static const char *const help_text[] = {
 	"        a dimension of size 2).  Mesh edge switches leave the ports of the",
 	"        missing direction unconnected, so a port always means the same",
 	"        direction.",
+	"        --layers-file FILE also writes a switch layers file for sar-nue's",
+	"        nue_layers= option: every dimension of size 2 or more is cut into",
+	"        two halves, and each block of halves is a layer (8 layers for a",
+	"        3-dimensional torus, 4 for 2, 2 for 1), one '\"torus X,Y,Z\" LAYER'",
+	"        line per switch left.  Layers of half of each ring fall back far",
+	"        less often than METIS's parts, which can run round whole rings.",
 	"",
 	"    random",
 	"        Random D-regular graph of N switches (Jellyfish construction:",
@@ -3235,6 +3243,51 @@ static int write_output(const struct gen_fabric *f, const struct opts *o, const 
 	return rc;
 }
 
+/* Torus switch s's block of halves: bit i set in the upper half of the i-th cut dimension. */
+static unsigned torus_block(const struct opts *o, uint32_t s)
+{
+	uint64_t stride = 1;
+	unsigned d, bit = 0, layer = 0;
+
+	for (d = 0; d < o->ndims; d++) {
+		uint64_t c = (s / stride) % o->dims[d];
+
+		if (o->dims[d] >= 2)
+			layer |= (unsigned)(c * 2 / o->dims[d]) << bit++;
+		stride *= o->dims[d];
+	}
+	return layer;
+}
+
+/* --layers-file: the torus's blocks of halves as a switch layers file (nue_layers=). */
+static int write_layers_file(const struct gen_fabric *f, const struct opts *o)
+{
+	const char *out = o->val[OPT_LAYERS_FILE];
+	char *tmp = NULL;
+	uint32_t s;
+	FILE *fp;
+	int rc, err;
+
+	rc = open_temp(out, &tmp, &fp);
+	if (rc)
+		return rc;
+	fprintf(fp, "# sar-nue switch layers (nue_layers=): blocks of half of each ring\n");
+	for (s = 0; s < f->nsw; s++)
+		if (!f->dead[s])
+			fprintf(fp, "\"%s\" %u\n", f->desc[s], torus_block(o, s));
+	err = ferror(fp) ? (errno ? errno : EIO) : 0;
+	if (fclose(fp) && !err)
+		err = errno;
+	if (!err && rename(tmp, out))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		rc = gen_fail("cannot write %s: %s", out, strerror(err));
+	}
+	free(tmp);
+	return rc;
+}
+
 static void report(const struct gen_fabric *f, const struct rm_log *log, uint32_t nhosts)
 {
 	size_t i;
@@ -3304,6 +3357,11 @@ int gen_main(int argc, char **argv)
 	rc = write_output(&f, &o, &hf, hid, nhosts, argc, argv);
 	if (rc)
 		goto out;
+	if (o.set[OPT_LAYERS_FILE]) {
+		rc = write_layers_file(&f, &o);
+		if (rc)
+			goto out;
+	}
 	report(&f, &log, nhosts);
 out:
 	free(hid);

@@ -32,6 +32,15 @@ expect_fail 3 'malformed.net:3: expected "remote-id"\[port\]' "$SARNUE_BIN" rout
 expect_fail 3 'badport.net:2: bad local port number' "$SARNUE_BIN" route "$tmp/badport.net"
 expect_fail 3 'missing.net: No such file' "$SARNUE_BIN" route "$tmp/missing.net"
 expect_fail 2 "bad value for nue_vls: '0'" "$SARNUE_BIN" route -O nue_vls=0 "$good"
+printf '# blocks\n"S1" 1\n"S2" 9\n' >"$tmp/layers.txt"
+expect_fail 1 'layers.txt:3: layer 9, but sar-nue routes 2 layers \(0\.\.1\)' \
+	"$SARNUE_BIN" route -e sar-nue --vls 2 -O nue_vls=2 -O "nue_layers=$tmp/layers.txt" "$good" -o "$tmp/o2"
+t_expect "no dump written for a bad layers file" test ! -e "$tmp/o2"
+printf 'spine-7 1\n' >"$tmp/other.txt"
+expect_fail 1 "other.txt names none of the fabric's 5 switches" \
+	"$SARNUE_BIN" route -e sar-nue --vls 2 -O nue_vls=2 -O "nue_layers=$tmp/other.txt" "$good"
+expect_fail 1 'nolayers.txt: No such file' \
+	"$SARNUE_BIN" route -e sar-nue --vls 2 -O nue_vls=2 -O "nue_layers=$tmp/nolayers.txt" "$good"
 expect_fail 2 "unknown option 'bogus'" "$SARNUE_BIN" route -O bogus=1 "$good"
 expect_fail 2 '--engine nope: unknown engine' "$SARNUE_BIN" route --engine nope "$good"
 expect_fail 2 'give --dump-dir' "$SARNUE_BIN" check

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `sarnue route` offline on larger generated fabrics than ibsim comfortably runs: a 3D torus
 # with 1% of its links removed, an 8-ary 3-tree, a random regular graph and a dragonfly with
-# faults.  Each must verify, and ibdmchk must confirm the dumps have no credit loop.
+# faults, and the torus again with sar-nue on 8 VLs in the layers gen writes for it.  Each must
+# verify, and ibdmchk must confirm the dumps have no credit loop.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibdmchk
@@ -15,7 +16,7 @@ offline() {
 		t_fail "$name: sarnue gen $*"
 		return
 	fi
-	if "$SARNUE_BIN" route "$tmp/$name.net" -o "$tmp/$name" >"$tmp/$name.out" 2>&1; then
+	if "$SARNUE_BIN" route "${route_args[@]}" "$tmp/$name.net" -o "$tmp/$name" >"$tmp/$name.out" 2>&1; then
 		t_ok "$name: routed and verified ($(grep -m1 'route time' "$tmp/$name.out" | tr -s ' '))"
 	else
 		t_fail "$name: sarnue route"
@@ -31,7 +32,19 @@ offline() {
 	t_grep "$name: ibdmchk finds no credit loop" '^-I- no credit loops found' "$tmp/$name/ibdmchk.out"
 }
 
+route_args=()
 offline torus6 torus --dims 6x6x6 --hosts-per-switch 2 --remove-links 1% --seed 11
+# nue_layers=: every destination in its switch's block of half of each ring (27 switches, 81
+# destinations each).
+route_args=(-e sar-nue --vls 8 -O nue_vls=8 -O "nue_layers=$tmp/blocks.txt")
+offline torus6blocks torus --dims 6x6x6 --hosts-per-switch 2 --remove-links 1% --seed 11 \
+	--layers-file "$tmp/blocks.txt"
+t_grep "torus6blocks: the layers file gives the layers" \
+	'8 VLs \(nue_layers\), 648 destinations per layer (81/){7}81, 0 fall-backs' \
+	"$tmp/torus6blocks.out"
+t_expect "torus6blocks: gen wrote a layer for each of the 216 switches" \
+	test "$(grep -c '^"torus [0-9]*,[0-9]*,[0-9]*" [0-7]$' "$tmp/blocks.txt")" = 216
+route_args=()
 offline ktree8 ktree --k 8 --n 3 --hosts-per-leaf 4
 offline random64 random --switches 64 --degree 8 --hosts-per-switch 4 --seed 5
 offline dragonfly dragonfly --a 6 --p 3 --h 3 --remove-links 4 --seed 2

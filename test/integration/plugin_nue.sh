@@ -1,8 +1,8 @@
 #!/bin/bash
 # sar-nue inside OpenSM under ibsim: the 5-switch ring on one VL (where every shortest-path
 # routing deadlocks), the 4x4x3 torus without a switch on 1-4 VLs, 3D tori with 1% of the links
-# removed on 8 VLs, random, dragonfly, Kautz, multi-island and 2- and 3-level fat-tree fabrics
-# with and without faults, and LMC 1.
+# removed on 8 VLs (one of them in the layers of a nue_layers= file), random, dragonfly, Kautz,
+# multi-island and 2- and 3-level fat-tree fabrics with and without faults, and LMC 1.
 # Each routing is checked by sarnue check (dumps and live tables) and by ibdmchk, with the
 # SL2VL tables read back from the switches.  Then the faults: more layers than QoS allows, more
 # layers than the ports have VLs.
@@ -78,6 +78,18 @@ for dims in 2x2x2 3x3x3 4x4x4 6x6x6; do
 	gen "t$dims" torus --dims $dims --hosts-per-switch 1 --remove-links 1% --seed 11 &&
 		nue "torus $dims, 1% links removed" 8 "$SIM_TMP/t$dims.net"
 done
+
+# nue_layers=: the blocks of half of each ring that gen writes, by the node descriptions OpenSM
+# reads from the switches; offline from OpenSM's subnet.lst the same file gives the same tables.
+if gen t444blocks torus --dims 4x4x4 --hosts-per-switch 2 --remove-links 1% --seed 11 \
+	--layers-file "$SIM_TMP/t444blocks.layers"; then
+	NUE_EXTRA="nue_layers=$SIM_TMP/t444blocks.layers" nue "torus 4x4x4 in blocks" 8 \
+		"$SIM_TMP/t444blocks.net"
+	t_grep "torus 4x4x4 in blocks: every switch named, 24 destinations per layer" \
+		'sar-nue: routed .* 8 VLs \(nue_layers\), 192 destinations per layer (24/){7}24, ' \
+		"$SIM_OPENSM_LOG"
+	NUE_EXTRA="nue_layers=$SIM_TMP/t444blocks.layers" offline_matches "torus 4x4x4 in blocks" 8
+fi
 
 gen random random --switches 24 --degree 5 --hosts-per-switch 2 --seed 7 &&
 	nue "random 24 switches degree 5" 1 "$SIM_TMP/random.net"

@@ -21,6 +21,7 @@
 #include "engines.h"
 #include "metrics.h"
 #include "nue.h"
+#include "swlayers.h"
 #include "testfab.h"
 #include "threads.h"
 #include "verify.h"
@@ -1265,6 +1266,164 @@ static void test_spare_cpu(void)
 	fabric_free(&f);
 }
 
+/* Writes text to a new temporary file; its path, or NULL. */
+static char *temp_text(const char *text)
+{
+	static char path[64];
+	FILE *out;
+	int fd;
+
+	strcpy(path, "/tmp/sarnue-layers-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	out = fdopen(fd, "w");
+	fputs(text, out);
+	fclose(out);
+	return path;
+}
+
+/* switch_layers_load on text for f with k layers; the error message in err. */
+static int load_layers_text(const struct fabric *f, const char *text, unsigned k, uint8_t *sw_layer,
+			    uint32_t *unknown, struct fab_error *err)
+{
+	char *path = temp_text(text);
+	int rc;
+
+	if (!path)
+		return -2;
+	rc = switch_layers_load(f, path, k, sw_layer, unknown, err);
+	unlink(path);
+	return rc;
+}
+
+/* A bad switch layers file names the line and what is wrong, and gives no switch a layer. */
+static void switch_layers_errors(const struct fabric *f)
+{
+	static const struct {
+		const char *text, *says;
+	} bad[] = {
+		{ "sw0 0\nsw1 4\n", ":2: layer 4, but sar-nue routes 4 layers (0..3)" },
+		{ "# no layer\nsw1\n", ":2: expected 'SWITCH LAYER'" },
+		{ "sw1 x\n", ":1: expected 'SWITCH LAYER'" },
+		{ "sw1 1\n\nsw1 1\n", ":3: switch sw1 was given on line 1 already" },
+		{ "0x10zz 1\n", ":1: \"0x10zz\" is not a GUID" },
+		{ "# other fabric\nspine9 1\n0x99 2\n", " names none of the fabric's 64 switches" },
+	};
+	uint8_t *sw_layer = malloc(f->nswitches);
+	struct fab_error err;
+	uint32_t unknown, i, s;
+
+	for (i = 0; sw_layer && i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err.msg[0] = '\0';
+		CHECK(load_layers_text(f, bad[i].text, 4, sw_layer, &unknown, &err) == -1);
+		if (!strstr(err.msg, bad[i].says))
+			printf("layers file error \"%s\" lacks \"%s\"\n", err.msg, bad[i].says);
+		CHECK(strstr(err.msg, bad[i].says) != NULL);
+		for (s = 0; s < f->nswitches; s++)
+			CHECK(sw_layer[s] == SWLAYER_NONE);
+	}
+	CHECK(switch_layers_load(f, "/nonexistent/layers", 4, sw_layer, &unknown, &err) == -1);
+	CHECK(strstr(err.msg, "/nonexistent/layers: No such file") != NULL);
+	free(sw_layer);
+}
+
+/*
+ * nue_layers=: the layers of a file's switches become those of their destinations, by node
+ * description, quoted description or node GUID; switches it does not name take the nearest
+ * named one's layer, and switches the fabric lacks are counted.  On the 4x4x4 torus the blocks
+ * of half of each ring are routed, deadlock-free, with each destination in its block's layer.
+ */
+static void test_switch_layers_file(void)
+{
+	static unsigned links[3 * 64][2];
+	unsigned n = testfab_torus(links, 4, 4, 4, -1);
+	char text[4096];
+	size_t at = 0;
+	struct nue_opts o = { .vls = 8 };
+	struct nue_report rep;
+	struct verify_report v;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+	uint8_t *sw_layer, *part;
+	uint32_t unknown = 99, i, s, off_block = 0;
+
+	CHECK(testfab_build(&f, 64, 2, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 8);
+	sw_layer = malloc(f.nswitches);
+	part = malloc(f.nendports);
+	at += (size_t)snprintf(text + at, sizeof(text) - at, "# blocks of 2x2x2\n\n");
+	for (i = 0; i < 64; i++) {
+		unsigned layer = (i % 4) / 2 + 2 * ((i / 4 % 4) / 2) + 4 * ((i / 16) / 2);
+
+		if (i == 21 || i == 42) /* left for the nearest named switch */
+			continue;
+		if (i == 5)
+			at += (size_t)snprintf(text + at, sizeof(text) - at, "0x%x\t%u\n",
+					       0x1000 + i, layer);
+		else if (i == 6)
+			at += (size_t)snprintf(text + at, sizeof(text) - at, "  \"sw%u\"  %u \r\n",
+					       i, layer);
+		else
+			at += (size_t)snprintf(text + at, sizeof(text) - at, "sw%u %u\n", i, layer);
+	}
+	snprintf(text + at, sizeof(text) - at, "gone-switch 3\n0xdead 2\n");
+	CHECK(sw_layer && part && load_layers_text(&f, text, 8, sw_layer, &unknown, &err) == 0);
+	if (err.msg[0])
+		printf("layers file: %s\n", err.msg);
+	CHECK(unknown == 2);
+	for (i = 0; sw_layer && i < 64; i++) {
+		s = f.nodes[fabric_find_node_by_guid(&f, 0x1000 + i)].sw;
+		CHECK((i == 21 || i == 42) == (sw_layer[s] == SWLAYER_NONE));
+	}
+	CHECK(part && nue_partition_by_switch(&f, sw_layer, part) == 0);
+	o.layers = part;
+	CHECK(route_with(&f, &o, &r, &rep, &err) == 0);
+	CHECK(rep.partitioner && !strcmp(rep.partitioner, "nue_layers"));
+	CHECK(verify_routing(&f, &r, &v) == 0 && verify_ok(&v));
+	for (i = 0; part && i < f.nendports; i++) {
+		uint32_t port = f.endports[i], node = f.ports[port].node, sw;
+
+		if (!fabric_is_switch(&f, node))
+			node = fabric_attached_switch(&f, port);
+		sw = f.nodes[node].sw;
+		if (sw_layer[sw] == SWLAYER_NONE)
+			continue;
+		/* Moved fall-backs may leave their block; none do here. */
+		off_block += routing_path_sl(&r, 1, f.ports[port].base_lid) != sw_layer[sw];
+	}
+	CHECK(off_block == rep.moved && rep.fallbacks == 0);
+	printf("4x4x4 torus in blocks: %u moved, %u fall-backs\n", rep.moved, rep.fallbacks);
+	routing_free(&r);
+	/* The two switches left out take the layer of their first named neighbour. */
+	for (i = 0; part && i < f.nendports; i++) {
+		uint32_t port = f.endports[i], j, first = FAB_NONE;
+
+		if (!fabric_is_switch(&f, f.ports[port].node))
+			continue;
+		s = f.nodes[f.ports[port].node].sw;
+		if (sw_layer[s] != SWLAYER_NONE)
+			continue;
+		for (j = f.sw_adj_off[s]; j < f.sw_adj_off[s + 1]; j++) {
+			uint32_t nb = f.nodes[f.ports[f.ports[f.sw_adj_port[j]].remote].node].sw;
+
+			if (sw_layer[nb] != SWLAYER_NONE && (first == FAB_NONE || nb < first))
+				first = nb;
+		}
+		CHECK(first != FAB_NONE && part[i] == sw_layer[first]);
+	}
+	/* A layer the VLs lack is refused before routing. */
+	part[0] = 8;
+	CHECK(route_with(&f, &o, &r, &rep, &err) == -1);
+	CHECK(strstr(err.msg, "is given layer 8, but there are 8") != NULL);
+	routing_free(&r);
+	switch_layers_errors(&f);
+	free(sw_layer);
+	free(part);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_cdg_order();
@@ -1294,5 +1453,6 @@ int main(void)
 	test_jobs_and_determinism();
 	test_errors();
 	test_central_switch();
+	test_switch_layers_file();
 	return CHECK_RESULT();
 }
