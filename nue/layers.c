@@ -22,6 +22,7 @@
 
 #include "nue.h"
 #include "sortu64.h"
+#include "swlayers.h"
 
 /* Breadth-first order of the switches from switch 0 (lowest GUID); unreachable ones last. */
 static int bfs_order(const struct fabric *f, uint32_t *rank)
@@ -207,7 +208,7 @@ int nue_partition_by_switch(const struct fabric *f, const uint8_t *sw_layer, uin
 		goto out;
 	memcpy(layer, sw_layer, n);
 	for (s = 0; s < n; s++)
-		if (layer[s] != 0xff)
+		if (layer[s] != SWLAYER_NONE)
 			queue[qt++] = s;
 	while (qh < qt) {
 		uint32_t u = queue[qh++];
@@ -215,7 +216,7 @@ int nue_partition_by_switch(const struct fabric *f, const uint8_t *sw_layer, uin
 		for (i = f->sw_adj_off[u]; i < f->sw_adj_off[u + 1]; i++) {
 			uint32_t v = f->nodes[f->ports[f->ports[f->sw_adj_port[i]].remote].node].sw;
 
-			if (layer[v] == 0xff) {
+			if (layer[v] == SWLAYER_NONE) {
 				layer[v] = layer[u];
 				queue[qt++] = v;
 			}
@@ -223,7 +224,7 @@ int nue_partition_by_switch(const struct fabric *f, const uint8_t *sw_layer, uin
 	}
 	for (i = 0; i < f->nendports; i++) {
 		s = endport_switch(f, f->endports[i]);
-		part[i] = s == FAB_NONE || layer[s] == 0xff ? 0 : layer[s];
+		part[i] = s == FAB_NONE || layer[s] == SWLAYER_NONE ? 0 : layer[s];
 	}
 	rc = 0;
 out:

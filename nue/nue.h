@@ -74,10 +74,10 @@ const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part);
 
 /*
  * Destination layers from the layers of some switches (nue_layers=): part[i] for each end port
- * in f->endports is the layer of its switch.  sw_layer[s] is 0..k-1, or 0xff for a switch
- * without one, which takes the layer of the nearest switch with one (breadth-first, the
- * lowest switch index first on a tie; layer 0 when none is reachable).  Returns 0, -1 on
- * allocation failure.
+ * in f->endports is the layer of its switch.  sw_layer[s] is 0..k-1, or SWLAYER_NONE
+ * (swlayers.h) for a switch without one, which takes the layer of the nearest switch with one
+ * (breadth-first from those, in switch index order; layer 0 when none is reachable).  Returns
+ * 0, -1 on allocation failure.
  */
 int nue_partition_by_switch(const struct fabric *f, const uint8_t *sw_layer, uint8_t *part);
 

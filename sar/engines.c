@@ -530,9 +530,8 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 	};
 	struct job_map tmp, *jobs = NULL;
 	struct nue_report rep;
-	int ret = -1;
-
 	uint8_t *layers = NULL;
+	int ret = -1;
 
 	job_map_init(&tmp);
 	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||

@@ -86,6 +86,9 @@ fi
 large=(
 	"ktree-24-3 ktree --k 24 --n 3 --hosts-per-leaf 24"
 	"torus-16x16x16-1pct torus --dims 16x16x16 --hosts-per-switch 4 --remove-links 1% --seed 1"
+	# The same torus with sar-nue's layers in blocks of half of each ring (nue_layers=, for 8 VLs;
+	# with 1 VL the file is not read, with 2 or 4 it is refused).
+	"torus-16x16x16-blocks torus --dims 16x16x16 --hosts-per-switch 4 --remove-links 1% --seed 1 --layers-file @LAYERS@"
 	"random-2000-d12 random --switches 2000 --degree 12 --hosts-per-switch 10 --seed 1"
 )
 
@@ -176,6 +179,11 @@ gen_fabric() {
 	read -r name args <<<"$1"
 	[[ -z $only || " $only " == *" $name "* ]] || return 1
 	net=$SIM_TMP/$name.net
+	layers_opt=()
+	if [[ $args == *@LAYERS@* ]]; then
+		args=${args//@LAYERS@/$SIM_TMP/$name.layers}
+		layers_opt=(-O "nue_layers=$SIM_TMP/$name.layers")
+	fi
 	# shellcheck disable=SC2086
 	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; return 1; }
 	summary=$(tail -n 1 "$SIM_TMP/gen.err")
@@ -238,7 +246,8 @@ for spec in "${large[@]}"; do
 			[[ $eng == sar-* ]] || continue
 			layered "$eng" || [[ $k == "${vls%% *}" ]] || continue
 			json=$("$SARNUE_BIN" route -e "$eng" -O nue_vls="$k" -O dfsssp_vls="$k" \
-				-O verify=no "${SIM_ROUTE_OPTION_ARGS[@]}" --vls "$k" --json "$net" 2>&1)
+				-O verify=no "${SIM_ROUTE_OPTION_ARGS[@]}" "${layers_opt[@]}" --vls "$k" \
+				--json "$net" 2>&1)
 			# shellcheck disable=SC2059
 			printf "$orow" "$name" "$sw" "$hosts" "$k" "$eng" \
 				"$(json_field route_seconds "$json")" "$(json_field peak_rss_kib "$json")" \
