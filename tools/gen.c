@@ -3212,13 +3212,30 @@ static int open_temp(const char *out, char **tmp_out, FILE **fp_out)
 	return GEN_OK;
 }
 
+/* Closes what open_temp opened and renames it to out, or removes it if writing failed. */
+static int commit_temp(FILE *fp, char *tmp, const char *out)
+{
+	int err = ferror(fp) ? (errno ? errno : EIO) : 0, rc = GEN_OK;
+
+	if (fclose(fp) && !err)
+		err = errno;
+	if (!err && rename(tmp, out))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		rc = gen_fail("cannot write %s: %s", out, strerror(err));
+	}
+	free(tmp);
+	return rc;
+}
+
 static int write_output(const struct gen_fabric *f, const struct opts *o, const struct hostfmt *hf,
 			const uint32_t *hid, uint32_t nhosts, int argc, char **argv)
 {
 	const char *out = o->set[OPT_OUT] ? o->val[OPT_OUT] : "-";
 	char *tmp = NULL;
 	FILE *fp;
-	int rc, err;
+	int rc;
 
 	if (!strcmp(out, "-")) {
 		write_net(stdout, f, hf, hid, nhosts, argc, argv);
@@ -3231,17 +3248,7 @@ static int write_output(const struct gen_fabric *f, const struct opts *o, const 
 	if (rc)
 		return rc;
 	write_net(fp, f, hf, hid, nhosts, argc, argv);
-	err = ferror(fp) ? (errno ? errno : EIO) : 0;
-	if (fclose(fp) && !err)
-		err = errno;
-	if (!err && rename(tmp, out))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		rc = gen_fail("cannot write %s: %s", out, strerror(err));
-	}
-	free(tmp);
-	return rc;
+	return commit_temp(fp, tmp, out);
 }
 
 /* Torus switch s's block of halves: bit i set in the upper half of the i-th cut dimension. */
@@ -3261,32 +3268,14 @@ static unsigned torus_block(const struct opts *o, uint32_t s)
 }
 
 /* --layers-file: the torus's blocks of halves as a switch layers file (nue_layers=). */
-static int write_layers_file(const struct gen_fabric *f, const struct opts *o)
+static void write_layers(FILE *fp, const struct gen_fabric *f, const struct opts *o)
 {
-	const char *out = o->val[OPT_LAYERS_FILE];
-	char *tmp = NULL;
 	uint32_t s;
-	FILE *fp;
-	int rc, err;
 
-	rc = open_temp(out, &tmp, &fp);
-	if (rc)
-		return rc;
 	fprintf(fp, "# sar-nue switch layers (nue_layers=): blocks of half of each ring\n");
 	for (s = 0; s < f->nsw; s++)
 		if (!f->dead[s])
 			fprintf(fp, "\"%s\" %u\n", f->desc[s], torus_block(o, s));
-	err = ferror(fp) ? (errno ? errno : EIO) : 0;
-	if (fclose(fp) && !err)
-		err = errno;
-	if (!err && rename(tmp, out))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		rc = gen_fail("cannot write %s: %s", out, strerror(err));
-	}
-	free(tmp);
-	return rc;
 }
 
 static void report(const struct gen_fabric *f, const struct rm_log *log, uint32_t nhosts)
@@ -3324,6 +3313,8 @@ int gen_main(int argc, char **argv)
 	struct hostfmt hf;
 	struct opts o;
 	uint32_t *hid = NULL, nhosts;
+	char *layers_tmp = NULL;
+	FILE *layers_fp = NULL;
 	int rc;
 
 	rc = parse_args(&o, argc, argv);
@@ -3355,16 +3346,29 @@ int gen_main(int argc, char **argv)
 			     nhosts);
 	if (rc)
 		goto out;
+	/* Created first, so that a layers file that cannot be written leaves no net file either. */
+	if (o.set[OPT_LAYERS_FILE]) {
+		rc = open_temp(o.val[OPT_LAYERS_FILE], &layers_tmp, &layers_fp);
+		if (rc)
+			goto out;
+	}
 	rc = write_output(&f, &o, &hf, hid, nhosts, argc, argv);
 	if (rc)
 		goto out;
-	if (o.set[OPT_LAYERS_FILE]) {
-		rc = write_layers_file(&f, &o);
+	if (layers_fp) {
+		write_layers(layers_fp, &f, &o);
+		rc = commit_temp(layers_fp, layers_tmp, o.val[OPT_LAYERS_FILE]);
+		layers_fp = NULL;
 		if (rc)
 			goto out;
 	}
 	report(&f, &log, nhosts);
 out:
+	if (layers_fp) {
+		fclose(layers_fp);
+		unlink(layers_tmp);
+		free(layers_tmp);
+	}
 	free(hid);
 	free(log.ev);
 	free(o.rm_ids);

@@ -41,6 +41,14 @@ expect_fail 1 "other.txt names none of the fabric's 5 switches" \
 	"$SARNUE_BIN" route -e sar-nue --vls 2 -O nue_vls=2 -O "nue_layers=$tmp/other.txt" "$good"
 expect_fail 1 'nolayers.txt: No such file' \
 	"$SARNUE_BIN" route -e sar-nue --vls 2 -O nue_vls=2 -O "nue_layers=$tmp/nolayers.txt" "$good"
+# gen --layers-file writes both files or neither.
+expect_fail 1 'cannot create .*/nodir/blocks.txt' \
+	"$SARNUE_BIN" gen torus --dims 4x4 --layers-file "$tmp/nodir/blocks.txt" -o "$tmp/t44.net"
+t_expect "no net file when the layers file cannot be written" test ! -e "$tmp/t44.net"
+expect_fail 1 'cannot create .*/nodir/t44.net' \
+	"$SARNUE_BIN" gen torus --dims 4x4 --layers-file "$tmp/blocks.txt" -o "$tmp/nodir/t44.net"
+t_expect "no layers file, nor its temporary, when the net file cannot be written" \
+	test -z "$(find "$tmp" -maxdepth 1 -name 'blocks.txt*')"
 expect_fail 2 "unknown option 'bogus'" "$SARNUE_BIN" route -O bogus=1 "$good"
 expect_fail 2 '--engine nope: unknown engine' "$SARNUE_BIN" route --engine nope "$good"
 expect_fail 2 'give --dump-dir' "$SARNUE_BIN" check
