@@ -1266,31 +1266,14 @@ static void test_spare_cpu(void)
 	fabric_free(&f);
 }
 
-/* Writes text to a new temporary file; its path, or NULL. */
-static char *temp_text(const char *text)
-{
-	static char path[64];
-	FILE *out;
-	int fd;
-
-	strcpy(path, "/tmp/sarnue-layers-XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return NULL;
-	out = fdopen(fd, "w");
-	fputs(text, out);
-	fclose(out);
-	return path;
-}
-
 /* switch_layers_load on text for f with k layers; the error message in err. */
 static int load_layers_text(const struct fabric *f, const char *text, unsigned k, uint8_t *sw_layer,
 			    uint32_t *unknown, struct fab_error *err)
 {
-	char *path = temp_text(text);
+	char path[] = "/tmp/sarnue-layers-XXXXXX";
 	int rc;
 
-	if (!path)
+	if (testfab_write_file(path, text))
 		return -2;
 	rc = switch_layers_load(f, path, k, sw_layer, unknown, err);
 	unlink(path);
