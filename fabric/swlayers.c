@@ -10,8 +10,8 @@
  * holds blanks of its own at either end; offline the net file's node name matches too).
  * Switches of the file that the fabric lacks are counted and skipped, so that a failed switch
  * does not stop the routing; a malformed line, a layer out of range, a description that names
- * several switches, or a switch given twice is an error naming the file and the line, and so
- * is a file that names none of the fabric's switches.
+ * several switches, a switch given twice or a CA's GUID is an error naming the file and the line,
+ * and so is a file that names none of the fabric's switches.
  */
 #include "swlayers.h"
 
@@ -117,6 +117,11 @@ static int parse_switch(struct reader *rd, char *text, uint32_t *sw)
 			return -1;
 		}
 		node = fabric_find_node_by_guid(rd->f, guid);
+		if (node != FAB_NONE && !fabric_is_switch(rd->f, node)) {
+			fab_error_set(rd->err, "%s:%u: %s is not a switch but %s", rd->path,
+				      rd->lineno, text, fabric_node_desc(rd->f, node));
+			return -1;
+		}
 		*sw = node == FAB_NONE ? FAB_NONE : rd->f->nodes[node].sw;
 		return 0;
 	}

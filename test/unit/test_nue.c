@@ -1291,6 +1291,7 @@ static void switch_layers_errors(const struct fabric *f)
 		{ "sw1 x\n", ":1: expected 'SWITCH LAYER'" },
 		{ "sw1 1\n\nsw1 1\n", ":3: switch sw1 was given on line 1 already" },
 		{ "0x10zz 1\n", ":1: \"0x10zz\" is not a GUID" },
+		{ "sw0 1\n0x100000 1\n", ":2: 0x100000 is not a switch but h0.0" },
 		{ "# other fabric\nspine9 1\n0x99 2\n", " names none of the fabric's 64 switches" },
 	};
 	uint8_t *sw_layer = malloc(f->nswitches);
