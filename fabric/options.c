@@ -26,11 +26,16 @@ const char options_help[] =
 	"                            6 take equally far destinations by descending LID),\n"
 	"                            and keeps the routing with the fewest fall-backs\n"
 	"                            (default 6)\n"
+	"  nue_partition=auto|metis  with more than one VL, how sar-nue splits the\n"
+	"                            destinations into layers: auto cuts a torus or mesh\n"
+	"                            into blocks of equal arcs of its rings and uses METIS\n"
+	"                            on other fabrics; metis uses METIS on any (default\n"
+	"                            auto)\n"
 	"  nue_layers=PATH           with more than one VL, the layer of the destinations\n"
 	"                            at each switch, 'SWITCH LAYER' per line (node GUID or\n"
 	"                            description, layer 0..nue_vls-1); unnamed switches\n"
 	"                            take the nearest named one's (default: automatic,\n"
-	"                            METIS); on large tori, blocks of half of each ring\n"
+	"                            see nue_partition)\n"
 	"  nue_threads=auto|1|2      threads sar-nue uses: its candidates with more than\n"
 	"                            one VL, the verifier beside the routing with one\n"
 	"                            (default auto: 2 when two CPUs are online)\n"
@@ -289,6 +294,12 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return num_parse_uint(v, 1, 6, &o->nue_layer_tries);
 	if (!strcmp(key, "nue_layers"))
 		return set_path(o->nue_layers, v);
+	if (!strcmp(key, "nue_partition")) {
+		if (strcmp(v, "auto") && strcmp(v, "metis"))
+			return -1;
+		o->nue_partition_metis = !strcmp(v, "metis");
+		return 0;
+	}
 	if (!strcmp(key, "nue_threads")) {
 		if (strcmp(v, "auto"))
 			return num_parse_uint(v, 1, 2, &o->nue_threads);

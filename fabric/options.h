@@ -44,6 +44,7 @@ struct sarnue_options {
 	unsigned nue_orders;  /* 1, or 2: one VL also routed with ties by descending LID */
 	unsigned nue_layer_tries;      /* 1..6 routings of a layer with fall-backs, k > 1 */
 	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/swlayers.c), or empty */
+	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */
 	int verify;		       /* run the verifier before tables reach OpenSM */
 	enum opt_dump dump;	       /* write path-SL and SL2VL dumps */
 	char job_map[OPT_PATH_MAX];

@@ -181,14 +181,38 @@ out:
 }
 #endif
 
-const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part)
+/* Blocks of a torus or mesh (torus.c); 1, 0 when the fabric is neither, -1. */
+static int partition_torus(const struct fabric *f, unsigned k, uint8_t *part,
+			   struct nue_torus *torus)
 {
+	uint8_t *sw_layer = malloc(f->nswitches ? f->nswitches : 1);
+	int rc = -1;
+
+	if (!sw_layer)
+		return -1;
+	rc = nue_torus_blocks(f, k, sw_layer, torus);
+	if (rc == 1 && nue_partition_by_switch(f, sw_layer, part))
+		rc = -1;
+	free(sw_layer);
+	return rc;
+}
+
+const char *nue_partition(const struct fabric *f, unsigned k, enum nue_partitioner how,
+			  uint8_t *part, struct nue_torus *torus)
+{
+	memset(torus, 0, sizeof(*torus));
 	if (k <= 1 || f->nendports <= k) {
 		uint32_t i;
 
 		for (i = 0; i < f->nendports; i++)
 			part[i] = (uint8_t)(k <= 1 ? 0 : i % k);
 		return k <= 1 ? "single layer" : "round robin (fewer destinations than layers)";
+	}
+	if (how == NUE_PARTITION_AUTO) {
+		int rc = partition_torus(f, k, part, torus);
+
+		if (rc)
+			return rc < 0 ? NULL : "torus blocks";
 	}
 #ifdef HAVE_METIS
 	if (!partition_metis(f, k, part))

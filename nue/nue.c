@@ -2265,7 +2265,8 @@ static int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err
 	if (part) {
 		memcpy(n->part, part, f->nendports);
 	} else {
-		n->rep->partitioner = nue_partition(f, n->k, n->part);
+		n->rep->partitioner =
+			nue_partition(f, n->k, n->o->partition, n->part, &n->rep->torus);
 		if (!n->rep->partitioner) {
 			fab_error_set(err, "out of memory partitioning %u destinations",
 				      f->nendports);

@@ -15,6 +15,20 @@
 
 struct cpu_gate;
 
+/* A torus or mesh found in the switch graph, and how nue_torus_blocks() cut it. */
+#define NUE_TORUS_MAX_DIMS 8
+struct nue_torus {
+	unsigned dims;			   /* 0: not a torus or mesh */
+	uint32_t len[NUE_TORUS_MAX_DIMS];  /* positions per dimension */
+	unsigned cuts[NUE_TORUS_MAX_DIMS]; /* arcs per dimension; their product is at most k */
+};
+
+/* How the destinations are split into layers when nue_opts.layers is NULL. */
+enum nue_partitioner {
+	NUE_PARTITION_AUTO,  /* torus blocks on a torus or mesh, else METIS */
+	NUE_PARTITION_METIS, /* METIS (the built-in fallback without it) on any fabric */
+};
+
 struct nue_opts {
 	unsigned vls;		    /* k, 1..15 */
 	const struct job_map *jobs; /* bound to the fabric, or NULL */
@@ -24,6 +38,7 @@ struct nue_opts {
 	unsigned layer_tries;	    /* k > 1: routings of a layer with fall-backs, 1..6 (0: 6) */
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
+	enum nue_partitioner partition; /* without layers */
 };
 
 /* Why one layer's routes, spread over the VLs, won with k > 1 (nue_report.single_layer). */
@@ -34,7 +49,8 @@ enum {
 
 struct nue_report {
 	unsigned vls;
-	const char *partitioner; /* "metis", "breadth-first blocks", "single layer" */
+	const char *partitioner; /* "metis", "torus blocks", "breadth-first blocks", ... */
+	struct nue_torus torus;	 /* with "torus blocks": the torus and its cuts */
 	uint32_t destinations;
 	uint32_t dests_per_layer[NUE_MAX_VLS];
 	uint64_t root_guid[NUE_MAX_VLS];
@@ -66,11 +82,27 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 	      struct nue_report *rep, struct fab_error *err);
 
 /*
- * Destination layers: part[i] in 0..k-1 for each of the n end ports in f->endports.  METIS k-way
- * partitioning of the port graph when available, else contiguous blocks of a breadth-first order.
- * Returns the name of the method used, NULL on allocation failure.
+ * Destination layers: part[i] in 0..k-1 for each of the n end ports in f->endports.  With
+ * NUE_PARTITION_AUTO on a torus or mesh, its blocks (nue_torus_blocks, torus filled in; else
+ * torus->dims is 0); otherwise METIS k-way partitioning of the port graph when available, else
+ * contiguous blocks of a breadth-first order.  Returns the name of the method used, NULL on
+ * allocation failure.
  */
-const char *nue_partition(const struct fabric *f, unsigned k, uint8_t *part);
+const char *nue_partition(const struct fabric *f, unsigned k, enum nue_partitioner how,
+			  uint8_t *part, struct nue_torus *torus);
+
+/*
+ * When the switch graph is a torus or mesh (a Cartesian product of rings and paths, a few links
+ * or switches missing allowed), the layer of each switch: blocks made of equal arcs of each
+ * dimension.  1 when found and k layers cut every ring of three or more positions
+ * (sw_layer[f->nswitches] and shape filled); 0 when not a torus or mesh (shape->dims 0), or
+ * when k is too small for that (shape filled, sw_layer not); -1 on allocation failure.
+ */
+int nue_torus_blocks(const struct fabric *f, unsigned k, uint8_t *sw_layer,
+		     struct nue_torus *shape);
+
+/* Layers that cut every ring of three or more positions of shape in two: 2^those rings. */
+unsigned nue_torus_layers_needed(const struct nue_torus *shape);
 
 /*
  * Destination layers from the layers of some switches (nue_layers=): part[i] for each end port

@@ -443,11 +443,32 @@ static void add_per_layer(struct engine_result *res, unsigned vls, const uint32_
 		add_summary(res, "%s%u", i ? "/" : " per layer ", count[i]);
 }
 
+/*
+ * The torus's positions per dimension, and its arcs per dimension (" 16x16x16 in 2x2x2"), or,
+ * when it had too few layers for blocks, how many it needs.
+ */
+static void add_torus_shape(struct engine_result *res, const struct nue_torus *t, int blocks)
+{
+	unsigned d;
+
+	add_summary(res, blocks ? " " : ", torus ");
+	for (d = 0; d < t->dims; d++)
+		add_summary(res, "%s%u", d ? "x" : "", t->len[d]);
+	if (!blocks) {
+		add_summary(res, " needs %u layers for blocks", nue_torus_layers_needed(t));
+		return;
+	}
+	for (d = 0; d < t->dims; d++)
+		add_summary(res, "%s%u", d ? "x" : " in ", t->cuts[d]);
+}
+
 static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 {
 	res->fallbacks = rep->fallbacks;
-	add_summary(res, "%u VL%s (%s), %u destinations", rep->vls, rep->vls == 1 ? "" : "s",
-		    rep->partitioner, rep->destinations);
+	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
+	if (rep->torus.dims)
+		add_torus_shape(res, &rep->torus, !strcmp(rep->partitioner, "torus blocks"));
+	add_summary(res, "), %u destinations", rep->destinations);
 	add_per_layer(res, rep->vls, rep->dests_per_layer);
 	add_summary(res, ", %u fall-backs to escape paths", rep->fallbacks);
 	if (rep->fallbacks)
@@ -526,6 +547,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 		.threads = o->nue_threads,
 		.orders = o->nue_orders,
 		.layer_tries = o->nue_layer_tries,
+		.partition = o->nue_partition_metis ? NUE_PARTITION_METIS : NUE_PARTITION_AUTO,
 		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
 	};
 	struct job_map tmp, *jobs = NULL;

@@ -62,6 +62,7 @@ bindir=${SARNUE_BIN%/*}
 expect_fail 2 "--vls \\+8: expected 1\\.\\.15" "$SARNUE_BIN" route --vls +8 "$good"
 expect_fail 2 "--lmc  1: expected 0\\.\\.7" "$SARNUE_BIN" route --lmc " 1" "$good"
 expect_fail 2 "bad value for nue_vls: '\\+2'" "$SARNUE_BIN" route -e sar-nue -O nue_vls=+2 "$good"
+expect_fail 2 "bad value for nue_partition: 'blocks'" "$SARNUE_BIN" route -e sar-nue -O nue_partition=blocks "$good"
 expect_fail 2 "--port : expected a port number" "$SARNUE_BIN" check --live --port ""
 expect_fail 2 "--shifts -1: expected a number" "$SARNUE_BIN" check --dump-dir "$tmp" --shifts -1
 for t in nan inf 1e3 0x10 " 5"; do

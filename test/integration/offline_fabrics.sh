@@ -1,8 +1,9 @@
 #!/bin/bash
 # `sarnue route` offline on larger generated fabrics than ibsim comfortably runs: a 3D torus
 # with 1% of its links removed, an 8-ary 3-tree, a random regular graph and a dragonfly with
-# faults, and the torus again with sar-nue on 8 VLs in the layers gen writes for it.  Each must
-# verify, and ibdmchk must confirm the dumps have no credit loop.
+# faults, and the torus again with sar-nue on 8 VLs: in the layers gen writes for it, in the
+# blocks sar-nue finds itself, and with METIS.  Each must verify, and ibdmchk must confirm the
+# dumps have no credit loop.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibdmchk
@@ -44,6 +45,17 @@ t_grep "torus6blocks: the layers file gives the layers" \
 	"$tmp/torus6blocks.out"
 t_expect "torus6blocks: gen wrote a layer for each of the 216 switches" \
 	test "$(grep -c '^"torus [0-9]*,[0-9]*,[0-9]*" [0-7]$' "$tmp/blocks.txt")" = 216
+# The same torus without a layers file: sar-nue finds it and cuts it into the same blocks
+# itself; with nue_partition=metis it does not.
+route_args=(-e sar-nue --vls 8 -O nue_vls=8)
+offline torus6auto torus --dims 6x6x6 --hosts-per-switch 2 --remove-links 1% --seed 11
+t_grep "torus6auto: the torus is found and cut in blocks" \
+	'8 VLs \(torus blocks 6x6x6 in 2x2x2\), 648 destinations per layer (81/){7}81, 0 fall-backs' \
+	"$tmp/torus6auto.out"
+route_args=(-e sar-nue --vls 8 -O nue_vls=8 -O nue_partition=metis)
+offline torus6metis torus --dims 6x6x6 --hosts-per-switch 2 --remove-links 1% --seed 11
+t_grep "torus6metis: nue_partition=metis keeps METIS" '8 VLs \(metis\), 648 destinations' \
+	"$tmp/torus6metis.out"
 route_args=()
 offline ktree8 ktree --k 8 --n 3 --hosts-per-leaf 4
 offline random64 random --switches 64 --degree 8 --hosts-per-switch 4 --seed 5

@@ -1,8 +1,9 @@
 #!/bin/bash
 # sar-nue inside OpenSM under ibsim: the 5-switch ring on one VL (where every shortest-path
 # routing deadlocks), the 4x4x3 torus without a switch on 1-4 VLs, 3D tori with 1% of the links
-# removed on 8 VLs (one of them in the layers of a nue_layers= file), random, dragonfly, Kautz,
-# multi-island and 2- and 3-level fat-tree fabrics with and without faults, and LMC 1.
+# removed on 8 VLs (one cut into blocks by sar-nue itself, one in a nue_layers= file), random,
+# dragonfly, Kautz, multi-island and 2- and 3-level fat-tree fabrics with and without faults,
+# and LMC 1.
 # Each routing is checked by sarnue check (dumps and live tables) and by ibdmchk, with the
 # SL2VL tables read back from the switches.  Then the faults: more layers than QoS allows, more
 # layers than the ports have VLs.
@@ -78,6 +79,12 @@ for dims in 2x2x2 3x3x3 4x4x4 6x6x6; do
 	gen "t$dims" torus --dims $dims --hosts-per-switch 1 --remove-links 1% --seed 11 &&
 		nue "torus $dims, 1% links removed" 8 "$SIM_TMP/t$dims.net"
 done
+# The last of them, found as a torus in the subnet OpenSM discovered and cut into blocks of
+# half of each ring (27 switches, 54 destinations each); offline, the same.
+t_grep "torus 6x6x6: the plugin found the torus and routed it in blocks" \
+	'sar-nue: routed .* 8 VLs \(torus blocks 6x6x6 in 2x2x2\), 432 destinations per layer (54/){7}54, ' \
+	"$SIM_OPENSM_LOG"
+offline_matches "torus 6x6x6, 1% links removed" 8
 
 # nue_layers=: the blocks of half of each ring that gen writes, by the node descriptions OpenSM
 # reads from the switches; offline from OpenSM's subnet.lst the same file gives the same tables.

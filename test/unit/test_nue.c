@@ -576,6 +576,7 @@ static void check_layer_fallbacks(const struct nue_report *rep)
  */
 static void test_fallbacks_move(void)
 {
+	struct nue_torus torus;
 	static unsigned links[108 * 3][2];
 	unsigned n = kautz_links(links, 3, 3);
 	struct nue_report rep;
@@ -600,7 +601,7 @@ static void test_fallbacks_move(void)
 	/* Each moved destination leaves the count of the layer it fell back in. */
 	check_layer_fallbacks(&rep);
 	part = malloc(f.nendports);
-	CHECK(part && nue_partition(&f, 4, part));
+	CHECK(part && nue_partition(&f, 4, NUE_PARTITION_AUTO, part, &torus));
 	for (i = 0; part && i < f.nendports; i++) {
 		uint16_t lid = f.ports[f.endports[i]].base_lid;
 
@@ -978,6 +979,7 @@ static void test_orders(void)
  */
 static void test_single_layer(void)
 {
+	struct nue_torus torus;
 	unsigned links[18][2], hosts[9] = { 4, 4, 4, 4, 4, 4, 0, 0, 0 }, n = 0, l, s, k;
 	struct nue_report rep;
 	struct fab_error err;
@@ -998,7 +1000,7 @@ static void test_single_layer(void)
 		route_and_verify(&f, k, "two-level fat tree");
 		CHECK(route(&f, k, NULL, &r, &rep, &err) == 0);
 		CHECK(rep.single_layer == NUE_ONE_LAYER_SHORTEST && rep.fallbacks == 0);
-		CHECK(nue_partition(&f, k, part) != NULL);
+		CHECK(nue_partition(&f, k, NUE_PARTITION_AUTO, part, &torus) != NULL);
 		for (i = 0; i < f.nendports; i++)
 			on_partition +=
 				routing_path_sl(&r, 1, f.ports[f.endports[i]].base_lid) == part[i];
@@ -1038,7 +1040,8 @@ static uint64_t switch_lid_hops(const struct fabric *f, const struct routing *r)
 static void test_rerouted_in_vl(void)
 {
 	static unsigned links[3 * 125][2];
-	struct nue_opts one = { .vls = 1, .orders = 1 }, two = { .vls = 2, .layer_tries = 1 };
+	struct nue_opts one = { .vls = 1, .orders = 1 },
+			two = { .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS };
 	struct nue_report rep;
 	struct fab_error err = { "" };
 	struct verify_report v;
@@ -1072,7 +1075,7 @@ static void test_rerouted_in_vl(void)
 static void whole_layer_judged_after_vl_pass(void)
 {
 	static unsigned links[3 * 216][2];
-	struct nue_opts once = { .vls = 2, .layer_tries = 1 };
+	struct nue_opts once = { .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS };
 	struct nue_report rep;
 	struct fab_error err = { "" };
 	struct verify_report v;
@@ -1098,8 +1101,10 @@ static void whole_layer_judged_after_vl_pass(void)
  */
 static void test_whole_single_layer(void)
 {
+	struct nue_torus torus;
 	static unsigned links[3 * 125][2];
-	struct nue_opts once = { .vls = 2, .layer_tries = 1 }, full = { .vls = 2 };
+	struct nue_opts once = { .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS },
+			full = { .vls = 2, .partition = NUE_PARTITION_METIS };
 	struct nue_report rep;
 	struct fab_error err = { "" };
 	struct verify_report v;
@@ -1112,7 +1117,7 @@ static void test_whole_single_layer(void)
 	CHECK(testfab_build(&f, 124, 4, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 2);
 	part = malloc(f.nendports);
-	CHECK(part && nue_partition(&f, 2, part));
+	CHECK(part && nue_partition(&f, 2, NUE_PARTITION_METIS, part, &torus));
 	CHECK(route_with(&f, &once, &r, &rep, &err) == 0);
 	CHECK(rep.single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS && rep.fallbacks == 0);
 	CHECK(rep.dests_per_layer[0] > 0 && rep.dests_per_layer[1] > 0);
@@ -1121,7 +1126,7 @@ static void test_whole_single_layer(void)
 		on_partition += routing_path_sl(&r, 1, f.ports[f.endports[i]].base_lid) == part[i];
 	CHECK(on_partition == f.nendports);
 	routing_free(&r);
-	/* With the default tries per layer the 2 layers fall back for under 1%: no single layer. */
+	/* With the default tries per layer the 2 layers fall back for under 1%: no one layer. */
 	CHECK(route_with(&f, &full, &r, &rep, &err) == 0);
 	CHECK(rep.single_layer == 0 && rep.fallbacks * 100 <= rep.destinations);
 	routing_free(&r);
@@ -1312,6 +1317,127 @@ static void switch_layers_errors(const struct fabric *f)
 	free(sw_layer);
 }
 
+/* Whether the switches of each layer are a block: arcs of the x, y and z rings, 6 positions each.
+ */
+static int layers_are_blocks(const uint8_t *sw_layer, unsigned nlayers, unsigned per_layer)
+{
+	unsigned layer, d, s;
+
+	for (layer = 0; layer < nlayers; layer++) {
+		unsigned count = 0, span = 1;
+
+		for (d = 0; d < 3; d++) {
+			unsigned at[6] = { 0 }, used = 0, starts = 0, p;
+
+			for (s = 0; s < 216; s++) {
+				unsigned c[3] = { s % 6, s / 6 % 6, s / 36 };
+
+				if (sw_layer[s] == layer)
+					at[c[d]] = 1;
+			}
+			for (p = 0; p < 6; p++) {
+				used += at[p];
+				starts += at[p] && !at[(p + 5) % 6];
+			}
+			if (starts > 1 || used > 3) /* one arc, at most half of the ring */
+				return 0;
+			span *= used;
+		}
+		for (s = 0; s < 216; s++)
+			count += sw_layer[s] == layer;
+		if (count != per_layer || span != per_layer)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Torus blocks: the 6x6x6 torus, whole and with three links removed, is found with its three
+ * rings of six and cut into 2x2x2 blocks of 27 switches, each half of each ring; 8 layers of
+ * them route it without a fall-back, deadlock-free.  4 layers cannot cut every ring: METIS
+ * splits the destinations, and the report names the torus.  A 4x4x3 torus without a switch is
+ * found too (a ring of four is a product of two paths of two), and cut with 4 layers.
+ * Fabrics that are no torus are left to METIS: random graphs, a Kautz graph, a fat tree, a ring
+ * with a chord.  nue_partition=metis keeps METIS on a torus.
+ */
+static void test_torus_blocks(void)
+{
+	static unsigned links[3 * 216 + 80][2];
+	static const unsigned removed[3] = { 5, 100, 333 };
+	struct nue_opts metis = { .vls = 8, .partition = NUE_PARTITION_METIS };
+	struct nue_torus shape;
+	struct nue_report rep;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+	uint8_t sw_layer[216];
+	unsigned n, i, cut;
+
+	for (cut = 0; cut <= 3; cut += 3) {
+		n = testfab_torus(links, 6, 6, 6, -1);
+		for (i = 0; i < cut; i++) { /* drop links by index, last first */
+			memmove(links[removed[cut - 1 - i]], links[removed[cut - 1 - i] + 1],
+				sizeof(links[0]) * (n - removed[cut - 1 - i] - 1));
+			n--;
+		}
+		CHECK(testfab_build(&f, 216, 2, (const unsigned(*)[2])links, n, 0) == 0);
+		testfab_set_vls(&f, 8);
+		memset(sw_layer, 0xff, sizeof(sw_layer));
+		CHECK(nue_torus_blocks(&f, 8, sw_layer, &shape) == 1);
+		CHECK(shape.dims == 3 && shape.len[0] == 6 && shape.len[1] == 6 &&
+		      shape.len[2] == 6);
+		CHECK(shape.cuts[0] == 2 && shape.cuts[1] == 2 && shape.cuts[2] == 2);
+		CHECK(layers_are_blocks(sw_layer, 8, 27));
+		CHECK(nue_torus_blocks(&f, 4, sw_layer, &shape) == 0);
+		CHECK(shape.dims == 3 && nue_torus_layers_needed(&shape) == 8);
+		CHECK(route(&f, 8, NULL, &r, &rep, &err) == 0);
+		CHECK(rep.partitioner && !strcmp(rep.partitioner, "torus blocks"));
+		CHECK(rep.torus.dims == 3 && rep.fallbacks == 0);
+		for (i = 0; i < 8; i++)
+			CHECK(rep.dests_per_layer[i] == 27 * 3);
+		routing_free(&r);
+		route_and_verify(&f, 8, "6x6x6 torus in blocks");
+		CHECK(route_with(&f, &metis, &r, &rep, &err) == 0);
+		CHECK(rep.partitioner && !strcmp(rep.partitioner, "metis") && !rep.torus.dims);
+		routing_free(&r);
+		CHECK(route(&f, 4, NULL, &r, &rep, &err) == 0);
+		CHECK(rep.partitioner && !strcmp(rep.partitioner, "metis") && rep.torus.dims == 3);
+		routing_free(&r);
+		fabric_free(&f);
+	}
+	n = testfab_torus(links, 4, 4, 3, 3);
+	CHECK(testfab_build(&f, 47, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(nue_torus_blocks(&f, 4, sw_layer, &shape) == 1 &&
+	      nue_torus_layers_needed(&shape) == 2);
+	CHECK(shape.dims == 5 &&
+	      shape.len[0] * shape.len[1] * shape.len[2] * shape.len[3] * shape.len[4] == 48);
+	fabric_free(&f);
+
+	n = kautz_links(links, 3, 3);
+	CHECK(testfab_build(&f, 108, 1, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(nue_torus_blocks(&f, 4, sw_layer, &shape) == 0 && shape.dims == 0);
+	fabric_free(&f);
+	CHECK(testfab_fat_tree(&f, 0) == 0);
+	CHECK(nue_torus_blocks(&f, 4, sw_layer, &shape) == 0);
+	fabric_free(&f);
+	n = testfab_ring(links, 12);
+	links[n][0] = 0;
+	links[n++][1] = 6;
+	CHECK(testfab_build(&f, 12, 1, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(nue_torus_blocks(&f, 4, sw_layer, &shape) == 0);
+	fabric_free(&f);
+	srand(3);
+	n = testfab_ring(links, 40);
+	for (i = 0; i < 60; i++) {
+		links[n][0] = (unsigned)rand() % 40;
+		links[n][1] = (links[n][0] + 1 + (unsigned)rand() % 39) % 40;
+		n++;
+	}
+	CHECK(testfab_build(&f, 40, 1, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(nue_torus_blocks(&f, 8, sw_layer, &shape) == 0);
+	fabric_free(&f);
+}
+
 /*
  * nue_layers=: the layers of a file's switches become those of their destinations, by node
  * description, quoted description or node GUID; switches it does not name take the nearest
@@ -1438,5 +1564,6 @@ int main(void)
 	test_errors();
 	test_central_switch();
 	test_switch_layers_file();
+	test_torus_blocks();
 	return CHECK_RESULT();
 }
