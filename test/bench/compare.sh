@@ -86,9 +86,9 @@ fi
 large=(
 	"ktree-24-3 ktree --k 24 --n 3 --hosts-per-leaf 24"
 	"torus-16x16x16-1pct torus --dims 16x16x16 --hosts-per-switch 4 --remove-links 1% --seed 1"
-	# The same torus with sar-nue's layers in blocks of half of each ring (nue_layers=, for 8 VLs;
-	# with 1 VL the file is not read, with 2 or 4 it is refused).
-	"torus-16x16x16-blocks torus --dims 16x16x16 --hosts-per-switch 4 --remove-links 1% --seed 1 --layers-file @LAYERS@"
+	# The same torus with sar-nue's layers from METIS instead of its torus blocks (with 8 VLs;
+	# with 1 VL there is one layer either way).  Words after " -- " are sarnue route's.
+	"torus-16x16x16-metis torus --dims 16x16x16 --hosts-per-switch 4 --remove-links 1% --seed 1 -- -O nue_partition=metis"
 	"random-2000-d12 random --switches 2000 --degree 12 --hosts-per-switch 10 --seed 1"
 )
 
@@ -179,10 +179,10 @@ gen_fabric() {
 	read -r name args <<<"$1"
 	[[ -z $only || " $only " == *" $name "* ]] || return 1
 	net=$SIM_TMP/$name.net
-	layers_opt=()
-	if [[ $args == *@LAYERS@* ]]; then
-		args=${args//@LAYERS@/$SIM_TMP/$name.layers}
-		layers_opt=(-O "nue_layers=$SIM_TMP/$name.layers")
+	route_opt=()
+	if [[ $args == *" -- "* ]]; then
+		read -r -a route_opt <<<"${args#* -- }"
+		args=${args%% -- *}
 	fi
 	# shellcheck disable=SC2086
 	"$SARNUE_BIN" gen $args -o "$net" 2>"$SIM_TMP/gen.err" || { echo "$name: gen failed"; return 1; }
@@ -246,7 +246,7 @@ for spec in "${large[@]}"; do
 			[[ $eng == sar-* ]] || continue
 			layered "$eng" || [[ $k == "${vls%% *}" ]] || continue
 			json=$("$SARNUE_BIN" route -e "$eng" -O nue_vls="$k" -O dfsssp_vls="$k" \
-				-O verify=no "${SIM_ROUTE_OPTION_ARGS[@]}" "${layers_opt[@]}" --vls "$k" \
+				-O verify=no "${SIM_ROUTE_OPTION_ARGS[@]}" "${route_opt[@]}" --vls "$k" \
 				--json "$net" 2>&1)
 			# shellcheck disable=SC2059
 			printf "$orow" "$name" "$sw" "$hosts" "$k" "$eng" \

@@ -49,6 +49,14 @@ static void test_valid(void)
 	CHECK(o.nue_threads == 1 && strstr(e.last, "bad value for nue_threads: '3'") != NULL);
 	CHECK(options_parse_line(&o, "nue_threads=auto", "epo", 0, collect, &e) == 0);
 	CHECK(o.nue_threads == 0);
+	CHECK(o.nue_partition_metis == 0);
+	CHECK(options_parse_line(&o, "nue_partition=metis", "epo", 0, collect, &e) == 0);
+	CHECK(o.nue_partition_metis == 1);
+	CHECK(options_parse_line(&o, "nue_partition=torus", "epo", 0, collect, &e) == 1);
+	CHECK(o.nue_partition_metis == 1 &&
+	      strstr(e.last, "bad value for nue_partition: 'torus'") != NULL);
+	CHECK(options_parse_line(&o, "nue_partition=auto", "epo", 0, collect, &e) == 0);
+	CHECK(o.nue_partition_metis == 0);
 	CHECK(options_parse_line(&o, "job_host_match=last-word", "epo", 0, collect, &e) == 1);
 	CHECK(o.job_host_match == JOB_MATCH_DESCRIPTION);
 }
