@@ -9,14 +9,15 @@
  * columns (six of eight parts on the 16x16x16 torus).  Blocks of at most half of each ring
  * leave the turn at their far side unused.
  *
- * How, with no coordinates given: the links of a Cartesian product of rings fall into one class
- * per dimension, because the opposite sides of every square without a diagonal lie in the same
- * dimension.  Classes are grown with a union-find over the links.  Contracting every link of the
- * other classes leaves a dimension's ring (or path, for a mesh) of its positions, which gives
- * each switch its coordinate.  The fabric counts as a torus or mesh only when every switch has
- * a coordinate tuple of its own; links of no large class (a few, when faults broke all their
- * squares) are tolerated.  Each dimension is then cut into arcs of equal end-port weight, the
- * longest dimensions first, as many cuts as the layers allow.
+ * How, with no coordinates given: in a Cartesian product of rings the opposite sides of every
+ * square without a diagonal lie in the same dimension, so squares join the links of one slice
+ * (between positions i and i + 1), grown with a union-find over the links.  Slices that meet at
+ * switches without a square between them (the links to i - 1 and i + 1) join into a dimension.
+ * Contracting the links of the other dimensions leaves a dimension's ring (or path, for a mesh)
+ * of positions, which gives each switch its coordinate.  The fabric counts as a torus or mesh
+ * only when every switch has a coordinate tuple of its own; links of no large class (a few,
+ * when faults broke all their squares) are tolerated.  When k layers can cut every ring of three
+ * or more positions in two, each dimension is cut into arcs of equal end-port weight.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,13 @@
 
 /* More distinct neighbours than a 6D torus has: not looked at (fat trees, dragonflies). */
 #define TORUS_MAX_DEGREE 12
+
+/*
+ * Slices of one dimension meet at every switch of a cross-section; slices of two dimensions of
+ * a 2D torus meet in a single square, and one link missing from it leaves two meetings
+ * without a square.  Fewer meetings than this never join slices.
+ */
+#define SLICE_MIN_MEETINGS 3
 
 struct torus {
 	const struct fabric *f;
@@ -39,7 +47,7 @@ struct torus {
 	uint32_t *chan_from_u; /* u's channel to each switch marked in mark_u */
 	uint32_t *pos;	       /* [ndims x nsw] position of each switch in each dimension */
 	uint32_t *weight;      /* end ports each switch delivers */
-	uint32_t *scratch;     /* nsw: ring walk, super-node positions */
+	uint32_t *scratch;     /* class sizes (ne), then group positions (nsw) */
 	uint32_t dim_class[NUE_TORUS_MAX_DIMS];
 	uint32_t len[NUE_TORUS_MAX_DIMS];
 	unsigned ndims;
@@ -169,8 +177,8 @@ static int link_classes(struct torus *t, struct corner **corners, uint32_t *ncor
 /*
  * Slices of one dimension meet at a switch without a square: its links to positions i - 1 and
  * i + 1.  Links of two dimensions meet in a square, unless a missing link broke it.  So two
- * slices become one class when most of the switches where they meet hold no square of both.
- * 0, -1 on allocation failure.
+ * slices become one class when most of the switches where they meet, and at least
+ * SLICE_MIN_MEETINGS, hold no square of both.  0, -1 on allocation failure.
  */
 static int join_slices(struct torus *t, const struct corner *cs, uint32_t n)
 {
@@ -204,7 +212,7 @@ static int join_slices(struct torus *t, const struct corner *cs, uint32_t n)
 			without++;
 			j++;
 		}
-		if (2 * without > end - i)
+		if (without >= SLICE_MIN_MEETINGS && 2 * without > end - i)
 			unite(t->link_root, (uint32_t)(all[i] >> 32), (uint32_t)all[i]);
 		i = end;
 	}
@@ -360,35 +368,66 @@ unsigned nue_torus_layers_needed(const struct nue_torus *shape)
 	return need;
 }
 
+/* A choice of arcs per dimension, and what choose_cuts() weighs. */
+struct cuts_choice {
+	unsigned cuts[NUE_TORUS_MAX_DIMS];
+	uint64_t largest_block; /* switch positions in the largest block */
+	uint32_t longest_arc;	/* positions */
+	unsigned layers;	/* blocks: the product of the arcs */
+};
+
+static int better_cuts(const struct cuts_choice *a, const struct cuts_choice *b)
+{
+	if (a->largest_block != b->largest_block)
+		return a->largest_block < b->largest_block;
+	if (a->longest_arc != b->longest_arc)
+		return a->longest_arc < b->longest_arc;
+	return a->layers > b->layers;
+}
+
+/* Tries every number of arcs for dimensions d and up, within k layers in all. */
+static void try_cuts(const struct torus *t, unsigned k, unsigned d, unsigned product,
+		     struct cuts_choice *cur, struct cuts_choice *best)
+{
+	unsigned c;
+
+	if (d == t->ndims) {
+		unsigned i;
+
+		cur->largest_block = 1;
+		cur->longest_arc = 0;
+		cur->layers = product;
+		for (i = 0; i < t->ndims; i++) {
+			uint32_t arc = (t->len[i] + cur->cuts[i] - 1) / cur->cuts[i];
+
+			cur->largest_block *= arc;
+			if (arc > cur->longest_arc)
+				cur->longest_arc = arc;
+		}
+		if (!best->largest_block || better_cuts(cur, best))
+			*best = *cur;
+		return;
+	}
+	for (c = t->len[d] >= 3 ? 2 : 1; c <= t->len[d] && product * c <= k; c++) {
+		cur->cuts[d] = c;
+		try_cuts(t, k, d + 1, product * c, cur, best);
+	}
+}
+
 /*
- * Cuts per dimension: two arcs for each ring of three or more positions (k holds them, see
- * nue_torus_layers_needed), then one more arc at a time for the dimension with the longest,
- * while the product of the arcs stays within k.
+ * Arcs per dimension: two or more for each ring of three or more positions (k holds them, see
+ * nue_torus_layers_needed), their product within k, such that the largest block is smallest,
+ * then its longest arc shortest, then the layers used most; the first such in the order tried
+ * on a tie.  On a 12x10 torus
+ * with 8 layers that is 4x2 arcs; on a 6x6x4 one (the ring of four is two dimensions of two)
+ * 2x2x2x1, where 4x2x1x1 would deal arcs of one and two positions.
  */
 static void choose_cuts(const struct torus *t, unsigned k, unsigned *cuts)
 {
-	unsigned d, product = 1;
+	struct cuts_choice cur = { { 0 }, 0, 0, 0 }, best = { { 0 }, 0, 0, 0 };
 
-	for (d = 0; d < t->ndims; d++) {
-		cuts[d] = t->len[d] >= 3 ? 2 : 1;
-		product *= cuts[d];
-	}
-	for (;;) {
-		unsigned best = NUE_TORUS_MAX_DIMS;
-
-		for (d = 0; d < t->ndims; d++) {
-			if (product / cuts[d] * (cuts[d] + 1) > k || cuts[d] >= t->len[d])
-				continue;
-			/* longest arc: len/cuts, compared without division */
-			if (best == NUE_TORUS_MAX_DIMS ||
-			    (uint64_t)t->len[d] * cuts[best] > (uint64_t)t->len[best] * cuts[d])
-				best = d;
-		}
-		if (best == NUE_TORUS_MAX_DIMS)
-			return;
-		product = product / cuts[best] * (cuts[best] + 1);
-		cuts[best]++;
-	}
+	try_cuts(t, k, 0, 1, &cur, &best);
+	memcpy(cuts, best.cuts, sizeof(best.cuts));
 }
 
 /* Arc of each position of dimension d, by end-port weight, written to arc[position]; 0, -1. */

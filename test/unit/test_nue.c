@@ -1356,7 +1356,8 @@ static int layers_are_blocks(const uint8_t *sw_layer, unsigned nlayers, unsigned
  * rings of six and cut into 2x2x2 blocks of 27 switches, each half of each ring; 8 layers of
  * them route it without a fall-back, deadlock-free.  4 layers cannot cut every ring: METIS
  * splits the destinations, and the report names the torus.  A 4x4x3 torus without a switch is
- * found too (a ring of four is a product of two paths of two), and cut with 4 layers.
+ * found too (a ring of four is a product of two paths of two), and cut with 4 layers; a 6x6x4
+ * torus into 8 equal blocks; a 2D torus with a link missing still has two dimensions.
  * Fabrics that are no torus are left to METIS: random graphs, a Kautz graph, a fat tree, a ring
  * with a chord.  nue_partition=metis keeps METIS on a torus.
  */
@@ -1411,6 +1412,29 @@ static void test_torus_blocks(void)
 	      nue_torus_layers_needed(&shape) == 2);
 	CHECK(shape.dims == 5 &&
 	      shape.len[0] * shape.len[1] * shape.len[2] * shape.len[3] * shape.len[4] == 48);
+	fabric_free(&f);
+
+	/* 6x6x4: the ring of four is two dimensions of two; 8 equal blocks of 18 switches. */
+	n = testfab_torus(links, 6, 6, 4, -1);
+	CHECK(testfab_build(&f, 144, 1, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(nue_torus_blocks(&f, 8, sw_layer, &shape) == 1 && shape.dims == 4);
+	for (i = 0; i < 8; i++) {
+		unsigned s, in_layer = 0;
+
+		for (s = 0; s < 144; s++)
+			in_layer += sw_layer[s] == i;
+		CHECK(in_layer == 18);
+	}
+	fabric_free(&f);
+	/*
+	 * A 2D torus meets each slice of the other dimension in one square: one missing link
+	 * leaves two meetings without a square, too few to merge the two dimensions.
+	 */
+	n = testfab_torus(links, 8, 8, 1, -1);
+	memmove(links[5], links[6], sizeof(links[0]) * (n - 6));
+	CHECK(testfab_build(&f, 64, 1, (const unsigned(*)[2])links, n - 1, 0) == 0);
+	CHECK(nue_torus_blocks(&f, 4, sw_layer, &shape) == 1 && shape.dims == 2);
+	CHECK(shape.len[0] == 8 && shape.len[1] == 8 && shape.cuts[0] == 2 && shape.cuts[1] == 2);
 	fabric_free(&f);
 
 	n = kautz_links(links, 3, 3);
