@@ -334,6 +334,15 @@ uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port)
 	return fabric_is_switch(f, f->ports[r].node) ? f->ports[r].node : FAB_NONE;
 }
 
+uint32_t fabric_endport_switch(const struct fabric *f, uint32_t port)
+{
+	uint32_t node = f->ports[port].node;
+
+	if (!fabric_is_switch(f, node))
+		node = fabric_attached_switch(f, port);
+	return node == FAB_NONE ? FAB_NONE : f->nodes[node].sw;
+}
+
 static int cmp_switch_guid(const void *a, const void *b, void *ctx)
 {
 	const struct fabric *f = ctx;

@@ -131,6 +131,12 @@ int fabric_same_topology(const struct fabric *a, const struct fabric *b);
 uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port);
 
 /*
+ * The switch (index among switches) that delivers an end port: a switch port 0's own switch, a
+ * CA/router port's attached one; FAB_NONE when that port has no active link to a switch.
+ */
+uint32_t fabric_endport_switch(const struct fabric *f, uint32_t port);
+
+/*
  * The switch (index among switches) that delivers a LID, and the port the packet leaves it by (0
  * for the switch's own LID); FAB_NONE when the LID's port has no active link to a switch.
  */

@@ -57,17 +57,6 @@ static int bfs_order(const struct fabric *f, uint32_t *rank)
 	return 0;
 }
 
-/* The switch an end port is delivered by. */
-static uint32_t endport_switch(const struct fabric *f, uint32_t port)
-{
-	uint32_t node = f->ports[port].node;
-
-	if (fabric_is_switch(f, node))
-		return f->nodes[node].sw;
-	node = fabric_attached_switch(f, port);
-	return node == FAB_NONE ? FAB_NONE : f->nodes[node].sw;
-}
-
 static int partition_bfs_blocks(const struct fabric *f, unsigned k, uint8_t *part)
 {
 	uint32_t n = f->nendports, i;
@@ -78,7 +67,7 @@ static int partition_bfs_blocks(const struct fabric *f, unsigned k, uint8_t *par
 	if (!rank || !key || bfs_order(f, rank))
 		goto out;
 	for (i = 0; i < n; i++) {
-		uint32_t s = endport_switch(f, f->endports[i]);
+		uint32_t s = fabric_endport_switch(f, f->endports[i]);
 		uint64_t r = s == FAB_NONE ? UINT32_MAX : rank[s];
 
 		key[i] = (r << 32) | i;
@@ -103,7 +92,7 @@ static uint32_t port_graph_neighbours(const struct fabric *f, const uint32_t *sw
 	const struct fab_node *nd = &f->nodes[node];
 
 	if (!fabric_is_switch(f, node)) {
-		uint32_t s = endport_switch(f, port);
+		uint32_t s = fabric_endport_switch(f, port);
 
 		if (s != FAB_NONE && sw_vertex[s] != FAB_NONE)
 			adj[n++] = (idx_t)sw_vertex[s];
@@ -247,7 +236,7 @@ int nue_partition_by_switch(const struct fabric *f, const uint8_t *sw_layer, uin
 		}
 	}
 	for (i = 0; i < f->nendports; i++) {
-		s = endport_switch(f, f->endports[i]);
+		s = fabric_endport_switch(f, f->endports[i]);
 		part[i] = s == FAB_NONE || layer[s] == SWLAYER_NONE ? 0 : layer[s];
 	}
 	rc = 0;
@@ -384,7 +373,7 @@ static void count_sources(struct central *c)
 	for (i = 0; i < c->nsw; i++)
 		c->src_weight[i] = 1;
 	for (i = 0; i < f->nendports; i++) {
-		uint32_t s = endport_switch(f, f->endports[i]);
+		uint32_t s = fabric_endport_switch(f, f->endports[i]);
 
 		if (s != FAB_NONE && !fabric_is_switch(f, f->ports[f->endports[i]].node))
 			c->src_weight[s] += 1u << f->ports[f->endports[i]].lmc;

@@ -490,16 +490,6 @@ static void free_torus(struct torus *t)
 	free(t->scratch);
 }
 
-/* The switch an end port is delivered by, FAB_NONE for one without a link. */
-static uint32_t delivering_switch(const struct fabric *f, uint32_t port)
-{
-	uint32_t node = f->ports[port].node;
-
-	if (!fabric_is_switch(f, node))
-		node = fabric_attached_switch(f, port);
-	return node == FAB_NONE ? FAB_NONE : f->nodes[node].sw;
-}
-
 /* Layers from the coordinates: arcs of each dimension, numbered in mixed radix. */
 static int layers_from_coordinates(struct torus *t, const struct nue_torus *shape,
 				   uint8_t *sw_layer)
@@ -511,7 +501,7 @@ static int layers_from_coordinates(struct torus *t, const struct nue_torus *shap
 	if (!arc)
 		return -1;
 	for (i = 0; i < t->f->nendports; i++) {
-		s = delivering_switch(t->f, t->f->endports[i]);
+		s = fabric_endport_switch(t->f, t->f->endports[i]);
 		if (s != FAB_NONE)
 			t->weight[s]++;
 	}
