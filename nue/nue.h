@@ -20,7 +20,7 @@ struct cpu_gate;
 struct nue_torus {
 	unsigned dims;			   /* 0: not a torus or mesh */
 	uint32_t len[NUE_TORUS_MAX_DIMS];  /* positions per dimension */
-	unsigned cuts[NUE_TORUS_MAX_DIMS]; /* arcs per dimension; their product is at most k */
+	unsigned cuts[NUE_TORUS_MAX_DIMS]; /* arcs, product at most k; all 0: no blocks */
 };
 
 /* How the destinations are split into layers when nue_opts.layers is NULL. */

@@ -45,9 +45,11 @@ struct torus {
 	uint32_t *mark_a;      /* stamps: neighbours of its corner a */
 	uint32_t *chan_from_a; /* a's channel to each switch marked in mark_a */
 	uint32_t *chan_from_u; /* u's channel to each switch marked in mark_u */
-	uint32_t *pos;	       /* [ndims x nsw] position of each switch in each dimension */
-	uint32_t *weight;      /* end ports each switch delivers */
-	uint32_t *scratch;     /* class sizes (ne), then group positions (nsw) */
+	uint32_t *ring_next;   /* per group of a dimension: its neighbouring groups */
+	uint32_t *ring_prev;
+	uint32_t *pos;	   /* [ndims x nsw] position of each switch in each dimension */
+	uint32_t *weight;  /* end ports each switch delivers */
+	uint32_t *scratch; /* class sizes (ne), then group positions (nsw) */
 	uint32_t dim_class[NUE_TORUS_MAX_DIMS];
 	uint32_t len[NUE_TORUS_MAX_DIMS];
 	unsigned ndims;
@@ -269,7 +271,7 @@ static unsigned dimension_of(struct torus *t, uint32_t e)
 static int dimension_positions(struct torus *t, unsigned d)
 {
 	uint32_t nsw = t->g.nsw, ne = t->g.ne, s, e, groups = 0, ends = 0, start = FAB_NONE;
-	uint32_t *next = t->mark_a, *prev = t->chan_from_a, *posg = t->scratch, cur, before, n;
+	uint32_t *next = t->ring_next, *prev = t->ring_prev, *posg = t->scratch, cur, before, n;
 	uint32_t cls = t->dim_class[d];
 
 	for (s = 0; s < nsw; s++)
@@ -467,11 +469,14 @@ static int alloc_torus(struct torus *t, const struct fabric *f)
 	t->mark_a = calloc(nsw + 1, sizeof(uint32_t));
 	t->chan_from_a = malloc(sizeof(uint32_t) * (nsw + 1));
 	t->chan_from_u = malloc(sizeof(uint32_t) * (nsw + 1));
+	t->ring_next = malloc(sizeof(uint32_t) * (nsw + 1));
+	t->ring_prev = malloc(sizeof(uint32_t) * (nsw + 1));
 	t->pos = malloc(sizeof(uint32_t) * NUE_TORUS_MAX_DIMS * (nsw + 1));
 	t->weight = calloc(nsw + 1, sizeof(uint32_t));
 	t->scratch = malloc(sizeof(uint32_t) * n);
 	if (!t->link_root || !t->sw_root || !t->mark_u || !t->mark_a || !t->chan_from_a ||
-	    !t->chan_from_u || !t->pos || !t->weight || !t->scratch)
+	    !t->chan_from_u || !t->ring_next || !t->ring_prev || !t->pos || !t->weight ||
+	    !t->scratch)
 		return -1;
 	return 0;
 }
@@ -485,6 +490,8 @@ static void free_torus(struct torus *t)
 	free(t->mark_a);
 	free(t->chan_from_a);
 	free(t->chan_from_u);
+	free(t->ring_next);
+	free(t->ring_prev);
 	free(t->pos);
 	free(t->weight);
 	free(t->scratch);

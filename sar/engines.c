@@ -445,10 +445,11 @@ static void add_per_layer(struct engine_result *res, unsigned vls, const uint32_
 
 /*
  * The torus's positions per dimension, and its arcs per dimension (" 16x16x16 in 2x2x2"), or,
- * when it had too few layers for blocks, how many it needs.
+ * when it had too few layers for blocks (no arcs chosen), how many it needs.
  */
-static void add_torus_shape(struct engine_result *res, const struct nue_torus *t, int blocks)
+static void add_torus_shape(struct engine_result *res, const struct nue_torus *t)
 {
+	int blocks = t->cuts[0] != 0;
 	unsigned d;
 
 	add_summary(res, blocks ? " " : ", torus ");
@@ -467,7 +468,7 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 	res->fallbacks = rep->fallbacks;
 	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
 	if (rep->torus.dims)
-		add_torus_shape(res, &rep->torus, !strcmp(rep->partitioner, "torus blocks"));
+		add_torus_shape(res, &rep->torus);
 	add_summary(res, "), %u destinations", rep->destinations);
 	add_per_layer(res, rep->vls, rep->dests_per_layer);
 	add_summary(res, ", %u fall-backs to escape paths", rep->fallbacks);
