@@ -146,49 +146,10 @@ int fab_rest_blank(const char *p)
 	return *p == '\0';
 }
 
-FILE *fab_open_read(const char *path)
+void fab_error_from_reader(struct fab_error *err, const struct line_reader *lr, const char *path)
 {
-	FILE *in = fopen(path, "r");
-	struct stat st;
-
-	if (!in)
-		return NULL;
-	/* fopen opens a directory, and reading it then looks like an empty file. */
-	if (!fstat(fileno(in), &st) && S_ISDIR(st.st_mode)) {
-		fclose(in);
-		errno = EISDIR;
-		return NULL;
-	}
-	return in;
-}
-
-int line_reader_open(struct line_reader *lr, const char *path)
-{
-	memset(lr, 0, sizeof(*lr));
-	lr->in = fab_open_read(path);
-	return lr->in ? 0 : -1;
-}
-
-char *line_reader_next(struct line_reader *lr)
-{
-	if (getline(&lr->line, &lr->cap, lr->in) <= 0)
-		return NULL;
-	lr->lineno++;
-	return lr->line;
-}
-
-int line_reader_failed(const struct line_reader *lr)
-{
-	return ferror(lr->in);
-}
-
-void line_reader_close(struct line_reader *lr)
-{
-	free(lr->line);
-	lr->line = NULL;
-	if (lr->in)
-		fclose(lr->in);
-	lr->in = NULL;
+	if (err)
+		line_reader_describe(lr, path, err->msg, sizeof(err->msg));
 }
 
 void fabric_init(struct fabric *f)

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "input.h"
+
 #define FAB_NONE UINT32_MAX
 #define FAB_MAX_LID 0xbfff  /* highest unicast LID */
 #define FAB_NO_PORT 0xff    /* LFT entry: destination not routed (OpenSM's OSM_NO_PATH) */
@@ -227,17 +229,6 @@ int fab_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t fir
 int fab_strings_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n, uint32_t *off);
 
 /*
- * Reads a text file line by line and counts the lines, for the file readers (loaders, options,
- * storage GUIDs) whose errors name the file and the line.
- */
-struct line_reader {
-	FILE *in;
-	char *line;
-	size_t cap;
-	unsigned lineno; /* of the line line_reader_next() returned last, from 1 */
-};
-
-/*
  * Field scanners for the line-oriented dump readers, stricter and much faster than sscanf on
  * dumps of millions of lines.  Each advances *p past what it read.
  */
@@ -254,17 +245,9 @@ int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v);
  * No sign and no octal: strtoull took "-1" for 0xffffffffffffffff and "010" for 8.
  */
 int fab_scan_guid(const char **p, uint64_t *guid);
+/* "PATH:LINE: why" into err, for a line_reader that stopped on an error. */
+void fab_error_from_reader(struct fab_error *err, const struct line_reader *lr, const char *path);
 /* Whether only blanks and the line end are left at p. */
 int fab_rest_blank(const char *p);
-
-/* fopen(path, "r") that refuses a directory (errno EISDIR); NULL with errno set on failure. */
-FILE *fab_open_read(const char *path);
-/* 0, or -1 with errno set; the caller words the error, e.g. "path: strerror(errno)". */
-int line_reader_open(struct line_reader *lr, const char *path);
-/* The next line, newline included, or NULL at the end of the file or on a read error. */
-char *line_reader_next(struct line_reader *lr);
-/* Whether reading stopped on an error rather than at the end of the file. */
-int line_reader_failed(const struct line_reader *lr);
-void line_reader_close(struct line_reader *lr);
 
 #endif

@@ -212,38 +212,20 @@ out:
 
 int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
 {
-	FILE *fp = fab_open_read(path);
 	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	int rc = -1;
+	size_t len = 0;
+	int rc;
 
 	job_map_free(jm);
-	if (!fp) {
-		fab_error_set(err, "%s: %s", path, strerror(errno));
+	if (fab_read_text(path, FAB_LIMIT_LIST, &text, &len)) {
+		if (errno == FAB_ENUL)
+			fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", path, len);
+		else
+			fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
-	do {
-		if (fab_reserve(&text, &cap, len + 4096 + 1, 65536)) {
-			fab_error_set(err, "%s: out of memory", path);
-			goto out;
-		}
-		n = fread(text + len, 1, cap - len - 1, fp);
-		len += n;
-	} while (n > 0);
-	if (ferror(fp)) {
-		fab_error_set(err, "%s: read error: %s", path, strerror(errno));
-		goto out;
-	}
-	if (memchr(text, '\0', len)) {
-		fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", path,
-			      (size_t)((char *)memchr(text, '\0', len) - text));
-		goto out;
-	}
-	text[len] = '\0';
 	rc = job_map_parse_text(jm, text, path, err);
-out:
 	free(text);
-	fclose(fp);
 	return rc;
 }
 

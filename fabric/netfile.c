@@ -357,8 +357,8 @@ int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile
 	np.cur_node = FAB_NONE;
 	np.next_sw_guid = SIM_FIRST_SWITCH_GUID;
 	np.next_ca_guid = SIM_FIRST_CA_GUID;
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "%s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_TOPOLOGY)) {
+		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	while ((line = line_reader_next(&lr))) {
@@ -367,7 +367,7 @@ int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile
 			goto out;
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	if (!f->nnodes) {

@@ -393,9 +393,9 @@ int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn 
 	char *line;
 	int errors = 0;
 
-	if (line_reader_open(&lr, path))
+	if (line_reader_open(&lr, path, FAB_LIMIT_CONFIG))
 		return report(on_error, ctx, path, 0, "cannot open config file: %s%s",
-			      strerror(errno), "");
+			      fab_strerror(errno), "");
 	while ((line = line_reader_next(&lr))) {
 		/* A config file naming another (or itself) could recurse forever. */
 		if (strstr(line, "config=")) {
@@ -406,7 +406,8 @@ int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn 
 		errors += options_parse_line(o, line, path, lr.lineno, on_error, ctx);
 	}
 	if (line_reader_failed(&lr))
-		errors += report(on_error, ctx, path, 0, "read error%s%s", "", "");
+		errors += report(on_error, ctx, path, lr.lineno, "%s%s", "stopped reading: ",
+				 fab_strerror(lr.error));
 	line_reader_close(&lr);
 	return errors;
 }

@@ -196,8 +196,8 @@ int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, uns
 	struct fab_guid_map map = { 0 };
 	int ret = -1;
 
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "%s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_TOPOLOGY)) {
+		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	while ((line = line_reader_next(&lr))) {
@@ -226,7 +226,7 @@ int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, uns
 		}
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	if (!f->nnodes) {
@@ -301,8 +301,8 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 	uint32_t sw = FAB_NONE;
 	int ret = -1;
 
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "%s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_TABLES)) {
+		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	while ((line = line_reader_next(&lr))) {
@@ -344,7 +344,7 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 		routing_lft(r, sw)[lid] = (uint8_t)port;
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	ret = 0;

@@ -233,8 +233,8 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 	size_t cells = (size_t)r->nswitches * r->lft_len;
 	int ret = -1;
 
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "%s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_TABLES)) {
+		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	guids = endport_guids(f);
@@ -277,7 +277,7 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 		}
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	if (sl_load_finish(&l)) {
@@ -321,8 +321,8 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 	char *line;
 	int ret = -1;
 
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "%s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_TABLES)) {
+		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	if (routing_alloc_sl2vl(r, f)) {
@@ -353,7 +353,7 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 		memcpy(routing_sl2vl_map(r, f->nodes[n].sw, ip, op), vl, ROUTING_MAX_SL);
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	routing_sl2vl_collapse(r, f);

@@ -190,8 +190,8 @@ int switch_layers_load(const struct fabric *f, const char *path, unsigned k, uin
 	int ret = -1;
 
 	memset(sw_layer, SWLAYER_NONE, f->nswitches);
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "nue_layers %s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_LIST)) {
+		fab_error_set(err, "nue_layers %s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	rd.sw_line = calloc(f->nswitches ? f->nswitches : 1, sizeof(uint32_t));
@@ -206,7 +206,7 @@ int switch_layers_load(const struct fabric *f, const char *path, unsigned k, uin
 			goto out;
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	if (!rd.named && f->nswitches) {

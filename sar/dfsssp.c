@@ -887,8 +887,8 @@ static int read_guid_file(const struct fabric *f, const char *path, uint8_t *fla
 	char *line;
 	int ret = -1;
 
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "storage_guids %s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_LIST)) {
+		fab_error_set(err, "storage_guids %s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	while ((line = line_reader_next(&lr))) {
@@ -904,7 +904,7 @@ static int read_guid_file(const struct fabric *f, const char *path, uint8_t *fla
 		mark_guid(f, guid, flags);
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	ret = 0;

@@ -334,8 +334,8 @@ int topo_from_slurm_conf(struct topo *t, const char *path, struct fab_error *err
 	char *line;
 	int ret = -1;
 
-	if (line_reader_open(&lr, path)) {
-		fab_error_set(err, "%s: %s", path, strerror(errno));
+	if (line_reader_open(&lr, path, FAB_LIMIT_LIST)) {
+		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
 	hostlist_init(&hosts);
@@ -348,7 +348,7 @@ int topo_from_slurm_conf(struct topo *t, const char *path, struct fab_error *err
 			goto out;
 	}
 	if (line_reader_failed(&lr)) {
-		fab_error_set(err, "%s: read error", path);
+		fab_error_from_reader(err, &lr, path);
 		goto out;
 	}
 	ret = topo_finalize(t, err);

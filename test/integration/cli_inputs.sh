@@ -107,4 +107,28 @@ expect_fail 3 'bad.fdbs:5: malformed LFT line' "$SARNUE_BIN" check --subnet "$tm
 sed '5s/ : .*/ : UNREACHABLE/' "$tmp/a/opensm.fdbs" >"$tmp/a/hole.fdbs"
 expect_fail 1 '' "$SARNUE_BIN" check --subnet "$tmp/a/opensm-subnet.lst" --fdbs "$tmp/a/hole.fdbs"
 t_grep "the unreachable pair is named" 'first: from .* to LID' "$tmp/out"
+
+# Hostile input files: a FIFO (whose blocking open would hang), a device that never ends, a
+# line longer than memory allows.  Each is refused at once, naming the file; none is taken for
+# a short file that ends early.
+mkfifo "$tmp/fifo"
+expect_fail 3 'fifo: not a regular file' timeout 20 "$SARNUE_BIN" route "$tmp/fifo"
+expect_fail 2 '/dev/zero: cannot open config file: not a regular file' \
+	timeout 20 "$SARNUE_BIN" route -O config=/dev/zero "$good"
+expect_fail 1 'storage_guids .*fifo: not a regular file' \
+	timeout 20 "$SARNUE_BIN" route -e sar-dfsssp -O "storage_guids=$tmp/fifo" "$good"
+expect_fail 1 'job_map .*fifo|fifo: not a regular file' \
+	timeout 20 "$SARNUE_BIN" route -e sar-dfsssp -O "job_map=$tmp/fifo" "$good"
+expect_fail 3 'fifo: not a regular file' \
+	timeout 20 "$SARNUE_BIN" check --subnet "$tmp/a/opensm-subnet.lst" --fdbs "$tmp/fifo"
+printf 'Switch 4 "S1"\n[1] "H1"[1]\n\nHca 1 "H1"\n[1] "S\0001"[1]\n' >"$tmp/nul.net"
+expect_fail 3 'nul.net:5: binary data' "$SARNUE_BIN" route "$tmp/nul.net"
+if command -v prlimit >/dev/null; then
+	# A 64 MB comment line needs more memory than the 48 MB address space allows: the read
+	# fails with ENOMEM, which used to end the file there and route the nodes before it.
+	{ head -c 64000000 /dev/zero | tr '\0' x | sed 's/^/# /'; echo; cat "$good"; } >"$tmp/huge.net"
+	expect_fail 3 'huge.net:1: read error: Cannot allocate memory' \
+		prlimit --as=48000000 "$SARNUE_BIN" route "$tmp/huge.net"
+	rm -f "$tmp/huge.net"
+fi
 t_done

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "loaders.h"
@@ -615,7 +616,73 @@ static void test_line_reader_directory(void)
 {
 	struct line_reader lr;
 
-	CHECK(line_reader_open(&lr, "/tmp") == -1 && errno == EISDIR);
+	CHECK(line_reader_open(&lr, "/tmp", FAB_LIMIT_LIST) == -1 && errno == FAB_ENOTREG);
+}
+
+static void write_bytes(const char *path, const char *data, size_t len)
+{
+	FILE *fp = fopen(path, "w");
+
+	CHECK(fp && fwrite(data, 1, len, fp) == len);
+	if (fp)
+		fclose(fp);
+}
+
+/*
+ * A FIFO without a writer, a character device and a socket are refused at once by type: a
+ * blocking open of the FIFO would hang this test, an endless /dev/zero would exhaust memory.
+ */
+static void test_input_refuses_special_files(void)
+{
+	char dir[] = "/tmp/sarnue-input.XXXXXX", fifo[64], *text = NULL;
+	struct line_reader lr;
+	size_t len;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK(line_reader_open(&lr, fifo, FAB_LIMIT_LIST) == -1 && errno == FAB_ENOTREG);
+	CHECK(fab_open_read(fifo, FAB_LIMIT_LIST) == NULL && errno == FAB_ENOTREG);
+	CHECK(fab_read_text(fifo, FAB_LIMIT_LIST, &text, &len) == -1 && errno == FAB_ENOTREG);
+	CHECK(fab_read_text("/dev/zero", FAB_LIMIT_LIST, &text, &len) == -1 &&
+	      errno == FAB_ENOTREG);
+	CHECK(line_reader_open(&lr, "/dev/null", FAB_LIMIT_LIST) == -1 && errno == FAB_ENOTREG);
+	CHECK(strstr(fab_strerror(FAB_ENOTREG), "not a regular file") != NULL);
+	CHECK(text == NULL);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* The size limit, NUL bytes, and the end of the file told apart from an error. */
+static void test_input_limits_and_nul(void)
+{
+	char path[] = "/tmp/sarnue-input.XXXXXX", *text = NULL, msg[256];
+	struct line_reader lr;
+	size_t len = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	write_bytes(path, "one\ntwo\n", 8);
+	CHECK(line_reader_open(&lr, path, 7) == -1 && errno == EFBIG);
+	CHECK(line_reader_open(&lr, path, 8) == 0);
+	CHECK(line_reader_next(&lr) && line_reader_next(&lr) && !line_reader_next(&lr));
+	CHECK(!line_reader_failed(&lr) && lr.lineno == 2);
+	line_reader_close(&lr);
+	CHECK(fab_read_text(path, 8, &text, &len) == 0 && len == 8 && !strcmp(text, "one\ntwo\n"));
+	free(text);
+	CHECK(fab_read_text(path, 7, &text, &len) == -1 && errno == EFBIG);
+
+	write_bytes(path, "one\ntw\0o\nthree\n", 14);
+	CHECK(line_reader_open(&lr, path, FAB_LIMIT_LIST) == 0);
+	CHECK(line_reader_next(&lr) && !line_reader_next(&lr));
+	CHECK(line_reader_failed(&lr) && lr.error == FAB_ENUL && lr.lineno == 2);
+	line_reader_describe(&lr, "net", msg, sizeof(msg));
+	CHECK(!strcmp(msg, "net:2: binary data (a NUL byte)"));
+	line_reader_close(&lr);
+	CHECK(fab_read_text(path, FAB_LIMIT_LIST, &text, &len) == -1 && errno == FAB_ENUL &&
+	      len == 6);
+	unlink(path);
 }
 
 struct gate_waiter {
@@ -664,6 +731,8 @@ int main(void)
 	test_field_scanners();
 	test_numbers();
 	test_line_reader_directory();
+	test_input_refuses_special_files();
+	test_input_limits_and_nul();
 	test_sort_u64();
 	test_minheap();
 	test_builder_and_lids();
