@@ -8,12 +8,14 @@
 #include "fabric.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "numbers.h"
+#include "sortu64.h"
 
 void fab_error_set(struct fab_error *err, const char *fmt, ...)
 {
@@ -435,6 +437,84 @@ static int build_lid_table(struct fabric *f, struct fab_error *err)
 	return 0;
 }
 
+/* The first node (or linked CA/router port) from index from on that has GUID g; FAB_NONE. */
+static uint32_t guid_holder(const struct fabric *f, uint64_t g, int ports, uint32_t from)
+{
+	uint32_t i;
+
+	for (i = from; i < (ports ? f->nports : f->nnodes); i++) {
+		if (!ports && f->nodes[i].guid == g)
+			return i;
+		if (ports && f->ports[i].guid == g && f->ports[i].num &&
+		    f->ports[i].remote != FAB_NONE && !fabric_is_switch(f, f->ports[i].node))
+			return i;
+	}
+	return FAB_NONE;
+}
+
+static const char *holder_id(const struct fabric *f, uint32_t i, int ports)
+{
+	if (i == FAB_NONE)
+		return "?";
+	return fabric_node_id(f, ports ? f->ports[i].node : i);
+}
+
+/* Sorts the n GUIDs in g and reports the first that is 0 or taken twice. */
+static int guids_unique(const struct fabric *f, uint64_t *g, size_t n, int ports,
+			struct fab_error *err)
+{
+	const char *what = ports ? "port GUID" : "node GUID";
+	uint32_t first;
+	size_t i;
+
+	sort_u64(g, n);
+	if (n && g[0] == 0) {
+		fab_error_set(err, "%s: %s 0 is not a valid GUID",
+			      holder_id(f, guid_holder(f, 0, ports, 0), ports), what);
+		return -1;
+	}
+	for (i = 1; i < n; i++) {
+		if (g[i] != g[i - 1])
+			continue;
+		first = guid_holder(f, g[i], ports, 0);
+		fab_error_set(err, "%s 0x%016" PRIx64 " used by both %s and %s", what, g[i],
+			      holder_id(f, first, ports),
+			      holder_id(f, guid_holder(f, g[i], ports, first + 1), ports));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Node GUIDs, and the port GUIDs of linked CA and router ports, are what OpenSM keys the subnet
+ * by: two nodes with one GUID, or a GUID of 0, mean a file that contradicts itself.
+ */
+static int check_guids(const struct fabric *f, struct fab_error *err)
+{
+	uint64_t *g = malloc(sizeof(*g) * (f->nports + f->nnodes + 1));
+	uint32_t i;
+	size_t n = 0;
+	int ret = -1;
+
+	if (!g) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < f->nnodes; i++)
+		g[n++] = f->nodes[i].guid;
+	if (guids_unique(f, g, n, 0, err))
+		goto out;
+	n = 0;
+	for (i = 0; i < f->nports; i++)
+		if (f->ports[i].num && f->ports[i].remote != FAB_NONE &&
+		    !fabric_is_switch(f, f->ports[i].node))
+			g[n++] = f->ports[i].guid;
+	ret = guids_unique(f, g, n, 1, err);
+out:
+	free(g);
+	return ret;
+}
+
 static void free_derived(struct fabric *f)
 {
 	free(f->switches);
@@ -463,6 +543,8 @@ int fabric_finalize(struct fabric *f, struct fab_error *err)
 			return -1;
 		}
 	}
+	if (check_guids(f, err))
+		return -1;
 	if (build_switch_list(f) || build_switch_adjacency(f)) {
 		fab_error_set(err, "out of memory");
 		return -1;
@@ -475,10 +557,48 @@ static unsigned align_up(unsigned v, unsigned a)
 	return (v + a - 1) / a * a;
 }
 
-int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
+/* Marks, or tests, the LIDs [lid, lid + count) in the in-use map. */
+static void lids_mark(uint8_t *used, unsigned lid, unsigned count)
 {
-	unsigned step = 1u << lmc, next = step, i;
-	uint32_t n, k;
+	memset(used + lid, 1, count);
+}
+
+static int lids_free(const uint8_t *used, unsigned lid, unsigned count)
+{
+	return !memchr(used + lid, 1, count);
+}
+
+/* The first LID from `from` on, aligned to align, that starts count free LIDs; 0: none left. */
+static unsigned lids_find(const uint8_t *used, unsigned from, unsigned count, unsigned align)
+{
+	unsigned v;
+
+	for (v = align_up(from, align); v + count - 1 <= FAB_MAX_LID; v += align)
+		if (lids_free(used, v, count))
+			return v;
+	return 0;
+}
+
+static void lids_mark_given(const struct fabric *f, uint8_t *used)
+{
+	uint32_t p;
+
+	for (p = 0; p < f->nports; p++)
+		if (port_has_lid(f, p))
+			lids_mark(used, f->ports[p].base_lid, 1u << f->ports[p].lmc);
+}
+
+/*
+ * Gives every switch and linked CA/router port without a LID one, in the order OpenSM's LID
+ * manager uses on a fresh subnet (switches by GUID, then end ports in node order), skipping the
+ * LIDs already taken.  With no LID given anywhere this is exactly OpenSM's assignment.
+ */
+int fabric_fill_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
+{
+	unsigned step = 1u << lmc, next = step, i, k;
+	uint8_t *used;
+	uint32_t n;
+	int ret = -1;
 
 	if (lmc > 7) {
 		fab_error_set(err, "LMC %u out of range 0..7", lmc);
@@ -486,13 +606,24 @@ int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
 	}
 	if (fabric_finalize(f, err))
 		return -1;
-	/* Switch port 0 takes LMC too in OpenSM unless it is base switch port 0: keep it to 1 LID.
-	 */
+	used = calloc(FAB_MAX_LID + 1, 1);
+	if (!used) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	lids_mark_given(f, used);
+	/* Switch port 0 takes LMC too in OpenSM unless it is base switch port 0: keep it to 1 LID. */
 	for (i = 0; i < f->nswitches; i++) {
 		struct fab_port *p0 = &f->ports[f->nodes[f->switches[i]].first_port];
 
+		if (p0->base_lid)
+			continue;
+		next = lids_find(used, next, 1, step);
+		if (!next)
+			goto full;
 		p0->base_lid = (uint16_t)next;
 		p0->lmc = 0;
+		lids_mark(used, next, 1);
 		next = align_up(next + 1, step);
 	}
 	for (n = 0; n < f->nnodes; n++) {
@@ -501,18 +632,35 @@ int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
 		for (k = 1; k <= f->nodes[n].nports; k++) {
 			struct fab_port *p = fabric_port(f, n, k);
 
-			if (p->remote == FAB_NONE)
+			if (p->remote == FAB_NONE || p->base_lid)
 				continue;
-			if (next + step - 1 > FAB_MAX_LID) {
-				fab_error_set(err, "fabric needs more than %u LIDs", FAB_MAX_LID);
-				return -1;
-			}
+			next = lids_find(used, next, step, step);
+			if (!next)
+				goto full;
 			p->base_lid = (uint16_t)next;
 			p->lmc = (uint8_t)lmc;
+			lids_mark(used, next, step);
 			next += step;
 		}
 	}
-	return fabric_finalize(f, err);
+	ret = fabric_finalize(f, err);
+	goto out;
+full:
+	fab_error_set(err, "fabric needs more than %u LIDs", FAB_MAX_LID);
+out:
+	free(used);
+	return ret;
+}
+
+int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
+{
+	uint32_t p;
+
+	for (p = 0; p < f->nports; p++) {
+		f->ports[p].base_lid = 0;
+		f->ports[p].lmc = 0;
+	}
+	return fabric_fill_lids(f, lmc, err);
 }
 
 unsigned fabric_min_op_vls(const struct fabric *f)

@@ -149,6 +149,11 @@ uint32_t fabric_lid_switch(const struct fabric *f, uint32_t lid, uint8_t *exit_p
  * then CA/router ports, each port getting a block of 2^lmc LIDs aligned as OpenSM does.
  */
 int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err);
+/*
+ * The same for the ports that have no LID yet, keeping the LIDs a file gave (ibnetdiscover
+ * output carries the fabric's own); the LIDs given must not overlap.
+ */
+int fabric_fill_lids(struct fabric *f, unsigned lmc, struct fab_error *err);
 
 /* Smallest operational VL count over every active switch-to-switch and end-port link. */
 unsigned fabric_min_op_vls(const struct fabric *f);

@@ -15,6 +15,11 @@
 struct netfile_opts {
 	unsigned lmc;	 /* LMC given to every CA/router port */
 	unsigned op_vls; /* operational VLs assumed on every port */
+	/*
+	 * Whether lmc was asked for: when not, LIDs the file gives ("lid 16 lmc 1") are kept with
+	 * their LMC; when it was and the file's LMC differs, every port gets a new LID.
+	 */
+	int lmc_given;
 };
 
 int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile_opts *opts,

@@ -110,8 +110,8 @@ static int lst_description(struct lst_cursor *c, struct lst_end *e)
 /*
  * One side of a subnet.lst link, as OpenSM writes it: "{ SW-SM Ports:08 SystemGUID:.. NodeGUID:..
  * PortGUID:.. VenID:.. DevID:.. Rev:.. {desc} LID:0001 PN:01 }".  Widths are OpenSM's, except
- * VenID: it prints the NodeInfo word whose top byte is the local port number, so "%06X" gives up
- * to 8 digits.
+ * VenID and DevID: OpenSM prints the far end's from words whose halves it swapped, so real
+ * devices show up to 8 digits there ("VenID:000002C9 DevID:101B0000").
  */
 static int lst_end_parse(struct lst_cursor *c, struct lst_end *e)
 {
@@ -121,7 +121,7 @@ static int lst_end_parse(struct lst_cursor *c, struct lst_end *e)
 	    lst_hex_field(c, "Ports:", 2, &nports) || lst_hex_field(c, "SystemGUID:", 16, &v) ||
 	    lst_hex_field(c, "NodeGUID:", 16, &e->node_guid) ||
 	    lst_hex_field(c, "PortGUID:", 16, &e->port_guid) || lst_hex_field(c, "VenID:", 8, &v) ||
-	    lst_hex_field(c, "DevID:", 4, &v) || lst_hex_field(c, "Rev:", 8, &v) ||
+	    lst_hex_field(c, "DevID:", 8, &v) || lst_hex_field(c, "Rev:", 8, &v) ||
 	    lst_description(c, e) || lst_hex_field(c, "LID:", 4, &lid) ||
 	    lst_hex_field(c, "PN:", 2, &port))
 		return -1;
@@ -293,63 +293,122 @@ static int lft_entry(const char *p, unsigned *lid, unsigned *port)
 	return lft_port(p, port);
 }
 
+/*
+ * The lines of an LFT dump that carry no entry: the column titles of opensm.fdbs and the
+ * closing count of opensm-lfts.dump ("13 lids dumped").  Anything else that is neither a
+ * switch header nor an entry is not an LFT dump, and binary data must not pass as one.
+ */
+static int lft_other_line(const char *s)
+{
+	unsigned n;
+
+	if (fab_rest_blank(s) || !strncmp(s, "LID ", 4))
+		return 1;
+	if (fab_scan_decimal(&s, UINT32_MAX, &n))
+		return 0;
+	return !strncmp(s, " lids dumped", 12) && fab_rest_blank(s + 12);
+}
+
+struct lft_reader {
+	const char *path;
+	const struct fabric *f;
+	struct routing *r;
+	struct line_reader lr;
+	uint8_t *block_seen; /* per switch: its block was read */
+	uint32_t sw;	     /* switch of the current block, FAB_NONE before the first */
+	long last_lid;	     /* entries of a block come in rising LID order */
+};
+
+static int lft_fail(struct lft_reader *lt, struct fab_error *err, const char *what)
+{
+	fab_error_set(err, "%s:%u: %s", lt->path, lt->lr.lineno, what);
+	return -1;
+}
+
+static int lft_header(struct lft_reader *lt, uint64_t guid, struct fab_error *err)
+{
+	char msg[96];
+
+	lt->sw = fabric_switch_by_guid(lt->f, guid);
+	if (lt->sw == FAB_NONE) {
+		snprintf(msg, sizeof(msg), "switch 0x%016" PRIx64 " is not in the topology", guid);
+		return lft_fail(lt, err, msg);
+	}
+	if (lt->block_seen[lt->sw]) {
+		snprintf(msg, sizeof(msg), "a second block for switch 0x%016" PRIx64, guid);
+		return lft_fail(lt, err, msg);
+	}
+	lt->block_seen[lt->sw] = 1;
+	lt->last_lid = -1;
+	return 0;
+}
+
+/*
+ * One "0xLID ..." line.  LIDs above the topology's highest one are skipped: OpenSM sizes an LFT
+ * to the LIDs it has handed out, which on a sweep with LMC may pass the highest LID in use.
+ */
+static int lft_line(struct lft_reader *lt, const char *line, struct fab_error *err)
+{
+	const struct fabric *f = lt->f;
+	unsigned lid, port;
+	char msg[96];
+
+	if (lt->sw == FAB_NONE || !lft_entry(line, &lid, &port))
+		return lft_fail(lt, err, "malformed LFT line");
+	if ((long)lid <= lt->last_lid) {
+		snprintf(msg, sizeof(msg), "LID %u repeated or out of order (after LID %ld)", lid,
+			 lt->last_lid);
+		return lft_fail(lt, err, msg);
+	}
+	lt->last_lid = lid;
+	if (lid > FAB_MAX_LID ||
+	    (port != FAB_NO_PORT && port > f->nodes[f->switches[lt->sw]].nports)) {
+		snprintf(msg, sizeof(msg), "LID %u or port %u out of range", lid, port);
+		return lft_fail(lt, err, msg);
+	}
+	if (lid < lt->r->lft_len)
+		routing_lft(lt->r, lt->sw)[lid] = (uint8_t)port;
+	return 0;
+}
+
 int routing_load_lfts(struct routing *r, const struct fabric *f, const char *path,
 		      struct fab_error *err)
 {
-	struct line_reader lr;
+	struct lft_reader lt = { .path = path, .f = f, .r = r, .sw = FAB_NONE };
 	char *line;
-	uint32_t sw = FAB_NONE;
 	int ret = -1;
 
-	if (line_reader_open(&lr, path, FAB_LIMIT_TABLES)) {
+	if (line_reader_open(&lt.lr, path, FAB_LIMIT_TABLES)) {
 		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
-	while ((line = line_reader_next(&lr))) {
-		unsigned lid, port;
-		uint64_t guid;
-		int hdr;
-
-		hdr = lft_switch_header(line, &guid);
-		if (hdr < 0) {
-			fab_error_set(
-				err,
-				"%s:%u: switch header without a GUID of 0x and 1 to 16 hex digits",
-				path, lr.lineno);
-			goto out;
-		}
-		if (hdr) {
-			sw = fabric_switch_by_guid(f, guid);
-			if (sw == FAB_NONE) {
-				fab_error_set(err,
-					      "%s:%u: switch 0x%016" PRIx64
-					      " is not in the topology",
-					      path, lr.lineno, guid);
-				goto out;
-			}
-			continue;
-		}
-		if (strncmp(line, "0x", 2))
-			continue;
-		if (sw == FAB_NONE || !lft_entry(line, &lid, &port)) {
-			fab_error_set(err, "%s:%u: malformed LFT line", path, lr.lineno);
-			goto out;
-		}
-		if (lid >= r->lft_len ||
-		    (port != FAB_NO_PORT && port > f->nodes[f->switches[sw]].nports)) {
-			fab_error_set(err, "%s:%u: LID %u or port %u out of range", path, lr.lineno,
-				      lid, port);
-			goto out;
-		}
-		routing_lft(r, sw)[lid] = (uint8_t)port;
+	lt.block_seen = calloc(f->nswitches ? f->nswitches : 1, 1);
+	if (!lt.block_seen) {
+		fab_error_set(err, "%s: out of memory", path);
+		goto out;
 	}
-	if (line_reader_failed(&lr)) {
-		fab_error_from_reader(err, &lr, path);
+	while ((line = line_reader_next(&lt.lr))) {
+		uint64_t guid;
+		int hdr = lft_switch_header(line, &guid);
+
+		if (hdr < 0) {
+			lft_fail(&lt, err, "switch header without a GUID of 0x and 1 to 16 hex digits");
+			goto out;
+		}
+		if (hdr ? lft_header(&lt, guid, err)
+		    : !strncmp(line, "0x", 2) ? lft_line(&lt, line, err)
+		    : lft_other_line(line) ? 0
+					   : lft_fail(&lt, err, "not a line of an LFT dump"))
+			goto out;
+	}
+	if (line_reader_failed(&lt.lr)) {
+		fab_error_from_reader(err, &lt.lr, path);
 		goto out;
 	}
 	ret = 0;
 out:
-	line_reader_close(&lr);
+	free(lt.block_seen);
+	line_reader_close(&lt.lr);
 	return ret;
 }
 

@@ -36,8 +36,9 @@ static const char route_usage[] =
 	"  -o, --out-dir DIR   where to write the dump files (default: do not write)\n"
 	"  --subnet FILE       route the fabric of OpenSM's opensm-subnet.lst, with its LIDs,\n"
 	"                      instead of a NETFILE\n"
-	"  --lmc N             LMC of end ports, 0..7 (default 0); with -O planes=on and\n"
-	"                      LMC >= 1 the engine routes two planes (README)\n"
+	"  --lmc N             LMC of end ports, 0..7 (default: the LMC of the LIDs the\n"
+	"                      NETFILE gives, else 0); with -O planes=on and LMC >= 1 the\n"
+	"                      engine routes two planes (README)\n"
 	"  --vls N             operational VLs of every port, 1..15 (default 8)\n"
 	"  -O KEY=VALUE        an engine option, as in event_plugin_options (repeatable):\n"
 	"%s"
@@ -109,6 +110,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 		case 'l':
 			if (parse_uint("--lmc", optarg, 0, 7, &a->net.lmc))
 				return EXIT_USAGE;
+			a->net.lmc_given = 1;
 			break;
 		case 'v':
 			if (parse_uint("--vls", optarg, 1, 15, &a->net.op_vls))

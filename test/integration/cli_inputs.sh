@@ -131,4 +131,37 @@ if command -v prlimit >/dev/null; then
 		prlimit --as=48000000 "$SARNUE_BIN" route "$tmp/huge.net"
 	rm -f "$tmp/huge.net"
 fi
+
+# Files that contradict themselves: one error with the file and the line, exit 3, no output.
+sw='Switch 4 "S-0002c903007b1230" # "sw" enhanced port 0 lid 1 lmc 0'
+printf '%s\n[1] "S-0002C903007B1230"[1]\n\nSwitch 4 "S-0002C903007B1230"\n' "$sw" >"$tmp/dupguid.net"
+expect_fail 3 'dupguid.net:4: node GUID 0x0002c903007b1230 already belongs to "S-0002c903007b1230" \(line 1\)' \
+	"$SARNUE_BIN" route "$tmp/dupguid.net" -o "$tmp/o3"
+t_expect "no dump written for a duplicate GUID" test ! -e "$tmp/o3"
+printf 'Switch 4 "S-0000000000000000"\n[1] "H-0002c90300a00010"[1]\n\nCa 1 "H-0002c90300a00010"\n' >"$tmp/guid0.net"
+expect_fail 3 'guid0.net:1: node GUID 0 is not a valid GUID' "$SARNUE_BIN" route "$tmp/guid0.net"
+printf '%s\n[1] "H-ffffffffffffffff"[1]\n\nCa 1 "H-ffffffffffffffff"\n' "$sw" >"$tmp/portguid0.net"
+expect_fail 3 'portguid0.net:4: port GUID 0 is not a valid GUID' "$SARNUE_BIN" route "$tmp/portguid0.net"
+printf '%s\n[1] "H-0002c90300a00010"[1]\n[2] "S-0002c903007b1230"[2]\n\nCa 1 "H-0002c90300a00010"\n' "$sw" >"$tmp/self.net"
+expect_fail 3 'self.net:3: a port cabled to itself' "$SARNUE_BIN" route "$tmp/self.net"
+printf '%s\n[1] "H-0002c90300a00010"[1](2c90300a00011) # "h" lid 5 4xEDR\n\nCa 1 "H-0002c90300a00010" # "h"\n[1](2c90300a00011) "S-0002c903007b1230"[1] # lid 6 lmc 0 "sw" lid 1 4xEDR\n' "$sw" >"$tmp/lids.net"
+expect_fail 3 'lids.net:2: this line gives "H-0002c90300a00010" port LID 5, its own line \(4\) LID 6' \
+	"$SARNUE_BIN" route "$tmp/lids.net"
+printf '%s\n[1] "H-0002c90300a00010"[1](2c90300a00019) # "h" lid 6 4xEDR\n\nCa 1 "H-0002c90300a00010" # "h"\n[1](2c90300a00011) "S-0002c903007b1230"[1] # lid 6 lmc 0 "sw" lid 1 4xEDR\n' "$sw" >"$tmp/pguid.net"
+expect_fail 3 'pguid.net:2: this line gives "H-0002c90300a00010"\[1\] port GUID 2c90300a00019, its own line 2c90300a00011' \
+	"$SARNUE_BIN" route "$tmp/pguid.net"
+real=$SARNUE_SRCDIR/test/data/real/lab-edr
+awk 'NR==5{print} {print}' "$real/opensm.fdbs" >"$tmp/replid.fdbs"
+expect_fail 3 'replid.fdbs:6: LID 3 repeated or out of order' \
+	"$SARNUE_BIN" check --subnet "$real/opensm-subnet.lst" --fdbs "$tmp/replid.fdbs"
+{ cat "$real/opensm.fdbs"; head -n 3 "$real/opensm.fdbs"; } >"$tmp/repsw.fdbs"
+expect_fail 3 'repsw.fdbs:[0-9]+: a second block for switch 0x' \
+	"$SARNUE_BIN" check --subnet "$real/opensm-subnet.lst" --fdbs "$tmp/repsw.fdbs"
+printf '\x89PNG\r\n\x1a\x01\x02\x03garbage\n' >"$tmp/binary.fdbs"
+expect_fail 3 'binary.fdbs:1: not a line of an LFT dump' \
+	"$SARNUE_BIN" check --subnet "$real/opensm-subnet.lst" --fdbs "$tmp/binary.fdbs"
+# OpenSM sizes LFTs to the LIDs it handed out, which with LMC can pass the highest in use.
+awk '/^dump_ucast_routes/ && NR>1 {print "0x00FF : UNREACHABLE"} {print} END {print "0x00FF : UNREACHABLE"}' "$real/opensm.fdbs" >"$tmp/past.fdbs"
+t_expect "LFT entries past the highest LID are accepted" \
+	"$SARNUE_BIN" check --subnet "$real/opensm-subnet.lst" --fdbs "$tmp/past.fdbs" >/dev/null
 t_done
