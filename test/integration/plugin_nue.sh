@@ -30,12 +30,6 @@ nue() {
 	t_grep "$name, $k VL: plugin logged the layers" "sarnue: sar-nue: routed.* $k VLs? \\(" "$SIM_OPENSM_LOG"
 }
 
-# Switch GUID, LID and port of every LFT entry of an opensm.fdbs, sorted: OpenSM dumps the
-# switches in its own order.
-lft_entries() {
-	awk '/Switch 0x/ { guid = $NF } /^0x[0-9a-fA-F]+ :/ { print guid, $1, $3 }' "$1" | sort
-}
-
 # offline_matches NAME K: `sarnue route --subnet` on the opensm-subnet.lst of the last run
 # computes the very tables and path SLs the plugin pushed.
 offline_matches() {
@@ -49,8 +43,8 @@ offline_matches() {
 		cat "$SIM_TMP/offline.txt"
 		return
 	fi
-	lft_entries "$SIM_DUMP_DIR/opensm.fdbs" >"$SIM_TMP/plugin.lfts"
-	lft_entries "$out/opensm.fdbs" >"$SIM_TMP/offline.lfts"
+	t_lft_entries "$SIM_DUMP_DIR/opensm.fdbs" >"$SIM_TMP/plugin.lfts"
+	t_lft_entries "$out/opensm.fdbs" >"$SIM_TMP/offline.lfts"
 	t_expect "$name, $k VL: offline from OpenSM's subnet.lst, the plugin's very LFTs" \
 		cmp -s "$SIM_TMP/plugin.lfts" "$SIM_TMP/offline.lfts"
 	t_expect "$name, $k VL: the LFT comparison saw LIDs past 0x9 (hex letters)" \

@@ -55,6 +55,12 @@ t_done() {
 	((T_FAILS == 0))
 }
 
+# Switch GUID, LID and port of every LFT entry of an opensm.fdbs, sorted: OpenSM dumps the
+# switches in its own order, sarnue route in GUID order.
+t_lft_entries() {
+	awk '/Switch 0x/ { guid = $NF } /^0x[0-9a-fA-F]+ :/ { print guid, $1, $3 }' "$1" | sort
+}
+
 # `sarnue check --live` reads the tables back from the simulated switches through umad2sim and
 # must reach the same verdict on the same number of pairs as the check of OpenSM's dumps.
 t_live_check() {

@@ -1,0 +1,92 @@
+#!/bin/bash
+# Real-format fabrics: the files that OpenSM and ibnetdiscover write for real devices (vendor and
+# device IDs of Mellanox switches and HCAs, mixed widths and speeds, a loopback cable, a dual-port
+# HCA on one leaf, a storage host on a spine, LIDs in no particular order) and the example of
+# `man ibnetdiscover`.
+# - ibnetdiscover (plain, -g, -s) run today against the simulated fabric writes what the stored
+#   fixtures hold, so the fixtures are what the real tool writes;
+# - every sarnue engine routes the fabric inside OpenSM under ibsim, and the result is judged by
+#   sarnue check on OpenSM's own dumps, by ibdmchk and by sarnue check --live;
+# - `sarnue route --subnet` on OpenSM's opensm-subnet.lst and `sarnue route` on each form of the
+#   ibnetdiscover text compute the very LFTs (and path SLs) the plugin pushed.
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+t_skip_unless ibsim opensm ibdmchk ibroute smpquery ibnetdiscover
+. "$SARNUE_SRCDIR/test/lib/sim.sh"
+export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+sim_setup || exit 1
+real=$SARNUE_SRCDIR/test/data/real
+
+# The topology part of ibnetdiscover output: no date line, no discovery lines of -s.
+topology_of() {
+	sed -n '/^# Topology file/,$p' "$1" | grep -v '^# Topology file: generated on'
+}
+
+# fixtures_are_real NET DIR: ibnetdiscover in its three forms writes the stored fixtures.
+fixtures_are_real() {
+	local net=$1 dir=$2 form envp
+	sim_start_ibsim "$net" || { t_fail "ibsim started on ${net##*/}"; return; }
+	SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-updn SIM_QOS=FALSE sim_run_opensm_once ||
+		{ t_fail "OpenSM brought ${net##*/} up"; sim_stop_ibsim; return; }
+	mapfile -d '' -t envp < <(_sim_client_env)
+	for form in "" -g -s; do
+		timeout 60 "${envp[@]}" ibnetdiscover $form >"$SIM_TMP/ibnd$form.txt" 2>/dev/null
+		t_expect "ibnetdiscover $form today writes the stored ibnetdiscover$form.txt" \
+			cmp -s <(topology_of "$SIM_TMP/ibnd$form.txt") <(topology_of "$dir/ibnetdiscover$form.txt")
+	done
+	t_expect "OpenSM today writes the stored opensm-subnet.lst" \
+		cmp -s <(sort "$SIM_DUMP_DIR/opensm-subnet.lst") <(sort "$dir/opensm-subnet.lst")
+	sim_stop_ibsim
+}
+
+# offline_equal NAME ENGINE K SOURCE...: sarnue route on SOURCE computes the plugin's LFTs and,
+# for multi-layer routings, its path SLs.
+offline_equal() {
+	local name=$1 engine=$2 k=$3 out=$SIM_TMP/offline
+	shift 3
+	rm -rf -- "$out"
+	if ! "$SARNUE_BIN" route -e "$engine" -O "nue_vls=$k" --vls 8 "$@" -o "$out" \
+		>"$SIM_TMP/offline.txt" 2>&1; then
+		t_fail "$name: sarnue route $*"
+		cat "$SIM_TMP/offline.txt"
+		return
+	fi
+	t_expect "$name: offline from ${*: -1}, the plugin's very LFTs" \
+		cmp -s <(t_lft_entries "$SIM_DUMP_DIR/opensm.fdbs") <(t_lft_entries "$out/opensm.fdbs")
+	if [[ -s $SIM_DUMP_DIR/sarnue-path-sl.dump ]]; then
+		t_expect "$name: offline from ${*: -1}, the plugin's very path SLs" \
+			cmp -s <(sort "$SIM_DUMP_DIR/sarnue-path-sl.dump") <(sort "$out/sarnue-path-sl.dump")
+	fi
+}
+
+# route_everywhere NET DIR LABEL ENGINE K: inside OpenSM, then offline from every source.
+route_everywhere() {
+	local net=$1 dir=$2 label=$3 engine=$4 k=$5 form
+	export SIM_PLUGIN_OPTIONS="nue_vls=$k dump=always" T_LAYERS=$k
+	if ((k > 1)) || [[ $engine == sar-dfsssp ]]; then export SIM_QOS=TRUE; else export SIM_QOS=FALSE; fi
+	t_route_and_judge "$net" "$label, $engine, $k VL" "$engine"
+	offline_equal "$label, $engine, $k VL" "$engine" "$k" --lmc "${SIM_LMC:-0}" \
+		--subnet "$SIM_DUMP_DIR/opensm-subnet.lst"
+	for form in "" -g -s; do
+		[[ -f $dir/ibnetdiscover$form.txt ]] &&
+			offline_equal "$label, $engine, $k VL" "$engine" "$k" "$dir/ibnetdiscover$form.txt"
+	done
+}
+
+fixtures_are_real "$real/lab-edr.net" "$real/lab-edr"
+route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-updn 1
+route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-nue 1
+route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-nue 4
+route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-dfsssp 1
+t_expect "the LIDs OpenSM kept are the fabric's own (stor01 at LID 100)" \
+	grep -q '{stor01 mlx5_0} LID:0064' "$SIM_DUMP_DIR/opensm-subnet.lst"
+
+# The example of `man ibnetdiscover`, as ibsim loads it: its CAs have LMC 1.  OpenSM's LID
+# manager moves some of the LIDs ibsim presets there, so the text's own LIDs are judged offline.
+man=$real/man-example/ibnetdiscover.txt
+for engine in sar-updn sar-nue; do
+	SIM_LMC=1 route_everywhere "$man" "" "man ibnetdiscover example" $engine 1
+done
+t_expect "man example offline: routed and verified with the text's LIDs and LMC 1" \
+	grep -q '"lids": 17,.*"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <("$SARNUE_BIN" route "$man" --json)
+t_done
