@@ -63,7 +63,8 @@ struct netparse {
 	char *ids;
 	size_t ids_len, ids_cap;
 	uint32_t cur_node, line;
-	int seen_record; /* a record or attribute line was read: the preamble is over */
+	int seen_record;	/* a record or attribute line was read: the preamble is over */
+	uint32_t first_skipped; /* the first preamble line skipped, for a file with no node */
 	uint64_t next_guid[4]; /* ibsim's GUID counters by node type */
 	uint64_t given_guid[4]; /* from a switchguid=/caguid=/rtguid= line, for the next node */
 	uint8_t guid_pending[4];
@@ -235,12 +236,15 @@ static uint64_t node_guid(struct netparse *np, enum fab_node_type type, unsigned
 {
 	uint64_t g;
 
+	/* Routers without rtguid= count with the CAs, where ibsim's router counter starts at 0. */
+	unsigned counter = type == FAB_ROUTER && !np->guid_pending[type] ? FAB_CA : type;
+
 	if (np->guid_pending[type])
 		g = np->given_guid[type];
 	else if (guid_from_id(id, &g))
-		g = np->next_guid[type];
+		g = np->next_guid[counter];
 	np->guid_pending[type] = 0;
-	np->next_guid[type] = g + (type == FAB_SWITCH ? 1 : nports + 1);
+	np->next_guid[counter] = g + (type == FAB_SWITCH ? 1 : nports + 1);
 	return g;
 }
 
@@ -499,8 +503,11 @@ static int parse_line(struct netparse *np, char *s)
 	if (*s == '[')
 		return parse_port_line(np, s);
 	/* ibnetdiscover's progress and error lines come before the topology: skip them there. */
-	if (!np->seen_record && !read_type(s, &type))
+	if (!np->seen_record && !read_type(s, &type)) {
+		if (!np->first_skipped)
+			np->first_skipped = np->line;
 		return 0;
+	}
 	np->seen_record = 1;
 	return parse_header(np, s);
 }
@@ -714,8 +721,10 @@ int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile
 		goto out;
 	}
 	if (!f->nnodes) {
-		np.line = 0;
-		fail(&np, "no nodes in file");
+		np.line = np.first_skipped;
+		fail(&np, np.first_skipped ? "expected a node header (Switch, Hca, Ca or Rt); the file "
+					     "has no node record"
+					   : "no nodes in file");
 		goto out;
 	}
 	if (resolve_links(&np) || check_guids(&np))

@@ -316,7 +316,8 @@ struct lft_reader {
 	struct line_reader lr;
 	uint8_t *block_seen; /* per switch: its block was read */
 	uint32_t sw;	     /* switch of the current block, FAB_NONE before the first */
-	long last_lid;	     /* entries of a block come in rising LID order */
+	uint32_t block;	     /* number of the current block, from 1 */
+	uint32_t *lid_block; /* [FAB_MAX_LID + 1]: the block that listed the LID last */
 };
 
 static int lft_fail(struct lft_reader *lt, struct fab_error *err, const char *what)
@@ -339,7 +340,7 @@ static int lft_header(struct lft_reader *lt, uint64_t guid, struct fab_error *er
 		return lft_fail(lt, err, msg);
 	}
 	lt->block_seen[lt->sw] = 1;
-	lt->last_lid = -1;
+	lt->block++;
 	return 0;
 }
 
@@ -355,17 +356,16 @@ static int lft_line(struct lft_reader *lt, const char *line, struct fab_error *e
 
 	if (lt->sw == FAB_NONE || !lft_entry(line, &lid, &port))
 		return lft_fail(lt, err, "malformed LFT line");
-	if ((long)lid <= lt->last_lid) {
-		snprintf(msg, sizeof(msg), "LID %u repeated or out of order (after LID %ld)", lid,
-			 lt->last_lid);
+	if (lid <= FAB_MAX_LID && lt->lid_block[lid] == lt->block) {
+		snprintf(msg, sizeof(msg), "LID %u listed twice for this switch", lid);
 		return lft_fail(lt, err, msg);
 	}
-	lt->last_lid = lid;
 	if (lid > FAB_MAX_LID ||
 	    (port != FAB_NO_PORT && port > f->nodes[f->switches[lt->sw]].nports)) {
 		snprintf(msg, sizeof(msg), "LID %u or port %u out of range", lid, port);
 		return lft_fail(lt, err, msg);
 	}
+	lt->lid_block[lid] = lt->block;
 	if (lid < lt->r->lft_len)
 		routing_lft(lt->r, lt->sw)[lid] = (uint8_t)port;
 	return 0;
@@ -383,7 +383,8 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 		return -1;
 	}
 	lt.block_seen = calloc(f->nswitches ? f->nswitches : 1, 1);
-	if (!lt.block_seen) {
+	lt.lid_block = calloc(FAB_MAX_LID + 1, sizeof(*lt.lid_block));
+	if (!lt.block_seen || !lt.lid_block) {
 		fab_error_set(err, "%s: out of memory", path);
 		goto out;
 	}
@@ -408,6 +409,7 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 	ret = 0;
 out:
 	free(lt.block_seen);
+	free(lt.lid_block);
 	line_reader_close(&lt.lr);
 	return ret;
 }

@@ -152,7 +152,7 @@ expect_fail 3 'pguid.net:2: this line gives "H-0002c90300a00010"\[1\] port GUID 
 	"$SARNUE_BIN" route "$tmp/pguid.net"
 real=$SARNUE_SRCDIR/test/data/real/lab-edr
 awk 'NR==5{print} {print}' "$real/opensm.fdbs" >"$tmp/replid.fdbs"
-expect_fail 3 'replid.fdbs:6: LID 3 repeated or out of order' \
+expect_fail 3 'replid.fdbs:6: LID 3 listed twice for this switch' \
 	"$SARNUE_BIN" check --subnet "$real/opensm-subnet.lst" --fdbs "$tmp/replid.fdbs"
 { cat "$real/opensm.fdbs"; head -n 3 "$real/opensm.fdbs"; } >"$tmp/repsw.fdbs"
 expect_fail 3 'repsw.fdbs:[0-9]+: a second block for switch 0x' \

@@ -146,11 +146,11 @@ static void test_file(void)
 	unlink(path);
 	CHECK(job_map_parse(&jm, path, &err) == -1);
 	CHECK(strstr(err.msg, "No such file") != NULL);
-	/* A directory opens with fopen and used to read as an error without a reason. */
+	/* A directory, like a FIFO or a device, is refused by type before any read. */
 	strcpy(path + strlen(path) - 6, "XXXXXX");
 	CHECK(mkdtemp(path) != NULL);
 	CHECK(job_map_parse(&jm, path, &err) == -1);
-	CHECK(strstr(err.msg, "Is a directory") != NULL && strstr(err.msg, path) != NULL);
+	CHECK(strstr(err.msg, "not a regular file") != NULL && strstr(err.msg, path) != NULL);
 	rmdir(path);
 	job_map_free(&jm);
 }
