@@ -4,6 +4,7 @@
  * (both JSON layouts, garbage rejected with line and column), the topology lookup, the
  * multi-switch job set, and the reroute decision (symmetric, job ids ignored, hysteresis).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -242,6 +243,77 @@ static void test_squeue_json(void)
 	garbage[150] = '\x07';
 	CHECK(slurm_jobs_parse_json(&s, garbage, strlen(garbage), "sq", &err) == -1);
 	CHECK(!slurm_jobs_parse_json(&s, "{\"jobs\": []}", 12, "sq", &err) && s.n == 0);
+	slurm_jobs_free(&s);
+}
+
+/* json (len SIZE_MAX: up to its NUL) rejected, and the message contains want. */
+static int json_rejects(const char *json, size_t len, const char *want)
+{
+	struct slurm_jobs s;
+	struct fab_error err = { "" };
+	int ok;
+
+	if (len == SIZE_MAX)
+		len = strlen(json);
+	slurm_jobs_init(&s);
+	ok = slurm_jobs_parse_json(&s, json, len, "sq", &err) == -1 && s.n == 0 &&
+	     strstr(err.msg, want);
+	if (!ok)
+		fprintf(stderr, "want an error with '%s', got '%s'\n", want, err.msg);
+	slurm_jobs_free(&s);
+	return ok;
+}
+
+#define JOB_PREFIX "{\"jobs\": [{\"job_id\": 7, \"job_state\": \"RUNNING\", "
+
+/*
+ * Values squeue never writes: a NUL would cut "host3\u0000,host5" to host3 (a two-leaf job
+ * taken as single-switch), a number for the node list became host "42", and a running job with
+ * null nodes passed as a job without nodes.  Each refuses the poll, naming the job.
+ */
+static void test_squeue_hostile(void)
+{
+	static const char raw_nul[] = JOB_PREFIX "\"nodes\": \"host3\0,host5\"}]}";
+	static const char pending[] =
+		"{\"jobs\": [{\"job_id\": \"8\", \"job_state\": \"PENDING\", \"nodes\": null,"
+		" \"partition\": null}, {\"job_id\": 9, \"job_state\": [\"PENDING\"], \"nodes\": \"\"}]}";
+	struct slurm_jobs s;
+	struct fab_error err;
+
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": \"host3\\u0000,host5\"}]}", SIZE_MAX,
+			   "job 7: \"nodes\" contains a NUL character"));
+	CHECK(json_rejects(raw_nul, sizeof(raw_nul) - 1, "sq: line 1, column "));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": 42}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is a number, expected a string"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": [\"a\"]}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is not a string"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": null}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is missing or null, but the job is RUNNING"));
+	CHECK(json_rejects(JOB_PREFIX "\"partition\": \"p\"}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is missing"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": \"a\", \"partition\": 3}]}", SIZE_MAX,
+			   "job 7: \"partition\" is a number"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": \"a\", \"partition\": \"p\\u0000\"}]}", SIZE_MAX,
+			   "job 7: \"partition\" contains a NUL"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 7, \"job_state\": [\"RUNNING\\u0000\"]}]}",
+			   SIZE_MAX, "job 7: \"job_state\" contains a NUL"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 7, \"job_state\": 1}]}", SIZE_MAX,
+			   "job 7: \"job_state\" is neither"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 7.5}]}", SIZE_MAX,
+			   "job #1 of the list: \"job_id\" is not a whole number"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": null}]}", SIZE_MAX,
+			   "\"job_id\" is null, expected a string"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 1}, {\"nodes\": false, \"job_id\": 2}]}",
+			   SIZE_MAX, "job #2 of the list: \"nodes\" is not a string"));
+	/* A key with a NUL inside is another key, not "nodes". */
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\\u0000x\": \"host3\"}]}", SIZE_MAX,
+			   "\"nodes\" is missing"));
+
+	/* What Slurm does write still parses: a pending job with null or empty nodes. */
+	slurm_jobs_init(&s);
+	CHECK(!slurm_jobs_parse_json(&s, pending, strlen(pending), "sq", &err));
+	CHECK(s.n == 2 && !s.v[0].running && !slurm_str(&s, s.v[0].nodes)[0] &&
+	      !strcmp(slurm_str(&s, s.v[0].id), "8") && !strcmp(slurm_str(&s, s.v[1].id), "9"));
 	slurm_jobs_free(&s);
 }
 
@@ -558,6 +630,7 @@ int main(void)
 	test_json_reader();
 	test_json_writer();
 	test_squeue_json();
+	test_squeue_hostile();
 	test_squeue_text();
 	test_topology();
 	test_jobset();
