@@ -529,6 +529,67 @@ static void test_jobset(void)
 	topo_free(&t);
 }
 
+/* Jobs 1..n, each running on nodes, as squeue's text output. */
+static char *many_jobs(unsigned n, const char *nodes)
+{
+	size_t size = (size_t)n * (strlen(nodes) + 40) + 1, pos = 0;
+	char *text = malloc(size);
+	unsigned i;
+
+	for (i = 0; text && i < n; i++)
+		pos += (size_t)snprintf(text + pos, size - pos, "%u RUNNING b 1:00:00 %s\n", i + 1,
+					nodes);
+	return text;
+}
+
+/*
+ * Host budgets: one list may name HOSTLIST_MAX_HOSTS, one poll JOBSET_MAX_HOSTS together.  A
+ * hundred node[1-1000000] lists (each within the first) took half a minute and 1.5 GB and
+ * passed; they are refused, and before anything is expanded, so this test is quick.
+ */
+static void test_host_budget(void)
+{
+	struct filter_conf c = { .min_time_limit = 10 };
+	struct slurm_jobs s;
+	struct fab_error err = { "" };
+	struct jobset js;
+	struct topo t;
+	uint32_t n = 0;
+	char *text;
+
+	CHECK(!hostlist_count("a[1-3],b,c[08-09]", 17, "t", &n, &err) && n == 6);
+	CHECK(hostlist_count("a[1-3", 5, "t", &n, &err) == -1 && strstr(err.msg, "t: column 2"));
+	CHECK(!hostlist_count("n[1-1048576]", 12, "t", &n, &err) && n == HOSTLIST_MAX_HOSTS);
+	CHECK(hostlist_count("n[0-1048576]", 12, "t", &n, &err) == -1 &&
+	      strstr(err.msg, "expands to more than 1048576 hosts"));
+
+	CHECK(!build_topo(&t));
+	jobset_init(&js);
+	slurm_jobs_init(&s);
+	text = many_jobs(100, "node[1-1000000]");
+	CHECK(text && !slurm_jobs_parse_text(&s, text, strlen(text), "sq", &err));
+	free(text);
+	CHECK(jobset_build(&js, &s, &t, &c, &err) == -1 &&
+	      strstr(err.msg, "node lists name more than 4194304 hosts together") &&
+	      strstr(err.msg, "job 5 passes it"));
+	CHECK(js.scratch.n == 0 && js.unknown.n == 0);
+
+	/* A budget of its own: 2 x 3 hosts fit in 6, not in 5; skipped jobs do not count. */
+	text = many_jobs(2, "host[3-5]");
+	CHECK(text && !slurm_jobs_parse_text(&s, text, strlen(text), "sq", &err));
+	free(text);
+	c.max_hosts = 6;
+	CHECK(!jobset_build(&js, &s, &t, &c, &err) && js.st.multi_switch == 2);
+	c.max_hosts = 5;
+	CHECK(jobset_build(&js, &s, &t, &c, &err) == -1 &&
+	      strstr(err.msg, "more than 5 hosts together") && strstr(err.msg, "job 2 passes"));
+	c.min_time_limit = 120;
+	CHECK(!jobset_build(&js, &s, &t, &c, &err) && js.st.short_jobs == 2);
+	slurm_jobs_free(&s);
+	jobset_free(&js);
+	topo_free(&t);
+}
+
 /* decide() with installed and current given as texts of node sets separated by ';'. */
 static enum filter_decision decide(const char *installed, const char *current, double now,
 				   double last, struct decide_out *out)
@@ -634,6 +695,7 @@ int main(void)
 	test_squeue_text();
 	test_topology();
 	test_jobset();
+	test_host_budget();
 	test_decision();
 	test_keys_from_map();
 	return CHECK_RESULT();
