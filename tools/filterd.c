@@ -485,7 +485,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 /* ------------------------------------------------------------------ running squeue */
 
-/* Reads what fd has into b: 1 more may follow, 0 at EOF, -1 on error, -2 past b->limit. */
+/*
+ * Reads what fd has into b: 1 more may follow, 0 at EOF, -1 on a read error, -2 past b->limit,
+ * -3 out of memory.
+ */
 static int outbuf_read(struct outbuf *b, int fd)
 {
 	ssize_t n;
@@ -499,7 +502,7 @@ static int outbuf_read(struct outbuf *b, int fd)
 			cap = b->limit + 1;
 		g = realloc(b->s, cap + 1);
 		if (!g)
-			return -1;
+			return -3;
 		b->s = g;
 		b->cap = cap;
 	}
@@ -578,11 +581,15 @@ static void child_exec(char *const *argv, int out, int err)
 	_exit(127);
 }
 
-/* Reads both pipes until EOF or the deadline; returns 0, or -1 on timeout or overflow. */
-static int drain(int fds[2], struct outbuf *out, struct errtail *err, double deadline,
-		 const char **why)
+/*
+ * Reads both pipes until EOF or the deadline; returns 0, or -1 with why[size] saying what went
+ * wrong.  Output that could not be read whole fails: a part could look like jobs ending.
+ */
+static int drain(int fds[2], struct outbuf *out, struct errtail *err, double deadline, char *why,
+		 size_t size)
 {
 	struct pollfd p[2] = { { fds[0], POLLIN, 0 }, { fds[1], POLLIN, 0 } };
+	double start = now_mono();
 	int open = 2;
 
 	while (open) {
@@ -590,12 +597,12 @@ static int drain(int fds[2], struct outbuf *out, struct errtail *err, double dea
 		int i, r;
 
 		if (left <= 0) {
-			*why = "timed out";
+			snprintf(why, size, "timed out after %.1f s", deadline - start);
 			return -1;
 		}
 		r = poll(p, 2, (int)(left * 1000) + 1);
 		if (r < 0 && errno != EINTR) {
-			*why = strerror(errno);
+			snprintf(why, size, "poll: %s", strerror(errno));
 			return -1;
 		}
 		for (i = 0; r > 0 && i < 2; i++) {
@@ -605,10 +612,18 @@ static int drain(int fds[2], struct outbuf *out, struct errtail *err, double dea
 				continue;
 			got = i ? errtail_read(err, p[i].fd) : outbuf_read(out, p[i].fd);
 			if (got == -2) {
-				*why = "printed more than --squeue-max-output";
+				snprintf(why, size,
+					 "printed more than --squeue-max-output (%zu MiB); killed,"
+					 " output refused",
+					 out->limit >> 20);
 				return -1;
 			}
-			if (got <= 0) {
+			if (got < 0) {
+				snprintf(why, size, "reading its output: %s",
+					 got == -3 ? "out of memory" : strerror(errno));
+				return -1;
+			}
+			if (!got) {
 				p[i].fd = -1;
 				open--;
 			}
@@ -689,8 +704,7 @@ static int run_command(char *const *argv, const char *label, double timeout, str
 	struct errtail *errb = calloc(1, sizeof(*errb));
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, fds[2], status, ret = -1;
 	double deadline = now_mono() + timeout;
-	const char *why = NULL;
-	char line[512];
+	char line[512], why[160];
 	pid_t pid;
 
 	out->len = 0;
@@ -716,15 +730,11 @@ static int run_command(char *const *argv, const char *label, double timeout, str
 	po[1] = pe[1] = -1;
 	fds[0] = po[0];
 	fds[1] = pe[0];
-	if (drain(fds, out, errb, deadline, &why)) {
+	if (drain(fds, out, errb, deadline, why, sizeof(why))) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		reap(pid, deadline, 1);
-		if (out->len > out->limit)
-			fab_error_set(err, "%s: %s (%zu MiB); killed, output refused", label, why,
-				      out->limit >> 20);
-		else
-			fab_error_set(err, "%s: %s after %.1f s", label, why, timeout);
+		fab_error_set(err, "%s: %s", label, why);
 		goto out;
 	}
 	status = reap(pid, deadline, 0);
