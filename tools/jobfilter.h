@@ -61,8 +61,8 @@ int topo_from_slurm_conf(struct topo *t, const char *path, struct fab_error *err
 /* ------------------------------------------------------------------ job sets */
 
 /*
- * Hosts the node lists of one poll's running jobs may name together.  Four times the largest
- * machines' node count leaves room for nodes shared by several jobs; a hundred lists like
+ * Hosts the node lists of one poll's running jobs may name together.  Some 25 times the node
+ * count of the largest machines leaves room for nodes shared by many jobs; a hundred lists like
  * node[1-1000000] (each within HOSTLIST_MAX_HOSTS) are refused before any is expanded.
  */
 #define JOBSET_MAX_HOSTS (1u << 22)

@@ -1,8 +1,9 @@
 /*
  * test_filterd.c - the parts of sarnue-filterd that decide: hostlist expansion (ranges, widths,
  * several bracket groups, malformed input with its column), squeue's JSON and text output
- * (both JSON layouts, garbage rejected with line and column), the topology lookup, the
- * multi-switch job set, and the reroute decision (symmetric, job ids ignored, hysteresis).
+ * (both JSON layouts, garbage rejected with line and column, values Slurm never writes refused
+ * naming the job), the topology lookup, the multi-switch job set and its host budgets, and the
+ * reroute decision (symmetric, job ids ignored, hysteresis).
  */
 #include <stdint.h>
 #include <stdlib.h>
