@@ -145,6 +145,50 @@ static int set_path(char *dst, const char *v)
 	return 0;
 }
 
+/* Where the bracket expression opening at p ends (its ']'), or NULL when nothing closes it. */
+static const char *bracket_end(const char *p)
+{
+	p++;
+	if (*p == '!' || *p == '^')
+		p++;
+	if (*p == ']') /* first: a literal ']' */
+		p++;
+	while (*p && *p != ']') {
+		/* "[:alpha:]", "[.x.]" and "[=e=]" inside end with their own ":]" and so on. */
+		if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+			const char *q = p + 2;
+
+			while (*q && !(q[0] == p[1] && q[1] == ']'))
+				q++;
+			if (!*q)
+				return NULL;
+			p = q + 2;
+			continue;
+		}
+		p++;
+	}
+	return *p ? p : NULL;
+}
+
+/*
+ * A glob for fnmatch(3).  fnmatch takes an unclosed '[' or a trailing '\' literally, so
+ * "storage_nodes=[" silently matched nothing; such a pattern is refused here instead.
+ */
+static int set_pattern(char *dst, const char *v)
+{
+	const char *p;
+
+	for (p = v; *p; p++) {
+		if (*p == '\\') {
+			if (!*++p)
+				return -1;
+		} else if (*p == '[' && !(p = bracket_end(p))) {
+			return -1;
+		}
+	}
+	return set_path(dst, v);
+}
+
 /* "off" disables the socket; anything else must be an absolute path that fits sun_path. */
 static int set_ctl_socket(struct sarnue_options *o, const char *v)
 {
@@ -309,7 +353,7 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 	if (!strcmp(key, "dfsssp_vls"))
 		return num_parse_uint(v, 1, 15, &o->dfsssp_vls);
 	if (!strcmp(key, "storage_nodes"))
-		return set_path(o->storage_nodes, v);
+		return set_pattern(o->storage_nodes, v);
 	if (!strcmp(key, "storage_guids"))
 		return set_path(o->storage_guids, v);
 	if (!strcmp(key, "verify"))
@@ -406,8 +450,8 @@ int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn 
 		errors += options_parse_line(o, line, path, lr.lineno, on_error, ctx);
 	}
 	if (line_reader_failed(&lr))
-		errors += report(on_error, ctx, path, lr.lineno, "%s%s", "stopped reading: ",
-				 fab_strerror(lr.error));
+		errors += report(on_error, ctx, path, lr.lineno, "%s%s",
+				 "stopped reading: ", fab_strerror(lr.error));
 	line_reader_close(&lr);
 	return errors;
 }

@@ -881,7 +881,7 @@ static int mark_guid(const struct fabric *f, uint64_t guid, uint8_t *flags)
 }
 
 static int read_guid_file(const struct fabric *f, const char *path, uint8_t *flags,
-			  struct fab_error *err)
+			  struct storage_match *m, struct fab_error *err)
 {
 	struct line_reader lr;
 	char *line;
@@ -901,7 +901,8 @@ static int read_guid_file(const struct fabric *f, const char *path, uint8_t *fla
 			fab_error_set(err, "%s:%u: expected one GUID per line", path, lr.lineno);
 			goto out;
 		}
-		mark_guid(f, guid, flags);
+		m->guids++;
+		m->guids_found += mark_guid(f, guid, flags);
 	}
 	if (line_reader_failed(&lr)) {
 		fab_error_from_reader(err, &lr, path);
@@ -914,19 +915,26 @@ out:
 }
 
 int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
-			uint8_t *flags, uint32_t *count, struct fab_error *err)
+			uint8_t *flags, uint32_t *count, struct storage_match *m,
+			struct fab_error *err)
 {
+	struct storage_match local;
 	uint32_t n;
 
+	if (!m)
+		m = &local;
+	memset(m, 0, sizeof(*m));
 	memset(flags, 0, f->nnodes);
 	*count = 0;
-	if (guid_file && *guid_file && read_guid_file(f, guid_file, flags, err))
+	if (guid_file && *guid_file && read_guid_file(f, guid_file, flags, m, err))
 		return -1;
 	for (n = 0; n < f->nnodes; n++) {
 		if (f->nodes[n].type == FAB_SWITCH)
 			continue;
-		if (pattern && *pattern && !fnmatch(pattern, fabric_node_desc(f, n), 0))
+		if (pattern && *pattern && !fnmatch(pattern, fabric_node_desc(f, n), 0)) {
 			flags[n] = 1;
+			m->by_pattern++;
+		}
 		*count += flags[n];
 	}
 	return 0;

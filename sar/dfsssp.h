@@ -49,13 +49,21 @@ struct dfsssp_report {
 int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
 		 struct dfsssp_report *rep, struct fab_error *err);
 
+/* What each storage option found, so that one matching nothing can be warned about. */
+struct storage_match {
+	uint32_t by_pattern;	     /* CA nodes the pattern matched */
+	uint32_t guids, guids_found; /* GUIDs in the file, and those naming a CA node here */
+};
+
 /*
  * Marks storage nodes in flags[f->nnodes]: CA nodes whose description matches the fnmatch(3)
  * pattern (may be NULL or empty), and nodes with a node or port GUID listed in guid_file (may
  * be NULL or empty; one GUID per line, '#' comments, as OpenSM's io_guid_file).  *count gets the
- * number of nodes marked.  Returns -1 with err naming file:line on a malformed line.
+ * number of nodes marked, *m (may be NULL) what each option found.  Returns -1 with err naming
+ * file:line on a malformed line.
  */
 int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
-			uint8_t *flags, uint32_t *count, struct fab_error *err);
+			uint8_t *flags, uint32_t *count, struct storage_match *m,
+			struct fab_error *err);
 
 #endif

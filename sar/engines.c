@@ -135,11 +135,30 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 	return 0;
 }
 
+/*
+ * A storage option that marks nothing is almost always a typo or a file for another fabric,
+ * and would otherwise route silently as if it were not set: one warning per routing.
+ */
+static void warn_unmatched_storage(const struct sarnue_options *o, const struct storage_match *m,
+				   struct engine_result *res)
+{
+	if (o->storage_nodes[0] && !m->by_pattern)
+		add_warning(res, "storage_nodes '%s' matches no CA node of the fabric",
+			    o->storage_nodes);
+	if (o->storage_guids[0] && !m->guids)
+		add_warning(res, "storage_guids %s lists no GUID", o->storage_guids);
+	else if (o->storage_guids[0] && !m->guids_found)
+		add_warning(res,
+			    "storage_guids %s: none of its %u GUID(s) is a CA node of the fabric",
+			    o->storage_guids, m->guids);
+}
+
 static int storage_flags(const struct fabric *f, const struct sarnue_options *o,
 			 struct engine_ctx *ctx, uint8_t **flags, uint32_t *count,
 			 struct engine_result *res, struct fab_error *err)
 {
 	struct fab_error serr = { "" };
+	struct storage_match m;
 
 	*flags = NULL;
 	*count = 0;
@@ -150,8 +169,10 @@ static int storage_flags(const struct fabric *f, const struct sarnue_options *o,
 		fab_error_set(err, "out of memory");
 		return -1;
 	}
-	if (!dfsssp_mark_storage(f, o->storage_nodes, o->storage_guids, *flags, count, &serr))
+	if (!dfsssp_mark_storage(f, o->storage_nodes, o->storage_guids, *flags, count, &m, &serr)) {
+		warn_unmatched_storage(o, &m, res);
 		return 0;
+	}
 	free(*flags);
 	*flags = NULL;
 	*count = 0;

@@ -45,8 +45,10 @@
 #include "slurmjobs.h"
 
 #define DEFAULT_JOB_MAP "/var/lib/sarnue/jobs"
-#define MAX_SQUEUE_OUTPUT (1ul << 30)
-#define UNKNOWN_LISTED 10 /* hostnames named in the "not in the fabric" line */
+#define DEFAULT_MAX_OUTPUT 1024 /* MiB of squeue's stdout read at most */
+#define STDERR_HEAD 256		/* bytes of the first line of squeue's stderr kept */
+#define STDERR_TAIL (64 * 1024) /* and of its end: a flood of messages is not buffered whole */
+#define UNKNOWN_LISTED 10	/* hostnames named in the "not in the fabric" line */
 
 static const char usage[] =
 	"NAME\n"
@@ -80,6 +82,9 @@ static const char usage[] =
 	"                              auto (default) tries --json, then the text format\n"
 	"                              \"" SLURM_SQUEUE_FORMAT "\"\n"
 	"        --squeue-timeout SECONDS  kill squeue after this long (default 60)\n"
+	"        --squeue-max-output MIB  refuse the poll when squeue prints more (default\n"
+	"                              1024); of its stderr only the first line and the\n"
+	"                              last 64 KiB are kept\n"
 	"        --min-time MINUTES    skip jobs with a shorter time limit (default 10)\n"
 	"    -x, --exclude-partition PATTERN\n"
 	"                              skip jobs in partitions matching the glob (repeatable),\n"
@@ -146,6 +151,7 @@ enum squeue_format {
 
 struct args {
 	double interval, squeue_timeout, min_interval, min_gain, socket_timeout;
+	unsigned max_output; /* MiB */
 	int once, dry_run, daemon, json;
 	enum squeue_format format;
 	const char *squeue, *fabric, *topology_conf, *lfts, *socket, *pidfile, *log, *status;
@@ -156,9 +162,20 @@ struct args {
 	uint32_t exclude_cap;
 };
 
+/* squeue's stdout: all of it, up to limit bytes. */
 struct outbuf {
 	char *s;
-	size_t len, cap;
+	size_t len, cap, limit;
+};
+
+/* squeue's stderr: its first line (where squeue puts the error) and its last bytes. */
+struct errtail {
+	char head[STDERR_HEAD];
+	size_t head_len;
+	int head_done; /* the first line ended, or head is full */
+	char tail[STDERR_TAIL];
+	size_t tail_len;
+	unsigned long long total;
 };
 
 /* What one poll found and did; printed as the log line and as JSON. */
@@ -259,6 +276,7 @@ enum {
 	OPT_SQUEUE = 256,
 	OPT_SQUEUE_FORMAT,
 	OPT_SQUEUE_TIMEOUT,
+	OPT_MAX_OUTPUT,
 	OPT_MIN_TIME,
 	OPT_TOPOLOGY_CONF,
 	OPT_HOST_MATCH,
@@ -278,6 +296,7 @@ static const struct option longopts[] = {
 	{ "squeue", required_argument, NULL, OPT_SQUEUE },
 	{ "squeue-format", required_argument, NULL, OPT_SQUEUE_FORMAT },
 	{ "squeue-timeout", required_argument, NULL, OPT_SQUEUE_TIMEOUT },
+	{ "squeue-max-output", required_argument, NULL, OPT_MAX_OUTPUT },
 	{ "min-time", required_argument, NULL, OPT_MIN_TIME },
 	{ "exclude-partition", required_argument, NULL, 'x' },
 	{ "fabric", required_argument, NULL, 'f' },
@@ -305,6 +324,7 @@ static void args_defaults(struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->interval = 300;
 	a->squeue_timeout = 60;
+	a->max_output = DEFAULT_MAX_OUTPUT;
 	a->min_interval = 600;
 	a->socket_timeout = 10;
 	a->squeue = "squeue";
@@ -354,6 +374,14 @@ static int parse_value(int c, const char *v, struct args *a)
 			return -1;
 		if (a->min_gain > 100) {
 			fprintf(stderr, "sarnue-filterd: --min-gain: %s is above 100 percent\n", v);
+			return -1;
+		}
+		return 0;
+	case OPT_MAX_OUTPUT:
+		if (num_parse_uint(v, 1, 65536, &a->max_output)) {
+			fprintf(stderr,
+				"sarnue-filterd: --squeue-max-output: bad value '%s' (MiB, 1..65536)\n",
+				v);
 			return -1;
 		}
 		return 0;
@@ -457,19 +485,24 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 /* ------------------------------------------------------------------ running squeue */
 
+/*
+ * Reads what fd has into b: 1 more may follow, 0 at EOF, -1 on a read error, -2 past b->limit,
+ * -3 out of memory.
+ */
 static int outbuf_read(struct outbuf *b, int fd)
 {
 	ssize_t n;
 
-	if (b->cap - b->len < 65536) {
+	/* Room for one byte past the limit: reading it is how an overflow shows. */
+	if (b->cap - b->len < 65536 && b->cap <= b->limit) {
 		size_t cap = b->cap ? 2 * b->cap : 1 << 17;
 		char *g;
 
-		if (cap > MAX_SQUEUE_OUTPUT + 65536)
-			return -2;
+		if (cap > b->limit + 1)
+			cap = b->limit + 1;
 		g = realloc(b->s, cap + 1);
 		if (!g)
-			return -2;
+			return -3;
 		b->s = g;
 		b->cap = cap;
 	}
@@ -478,6 +511,54 @@ static int outbuf_read(struct outbuf *b, int fd)
 		return errno == EINTR || errno == EAGAIN ? 1 : -1;
 	b->len += (size_t)n;
 	b->s[b->len] = '\0';
+	if (b->len > b->limit)
+		return -2;
+	return n > 0;
+}
+
+/* Keeps the first line of s[0..n) in e->head, as far as it fits. */
+static void errtail_head(struct errtail *e, const char *s, size_t n)
+{
+	const char *nl = memchr(s, '\n', n);
+	size_t take = nl ? (size_t)(nl - s) : n;
+
+	if (e->head_done)
+		return;
+	if (take > sizeof(e->head) - 1 - e->head_len)
+		take = sizeof(e->head) - 1 - e->head_len;
+	memcpy(e->head + e->head_len, s, take);
+	e->head_len += take;
+	e->head[e->head_len] = '\0';
+	e->head_done = nl || e->head_len == sizeof(e->head) - 1;
+}
+
+/* Appends s[0..n) to the tail, dropping the oldest bytes beyond STDERR_TAIL. */
+static void errtail_keep(struct errtail *e, const char *s, size_t n)
+{
+	size_t drop;
+
+	if (n > STDERR_TAIL) {
+		s += n - STDERR_TAIL;
+		n = STDERR_TAIL;
+	}
+	drop = e->tail_len + n > STDERR_TAIL ? e->tail_len + n - STDERR_TAIL : 0;
+	memmove(e->tail, e->tail + drop, e->tail_len - drop);
+	e->tail_len -= drop;
+	memcpy(e->tail + e->tail_len, s, n);
+	e->tail_len += n;
+}
+
+/* Like outbuf_read() for stderr, which has no limit: what does not fit is dropped. */
+static int errtail_read(struct errtail *e, int fd)
+{
+	char chunk[16384];
+	ssize_t n = read(fd, chunk, sizeof(chunk));
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 1 : -1;
+	errtail_head(e, chunk, (size_t)n);
+	errtail_keep(e, chunk, (size_t)n);
+	e->total += (unsigned long long)n;
 	return n > 0;
 }
 
@@ -487,6 +568,9 @@ static void child_exec(char *const *argv, int out, int err)
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The daemon ignores SIGPIPE; an ignored signal stays ignored across exec, and a
+	 * wrapper's pipelines would then print "Broken pipe" errors instead of ending quietly. */
+	signal(SIGPIPE, SIG_DFL);
 	/* Own process group: on a timeout the whole group (a wrapper script and what it
 	 * started) is stopped, and nothing else. */
 	setpgid(0, 0);
@@ -497,11 +581,15 @@ static void child_exec(char *const *argv, int out, int err)
 	_exit(127);
 }
 
-/* Reads both pipes until EOF or the deadline; returns 0, or -1 on timeout or overflow. */
-static int drain(int fds[2], struct outbuf *out, struct outbuf *err, double deadline,
-		 const char **why)
+/*
+ * Reads both pipes until EOF or the deadline; returns 0, or -1 with why[size] saying what went
+ * wrong.  Output that could not be read whole fails: a part could look like jobs ending.
+ */
+static int drain(int fds[2], struct outbuf *out, struct errtail *err, double deadline, char *why,
+		 size_t size)
 {
 	struct pollfd p[2] = { { fds[0], POLLIN, 0 }, { fds[1], POLLIN, 0 } };
+	double start = now_mono();
 	int open = 2;
 
 	while (open) {
@@ -509,12 +597,12 @@ static int drain(int fds[2], struct outbuf *out, struct outbuf *err, double dead
 		int i, r;
 
 		if (left <= 0) {
-			*why = "timed out";
+			snprintf(why, size, "timed out after %.1f s", deadline - start);
 			return -1;
 		}
 		r = poll(p, 2, (int)(left * 1000) + 1);
 		if (r < 0 && errno != EINTR) {
-			*why = strerror(errno);
+			snprintf(why, size, "poll: %s", strerror(errno));
 			return -1;
 		}
 		for (i = 0; r > 0 && i < 2; i++) {
@@ -522,12 +610,20 @@ static int drain(int fds[2], struct outbuf *out, struct outbuf *err, double dead
 
 			if (p[i].fd < 0 || !p[i].revents)
 				continue;
-			got = outbuf_read(i ? err : out, p[i].fd);
+			got = i ? errtail_read(err, p[i].fd) : outbuf_read(out, p[i].fd);
 			if (got == -2) {
-				*why = "output too large";
+				snprintf(why, size,
+					 "printed more than --squeue-max-output (%zu MiB); killed,"
+					 " output refused",
+					 out->limit >> 20);
 				return -1;
 			}
-			if (got <= 0) {
+			if (got < 0) {
+				snprintf(why, size, "reading its output: %s",
+					 got == -3 ? "out of memory" : strerror(errno));
+				return -1;
+			}
+			if (!got) {
 				p[i].fd = -1;
 				open--;
 			}
@@ -565,17 +661,36 @@ static int reap(pid_t pid, double deadline, int kill_now)
 	}
 }
 
-/* First line of text, for messages. */
-static const char *first_line(const struct outbuf *b, char *buf, size_t size)
+/* The last line of the kept stderr with text on it, or "". */
+static const char *errtail_last(struct errtail *e, size_t *len)
 {
-	size_t n = 0;
+	size_t end = e->tail_len, start;
 
-	if (!b->len)
+	while (end && (e->tail[end - 1] == '\n' || e->tail[end - 1] == '\r'))
+		end--;
+	start = end;
+	while (start && e->tail[start - 1] != '\n')
+		start--;
+	*len = end - start;
+	return e->tail + start;
+}
+
+/*
+ * What squeue said, for messages: its first line, and when more followed, its last line and
+ * how much there was.
+ */
+static const char *errtail_summary(struct errtail *e, char *buf, size_t size)
+{
+	size_t last_len;
+	const char *last = errtail_last(e, &last_len);
+
+	if (!e->total)
 		return "no output";
-	while (n < b->len && n + 1 < size && b->s[n] != '\n')
-		n++;
-	memcpy(buf, b->s, n);
-	buf[n] = '\0';
+	/* One line only: it is in the head and starts the tail. */
+	if (e->total <= STDERR_TAIL && last == e->tail)
+		return e->head;
+	snprintf(buf, size, "%s ... %.*s (%llu bytes on stderr)", e->head,
+		 (int)(last_len > 160 ? 160 : last_len), last, e->total);
 	return buf;
 }
 
@@ -586,14 +701,17 @@ static const char *first_line(const struct outbuf *b, char *buf, size_t size)
 static int run_command(char *const *argv, const char *label, double timeout, struct outbuf *out,
 		       struct fab_error *err)
 {
-	struct outbuf errb = { 0 };
+	struct errtail *errb = calloc(1, sizeof(*errb));
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, fds[2], status, ret = -1;
 	double deadline = now_mono() + timeout;
-	const char *why = NULL;
-	char line[256];
+	char line[512], why[160];
 	pid_t pid;
 
 	out->len = 0;
+	if (!errb) {
+		fab_error_set(err, "%s: out of memory", label);
+		goto out;
+	}
 	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
 		fab_error_set(err, "%s: pipe: %s", label, strerror(errno));
 		goto out;
@@ -612,11 +730,11 @@ static int run_command(char *const *argv, const char *label, double timeout, str
 	po[1] = pe[1] = -1;
 	fds[0] = po[0];
 	fds[1] = pe[0];
-	if (drain(fds, out, &errb, deadline, &why)) {
+	if (drain(fds, out, errb, deadline, why, sizeof(why))) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		reap(pid, deadline, 1);
-		fab_error_set(err, "%s: %s after %.1f s", label, why, timeout);
+		fab_error_set(err, "%s: %s", label, why);
 		goto out;
 	}
 	status = reap(pid, deadline, 0);
@@ -629,7 +747,8 @@ static int run_command(char *const *argv, const char *label, double timeout, str
 			snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(status));
 		else
 			snprintf(how, sizeof(how), "timed out after %.1f s", timeout);
-		fab_error_set(err, "%s: %s: %s", label, how, first_line(&errb, line, sizeof(line)));
+		fab_error_set(err, "%s: %s: %s", label, how,
+			      errtail_summary(errb, line, sizeof(line)));
 		goto out;
 	}
 	ret = 0;
@@ -638,7 +757,7 @@ out:
 		out->s = calloc(1, 1);
 		out->cap = 0;
 	}
-	free(errb.s);
+	free(errb);
 	for (status = 0; status < 2; status++) {
 		if (po[status] >= 0)
 			close(po[status]);
@@ -679,7 +798,7 @@ static int squeue_once(struct filterd *d, enum squeue_format fmt, struct outbuf 
  */
 static int get_jobs(struct filterd *d, struct poll_report *rep, struct fab_error *err)
 {
-	struct outbuf out = { 0 };
+	struct outbuf out = { .limit = (size_t)d->a.max_output << 20 };
 	struct fab_error json_err;
 	int ret;
 

@@ -286,40 +286,70 @@ static int generate(struct hostlist *hl, const struct parse *p)
 	}
 }
 
+/* The scratch arrays of one parse: a name has at most len segments and len ranges. */
+static int parse_alloc(struct parse *p)
+{
+	p->ranges = malloc((p->len + 1) * sizeof(*p->ranges));
+	p->segs = malloc((p->len + 1) * sizeof(*p->segs));
+	p->scratch = malloc(3 * (p->len + 1) * sizeof(*p->scratch));
+	if (p->ranges && p->segs && p->scratch)
+		return 0;
+	fab_error_set(p->err, "%s: out of memory", p->what);
+	return -1;
+}
+
+static void parse_free(struct parse *p)
+{
+	free(p->ranges);
+	free(p->segs);
+	free(p->scratch);
+}
+
+/* First pass: checks the whole expression; its host count, at most max + 1, in *total. */
+static int check_all(struct parse *p, uint32_t max, uint64_t *total)
+{
+	*total = 0;
+	if (!p->len)
+		return fail(p, 0, "empty host list");
+	for (p->pos = 0;; p->pos++) {
+		if (parse_name(p))
+			return -1;
+		*total += name_count(p);
+		if (*total > max) {
+			fab_error_set(p->err, "%s: expands to more than %u hosts", p->what, max);
+			return -1;
+		}
+		if (p->pos >= p->len)
+			return 0;
+	}
+}
+
+int hostlist_count(const char *expr, size_t len, const char *what, uint32_t *count,
+		   struct fab_error *err)
+{
+	struct parse p = { .expr = expr, .what = what, .len = len, .err = err };
+	uint64_t total = 0;
+	int ret = -1;
+
+	if (!parse_alloc(&p) && !check_all(&p, HOSTLIST_MAX_HOSTS, &total)) {
+		*count = (uint32_t)total;
+		ret = 0;
+	}
+	parse_free(&p);
+	return ret;
+}
+
 int hostlist_expand(struct hostlist *hl, const char *expr, size_t len, const char *what,
 		    struct fab_error *err)
 {
 	struct parse p = { .expr = expr, .what = what, .len = len, .err = err };
 	size_t old_len = hl->len;
 	uint32_t old_n = hl->n;
-	uint64_t total = 0;
+	uint64_t total;
 	int ret = -1;
 
-	/* A name has at most len segments and len ranges. */
-	p.ranges = malloc((len + 1) * sizeof(*p.ranges));
-	p.segs = malloc((len + 1) * sizeof(*p.segs));
-	p.scratch = malloc(3 * (len + 1) * sizeof(*p.scratch));
-	if (!p.ranges || !p.segs || !p.scratch) {
-		fab_error_set(err, "%s: out of memory", what);
+	if (parse_alloc(&p) || check_all(&p, HOSTLIST_MAX_HOSTS, &total))
 		goto out;
-	}
-	if (!len) {
-		fail(&p, 0, "empty host list");
-		goto out;
-	}
-	/* First pass: check the whole expression and its size. */
-	for (p.pos = 0;; p.pos++) {
-		if (parse_name(&p))
-			goto out;
-		total += name_count(&p);
-		if (total > HOSTLIST_MAX_HOSTS) {
-			fab_error_set(err, "%s: expands to more than %u hosts", what,
-				      HOSTLIST_MAX_HOSTS);
-			goto out;
-		}
-		if (p.pos >= len)
-			break;
-	}
 	for (p.pos = 0;; p.pos++) {
 		parse_name(&p);
 		if (generate(hl, &p)) {
@@ -333,8 +363,6 @@ int hostlist_expand(struct hostlist *hl, const char *expr, size_t len, const cha
 	}
 	ret = 0;
 out:
-	free(p.ranges);
-	free(p.segs);
-	free(p.scratch);
+	parse_free(&p);
 	return ret;
 }

@@ -38,6 +38,13 @@ void hostlist_clear(struct hostlist *hl);
 int hostlist_expand(struct hostlist *hl, const char *expr, size_t len, const char *what,
 		    struct fab_error *err);
 
+/*
+ * Checks expr[0..len) as hostlist_expand() does and counts its hosts without expanding them,
+ * so that a caller can bound the names of many expressions together first.
+ */
+int hostlist_count(const char *expr, size_t len, const char *what, uint32_t *count,
+		   struct fab_error *err);
+
 /* Appends one name as it is (no expansion): the list also serves as a plain string list. */
 int hostlist_add(struct hostlist *hl, const char *name, size_t len);
 

@@ -383,25 +383,88 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int skipped(struct jobset *js, const struct slurm_job *job, const struct slurm_jobs *jobs,
-		   const struct filter_conf *c)
+enum skip {
+	SKIP_NONE,
+	SKIP_NO_NODES,
+	SKIP_SHORT,
+	SKIP_EXCLUDED,
+};
+
+/* Why a running job is left out of the job set, if it is. */
+static enum skip skip_reason(const struct slurm_job *job, const struct slurm_jobs *jobs,
+			     const struct filter_conf *c)
 {
 	const char *part = slurm_str(jobs, job->partition);
 	unsigned i;
 
-	if (!slurm_str(jobs, job->nodes)[0]) {
+	if (!slurm_str(jobs, job->nodes)[0])
+		return SKIP_NO_NODES;
+	if (job->time_limit < c->min_time_limit)
+		return SKIP_SHORT;
+	for (i = 0; i < c->nexclude; i++)
+		if (!fnmatch(c->exclude_parts[i], part, 0))
+			return SKIP_EXCLUDED;
+	return SKIP_NONE;
+}
+
+static int skipped(struct jobset *js, const struct slurm_job *job, const struct slurm_jobs *jobs,
+		   const struct filter_conf *c)
+{
+	switch (skip_reason(job, jobs, c)) {
+	case SKIP_NO_NODES:
 		js->st.no_nodes++;
 		return 1;
-	}
-	if (job->time_limit < c->min_time_limit) {
+	case SKIP_SHORT:
 		js->st.short_jobs++;
 		return 1;
+	case SKIP_EXCLUDED:
+		js->st.excluded++;
+		return 1;
+	default:
+		return 0;
 	}
-	for (i = 0; i < c->nexclude; i++)
-		if (!fnmatch(c->exclude_parts[i], part, 0)) {
-			js->st.excluded++;
-			return 1;
+}
+
+/* "job ID node list 'node[1-...'": how errors about a job's node list name it. */
+static void node_list_what(const struct slurm_jobs *jobs, const struct slurm_job *job, char *what,
+			   size_t size)
+{
+	const char *nodes = slurm_str(jobs, job->nodes);
+
+	snprintf(what, size, "job %.64s node list '%.32s%s'", slurm_str(jobs, job->id), nodes,
+		 strlen(nodes) > 32 ? "..." : "");
+}
+
+/*
+ * Counts the hosts of every node list to expand before expanding any: expanding first took a
+ * hundred node[1-1000000] lists half a minute and 1.5 GB, and then the poll went on.
+ */
+static int check_host_budget(const struct slurm_jobs *jobs, const struct filter_conf *c,
+			     struct fab_error *err)
+{
+	uint32_t max = c->max_hosts ? c->max_hosts : JOBSET_MAX_HOSTS, i, n;
+	uint64_t total = 0;
+	char what[128];
+
+	for (i = 0; i < jobs->n; i++) {
+		const struct slurm_job *job = &jobs->v[i];
+		const char *nodes = slurm_str(jobs, job->nodes);
+
+		if (!job->running || skip_reason(job, jobs, c) != SKIP_NONE)
+			continue;
+		node_list_what(jobs, job, what, sizeof(what));
+		if (hostlist_count(nodes, strlen(nodes), what, &n, err))
+			return -1;
+		total += n;
+		if (total > max) {
+			fab_error_set(
+				err,
+				"the running jobs' node lists name more than %u hosts together,"
+				" the most one poll expands (job %.64s passes it)",
+				max, slurm_str(jobs, job->id));
+			return -1;
 		}
+	}
 	return 0;
 }
 
@@ -477,8 +540,7 @@ static int add_job(struct jobset *js, const struct slurm_jobs *jobs, const struc
 	uint32_t start = *nh;
 	char what[128];
 
-	snprintf(what, sizeof(what), "job %.64s node list '%.32s%s'", slurm_str(jobs, job->id),
-		 nodes, strlen(nodes) > 32 ? "..." : "");
+	node_list_what(jobs, job, what, sizeof(what));
 	hostlist_clear(&js->scratch);
 	if (hostlist_expand(&js->scratch, nodes, strlen(nodes), what, err))
 		return -1;
@@ -517,6 +579,8 @@ int jobset_build(struct jobset *js, const struct slurm_jobs *jobs, const struct 
 		return -1;
 	}
 	js->off[0] = 0;
+	if (check_host_budget(jobs, c, err))
+		return -1;
 	for (i = 0; i < jobs->n; i++) {
 		const struct slurm_job *job = &jobs->v[i];
 

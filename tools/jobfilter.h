@@ -60,10 +60,18 @@ int topo_from_slurm_conf(struct topo *t, const char *path, struct fab_error *err
 
 /* ------------------------------------------------------------------ job sets */
 
+/*
+ * Hosts the node lists of one poll's running jobs may name together.  Some 25 times the node
+ * count of the largest machines leaves room for nodes shared by many jobs; a hundred lists like
+ * node[1-1000000] (each within HOSTLIST_MAX_HOSTS) are refused before any is expanded.
+ */
+#define JOBSET_MAX_HOSTS (1u << 22)
+
 struct filter_conf {
 	uint32_t min_time_limit;	  /* minutes; shorter jobs are skipped */
 	const char *const *exclude_parts; /* fnmatch patterns of partitions to skip */
 	unsigned nexclude;
+	uint32_t max_hosts; /* hosts one poll may expand; 0: JOBSET_MAX_HOSTS */
 };
 
 struct jobset_stats {
@@ -92,7 +100,8 @@ void jobset_free(struct jobset *js);
 /*
  * Builds the multi-switch jobs from squeue's jobs.  A malformed node list fails the whole
  * build (err names the job and column): deciding on part of the jobs could look like jobs
- * ending.
+ * ending.  So do node lists that name more than the conf's max_hosts together, checked
+ * before any is expanded.
  */
 int jobset_build(struct jobset *js, const struct slurm_jobs *jobs, const struct topo *t,
 		 const struct filter_conf *c, struct fab_error *err);

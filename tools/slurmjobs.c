@@ -123,48 +123,115 @@ struct json_ctx {
 	struct json j;
 	struct json_buf key, val;
 	struct slurm_jobs *s;
+	char label[96]; /* the job being read, for errors: "job 7" or "job #3 of the list" */
 };
 
-/* A string value, or a number printed as an integer (job ids are numbers). */
-static int read_word(struct json_ctx *c, uint32_t *off)
+/*
+ * Fails naming the job: Slurm sets nodes and partitions, never users, so a value of the wrong
+ * kind means the output is not what squeue writes, and the whole poll is refused.
+ */
+static int job_fail(struct json_ctx *c, const char *member, const char *problem)
 {
-	double v;
-	char num[32];
+	char reason[256];
 
-	if (json_peek(&c->j) == JSON_NUMBER) {
-		if (json_number(&c->j, &v))
-			return -1;
-		snprintf(num, sizeof(num), "%.0f", v);
-		return put_string(c->s, num, strlen(num), off) ? json_fail(&c->j, "out of memory")
-							       : 0;
-	}
-	if (json_peek(&c->j) == JSON_NULL)
-		return json_null(&c->j);
+	snprintf(reason, sizeof(reason), "%s: \"%s\" %s", c->label, member, problem);
+	return json_fail(&c->j, reason);
+}
+
+/* Members are matched with their length: a key with a NUL inside ("nodes\u0000x") is another. */
+static int key_is(const struct json_ctx *c, const char *name)
+{
+	return c->key.len == strlen(name) && !memcmp(c->key.s, name, c->key.len);
+}
+
+/*
+ * A string without NUL into c->val.  The rest of the daemon sees C strings: a NUL would cut
+ * "host3\u0000,host5" to host3 and make a two-leaf job look single-switch.
+ */
+static int read_text(struct json_ctx *c, const char *member)
+{
+	enum json_type t = json_peek(&c->j);
+
+	if (t != JSON_STRING && t != JSON_BAD)
+		return job_fail(c, member,
+				t == JSON_NUMBER ? "is a number, expected a string"
+				: t == JSON_NULL ? "is null, expected a string"
+						 : "is not a string");
 	if (json_string(&c->j, &c->val))
 		return -1;
+	if (memchr(c->val.s, '\0', c->val.len))
+		return job_fail(c, member, "contains a NUL character");
+	return 0;
+}
+
+static int store(struct json_ctx *c, uint32_t *off)
+{
 	return put_string(c->s, c->val.s, c->val.len, off) ? json_fail(&c->j, "out of memory") : 0;
+}
+
+/* "job_id": a whole number (as Slurm writes it) or a string; names the job from then on. */
+static int read_id(struct json_ctx *c, uint32_t *off)
+{
+	char num[32];
+	double v;
+	int n;
+
+	if (json_peek(&c->j) != JSON_NUMBER) {
+		if (read_text(c, "job_id"))
+			return -1;
+		if (!c->val.len)
+			return job_fail(c, "job_id", "is empty");
+		snprintf(c->label, sizeof(c->label), "job %.80s", c->val.s);
+		return store(c, off);
+	}
+	if (json_number(&c->j, &v))
+		return -1;
+	/* Below 2^53 every whole double is exact, and converting it is defined. */
+	if (!(v >= 0 && v < 9007199254740992.0) || v != (double)(uint64_t)v)
+		return job_fail(c, "job_id", "is not a whole number");
+	n = snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+	snprintf(c->label, sizeof(c->label), "job %s", num);
+	return put_string(c->s, num, (size_t)n, off) ? json_fail(&c->j, "out of memory") : 0;
+}
+
+/* "partition" or "nodes": a string, or null (*is_null set) as for a job not yet placed. */
+static int read_optional(struct json_ctx *c, const char *member, uint32_t *off, int *is_null)
+{
+	*is_null = json_peek(&c->j) == JSON_NULL;
+	if (*is_null)
+		return json_null(&c->j);
+	if (read_text(c, member))
+		return -1;
+	return store(c, off);
+}
+
+/* One state word; "RUNNING" sets *running. */
+static int read_state_word(struct json_ctx *c, int *running)
+{
+	if (read_text(c, "job_state"))
+		return -1;
+	if (!strcmp(c->val.s, "RUNNING"))
+		*running = 1;
+	return 0;
 }
 
 /* "job_state": "RUNNING" or ["RUNNING", "COMPLETING"]. */
 static int read_state(struct json_ctx *c, int *running)
 {
+	enum json_type t = json_peek(&c->j);
 	unsigned i = 0;
 	int more;
 
-	if (json_peek(&c->j) == JSON_STRING) {
-		if (json_string(&c->j, &c->val))
-			return -1;
-		*running = !strcmp(c->val.s, "RUNNING");
-		return 0;
-	}
+	*running = 0;
+	if (t == JSON_STRING)
+		return read_state_word(c, running);
+	if (t != JSON_ARRAY && t != JSON_BAD)
+		return job_fail(c, "job_state", "is neither a string nor an array of strings");
 	if (json_array_begin(&c->j))
 		return -1;
-	while ((more = json_array_next(&c->j, &i)) > 0) {
-		if (json_string(&c->j, &c->val))
+	while ((more = json_array_next(&c->j, &i)) > 0)
+		if (read_state_word(c, running))
 			return -1;
-		if (!strcmp(c->val.s, "RUNNING"))
-			*running = 1;
-	}
 	return more;
 }
 
@@ -204,11 +271,11 @@ static int read_time_limit(struct json_ctx *c, uint32_t *out)
 	while ((more = json_object_next(&c->j, &i, &c->key)) > 0) {
 		int r;
 
-		if (!strcmp(c->key.s, "set"))
+		if (key_is(c, "set"))
 			r = json_bool(&c->j, &set);
-		else if (!strcmp(c->key.s, "infinite"))
+		else if (key_is(c, "infinite"))
 			r = json_bool(&c->j, &infinite);
-		else if (!strcmp(c->key.s, "number"))
+		else if (key_is(c, "number"))
 			r = json_number(&c->j, &number);
 		else
 			r = json_skip(&c->j);
@@ -224,42 +291,52 @@ static int read_time_limit(struct json_ctx *c, uint32_t *out)
 	return minutes_of(c, number, out);
 }
 
-static int read_job(struct json_ctx *c)
+/* One member of a job object into the last job of c->s. */
+static int read_member(struct json_ctx *c, int *have_id, int *have_nodes)
 {
-	struct slurm_job *job = add_job(c->s);
-	unsigned i = 0;
-	int more, have_id = 0;
+	/* add_job() and store() may move c->s->v: index, not pointer. */
+	struct slurm_job *job = &c->s->v[c->s->n - 1];
+	int is_null;
 
-	if (!job)
+	if (key_is(c, "job_id")) {
+		*have_id = 1;
+		return read_id(c, &job->id);
+	}
+	if (key_is(c, "job_state"))
+		return read_state(c, &job->running);
+	if (key_is(c, "partition"))
+		return read_optional(c, "partition", &job->partition, &is_null);
+	if (key_is(c, "nodes")) {
+		if (read_optional(c, "nodes", &job->nodes, &is_null))
+			return -1;
+		*have_nodes = !is_null;
+		return 0;
+	}
+	if (key_is(c, "time_limit"))
+		return read_time_limit(c, &job->time_limit);
+	return json_skip(&c->j);
+}
+
+static int read_job(struct json_ctx *c, unsigned index)
+{
+	unsigned i = 0;
+	int more, have_id = 0, have_nodes = 0;
+
+	if (!add_job(c->s))
 		return json_fail(&c->j, "out of memory");
+	snprintf(c->label, sizeof(c->label), "job #%u of the list", index);
 	if (json_object_begin(&c->j))
 		return -1;
-	while ((more = json_object_next(&c->j, &i, &c->key)) > 0) {
-		int r;
-
-		/* add_job() and read_word() may move c->s->v: index, not pointer. */
-		job = &c->s->v[c->s->n - 1];
-		if (!strcmp(c->key.s, "job_id")) {
-			r = read_word(c, &job->id);
-			have_id = 1;
-		} else if (!strcmp(c->key.s, "job_state")) {
-			r = read_state(c, &job->running);
-		} else if (!strcmp(c->key.s, "partition")) {
-			r = read_word(c, &job->partition);
-		} else if (!strcmp(c->key.s, "nodes")) {
-			r = read_word(c, &job->nodes);
-		} else if (!strcmp(c->key.s, "time_limit")) {
-			r = read_time_limit(c, &job->time_limit);
-		} else {
-			r = json_skip(&c->j);
-		}
-		if (r)
+	while ((more = json_object_next(&c->j, &i, &c->key)) > 0)
+		if (read_member(c, &have_id, &have_nodes))
 			return -1;
-	}
 	if (more < 0)
 		return -1;
 	if (!have_id)
 		return json_fail(&c->j, "job without \"job_id\"");
+	/* A running job always has nodes: without them it would pass as "no nodes" unseen. */
+	if (c->s->v[c->s->n - 1].running && !have_nodes)
+		return job_fail(c, "nodes", "is missing or null, but the job is RUNNING");
 	return 0;
 }
 
@@ -271,7 +348,7 @@ static int read_jobs(struct json_ctx *c)
 	if (json_array_begin(&c->j))
 		return -1;
 	while ((more = json_array_next(&c->j, &i)) > 0)
-		if (read_job(c))
+		if (read_job(c, i))
 			return -1;
 	return more;
 }
@@ -288,7 +365,7 @@ int slurm_jobs_parse_json(struct slurm_jobs *s, const char *text, size_t len, co
 	if (json_object_begin(&c.j))
 		goto out;
 	while ((more = json_object_next(&c.j, &i, &c.key)) > 0) {
-		if (!strcmp(c.key.s, "jobs")) {
+		if (key_is(&c, "jobs")) {
 			if (read_jobs(&c))
 				goto out;
 			have_jobs = 1;

@@ -4,7 +4,9 @@
  * newer releases) or the fixed text format SLURM_SQUEUE_FORMAT for older Slurm.  Only what the
  * filter decides on is kept: job id, state, partition, time limit and the hostlist expression.
  * Output that does not parse is rejected whole, naming the input and position, so a truncated
- * answer never looks like "those jobs ended".
+ * answer never looks like "those jobs ended".  So is a value squeue never writes, naming the
+ * job: a NUL in a string, a node list or partition that is not a string, a RUNNING job without
+ * nodes.
  */
 #ifndef SARNUE_SLURMJOBS_H
 #define SARNUE_SLURMJOBS_H

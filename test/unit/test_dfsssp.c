@@ -530,20 +530,86 @@ static void test_storage_guid_file(void)
 		 (unsigned long long)f.nodes[a].guid,
 		 (unsigned long long)f.ports[f.nodes[b].first_port + 1].guid);
 	CHECK(testfab_write_file(path, text) == 0);
-	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == 0);
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, NULL, &err) == 0);
 	CHECK(count == 2 && flags[a] && flags[b]);
 
 	CHECK(overwrite(path, "0x1\n# two\nnot-a-guid\n") == 0);
-	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, NULL, &err) == -1);
 	CHECK(strstr(err.msg, path) && strstr(err.msg, ":3: expected one GUID per line"));
 	CHECK(overwrite(path, "-1\n") == 0); /* strtoull made it 0xffffffffffffffff */
-	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, NULL, &err) == -1);
 	CHECK(strstr(err.msg, ":1: expected one GUID per line") != NULL);
 	unlink(path);
-	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, &err) == -1);
+	CHECK(dfsssp_mark_storage(&f, NULL, path, flags, &count, NULL, &err) == -1);
 	CHECK(!strncmp(err.msg, "storage_guids ", 14) && strstr(err.msg, path));
 out:
 	free(flags);
+	fabric_free(&f);
+}
+
+/*
+ * A storage option that marks nothing is a warning naming it, once per routing: a pattern no
+ * CA matches, a GUID file with none of the fabric's GUIDs, or with none at all.  Silently,
+ * the routing went on as if the option were not set.
+ */
+static void test_storage_unmatched(void)
+{
+	struct sarnue_options o;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	char path[] = "/tmp/sarnue-guids-XXXXXX";
+	struct routing r;
+	struct fabric f;
+
+	CHECK(build_fat_tree(&f) == 0);
+	options_defaults(&o);
+	snprintf(o.storage_nodes, sizeof(o.storage_nodes), "io*");
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(strstr(res.warning, "storage_nodes 'io*' matches no CA node of the fabric") != NULL);
+	CHECK(strstr(res.summary, "0 storage") != NULL);
+	routing_free(&r);
+
+	/* One matching: no warning, and the node counts as storage. */
+	snprintf(o.storage_nodes, sizeof(o.storage_nodes), "h1.[2]*");
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(!strstr(res.warning, "storage_nodes"));
+	routing_free(&r);
+
+	o.storage_nodes[0] = '\0';
+	CHECK(testfab_write_file(path, "# another fabric's\n0x0002c90300000001\n0x42\n") == 0);
+	snprintf(o.storage_guids, sizeof(o.storage_guids), "%s", path);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(strstr(res.warning, "storage_guids ") && strstr(res.warning, path) &&
+	      strstr(res.warning, ": none of its 2 GUID(s) is a CA node of the fabric"));
+	routing_free(&r);
+
+	CHECK(overwrite(path, "# nothing yet\n") == 0);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(strstr(res.warning, "lists no GUID") != NULL);
+	routing_free(&r);
+
+	/* A file naming a node of this fabric among others: no warning. */
+	CHECK(overwrite(path, "0x42\n") == 0);
+	{
+		FILE *fp = fopen(path, "a");
+
+		CHECK(fp != NULL);
+		if (fp) {
+			fprintf(fp, "0x%016llx\n",
+				(unsigned long long)f.nodes[fabric_find_node_by_id(&f, "h2.1")]
+					.guid);
+			fclose(fp);
+		}
+	}
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(!strstr(res.warning, "storage_guids"));
+	routing_free(&r);
+	unlink(path);
 	fabric_free(&f);
 }
 
@@ -825,6 +891,7 @@ int main(void)
 	test_improve_fig52();
 	test_overflow_keeps_fitting();
 	test_storage_guid_file();
+	test_storage_unmatched();
 	test_engine_ctx();
 	test_pair_sl_mode_and_dump();
 	test_path_sl_dump_bytes();

@@ -1,9 +1,11 @@
 /*
  * test_filterd.c - the parts of sarnue-filterd that decide: hostlist expansion (ranges, widths,
  * several bracket groups, malformed input with its column), squeue's JSON and text output
- * (both JSON layouts, garbage rejected with line and column), the topology lookup, the
- * multi-switch job set, and the reroute decision (symmetric, job ids ignored, hysteresis).
+ * (both JSON layouts, garbage rejected with line and column, values Slurm never writes refused
+ * naming the job), the topology lookup, the multi-switch job set and its host budgets, and the
+ * reroute decision (symmetric, job ids ignored, hysteresis).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -245,6 +247,77 @@ static void test_squeue_json(void)
 	slurm_jobs_free(&s);
 }
 
+/* json (len SIZE_MAX: up to its NUL) rejected, and the message contains want. */
+static int json_rejects(const char *json, size_t len, const char *want)
+{
+	struct slurm_jobs s;
+	struct fab_error err = { "" };
+	int ok;
+
+	if (len == SIZE_MAX)
+		len = strlen(json);
+	slurm_jobs_init(&s);
+	ok = slurm_jobs_parse_json(&s, json, len, "sq", &err) == -1 && s.n == 0 &&
+	     strstr(err.msg, want);
+	if (!ok)
+		fprintf(stderr, "want an error with '%s', got '%s'\n", want, err.msg);
+	slurm_jobs_free(&s);
+	return ok;
+}
+
+#define JOB_PREFIX "{\"jobs\": [{\"job_id\": 7, \"job_state\": \"RUNNING\", "
+
+/*
+ * Values squeue never writes: a NUL would cut "host3\u0000,host5" to host3 (a two-leaf job
+ * taken as single-switch), a number for the node list became host "42", and a running job with
+ * null nodes passed as a job without nodes.  Each refuses the poll, naming the job.
+ */
+static void test_squeue_hostile(void)
+{
+	static const char raw_nul[] = JOB_PREFIX "\"nodes\": \"host3\0,host5\"}]}";
+	static const char pending[] =
+		"{\"jobs\": [{\"job_id\": \"8\", \"job_state\": \"PENDING\", \"nodes\": null,"
+		" \"partition\": null}, {\"job_id\": 9, \"job_state\": [\"PENDING\"], \"nodes\": \"\"}]}";
+	struct slurm_jobs s;
+	struct fab_error err;
+
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": \"host3\\u0000,host5\"}]}", SIZE_MAX,
+			   "job 7: \"nodes\" contains a NUL character"));
+	CHECK(json_rejects(raw_nul, sizeof(raw_nul) - 1, "sq: line 1, column "));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": 42}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is a number, expected a string"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": [\"a\"]}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is not a string"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": null}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is missing or null, but the job is RUNNING"));
+	CHECK(json_rejects(JOB_PREFIX "\"partition\": \"p\"}]}", SIZE_MAX,
+			   "job 7: \"nodes\" is missing"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": \"a\", \"partition\": 3}]}", SIZE_MAX,
+			   "job 7: \"partition\" is a number"));
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\": \"a\", \"partition\": \"p\\u0000\"}]}", SIZE_MAX,
+			   "job 7: \"partition\" contains a NUL"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 7, \"job_state\": [\"RUNNING\\u0000\"]}]}",
+			   SIZE_MAX, "job 7: \"job_state\" contains a NUL"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 7, \"job_state\": 1}]}", SIZE_MAX,
+			   "job 7: \"job_state\" is neither"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 7.5}]}", SIZE_MAX,
+			   "job #1 of the list: \"job_id\" is not a whole number"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": null}]}", SIZE_MAX,
+			   "\"job_id\" is null, expected a string"));
+	CHECK(json_rejects("{\"jobs\": [{\"job_id\": 1}, {\"nodes\": false, \"job_id\": 2}]}",
+			   SIZE_MAX, "job #2 of the list: \"nodes\" is not a string"));
+	/* A key with a NUL inside is another key, not "nodes". */
+	CHECK(json_rejects(JOB_PREFIX "\"nodes\\u0000x\": \"host3\"}]}", SIZE_MAX,
+			   "\"nodes\" is missing"));
+
+	/* What Slurm does write still parses: a pending job with null or empty nodes. */
+	slurm_jobs_init(&s);
+	CHECK(!slurm_jobs_parse_json(&s, pending, strlen(pending), "sq", &err));
+	CHECK(s.n == 2 && !s.v[0].running && !slurm_str(&s, s.v[0].nodes)[0] &&
+	      !strcmp(slurm_str(&s, s.v[0].id), "8") && !strcmp(slurm_str(&s, s.v[1].id), "9"));
+	slurm_jobs_free(&s);
+}
+
 static void test_squeue_text(void)
 {
 	static const char out[] = "101 RUNNING batch 1-00:00:00 node[0001-0002]\n"
@@ -457,6 +530,67 @@ static void test_jobset(void)
 	topo_free(&t);
 }
 
+/* Jobs 1..n, each running on nodes, as squeue's text output. */
+static char *many_jobs(unsigned n, const char *nodes)
+{
+	size_t size = (size_t)n * (strlen(nodes) + 40) + 1, pos = 0;
+	char *text = malloc(size);
+	unsigned i;
+
+	for (i = 0; text && i < n; i++)
+		pos += (size_t)snprintf(text + pos, size - pos, "%u RUNNING b 1:00:00 %s\n", i + 1,
+					nodes);
+	return text;
+}
+
+/*
+ * Host budgets: one list may name HOSTLIST_MAX_HOSTS, one poll JOBSET_MAX_HOSTS together.  A
+ * hundred node[1-1000000] lists (each within the first) took half a minute and 1.5 GB and
+ * passed; they are refused, and before anything is expanded, so this test is quick.
+ */
+static void test_host_budget(void)
+{
+	struct filter_conf c = { .min_time_limit = 10 };
+	struct slurm_jobs s;
+	struct fab_error err = { "" };
+	struct jobset js;
+	struct topo t;
+	uint32_t n = 0;
+	char *text;
+
+	CHECK(!hostlist_count("a[1-3],b,c[08-09]", 17, "t", &n, &err) && n == 6);
+	CHECK(hostlist_count("a[1-3", 5, "t", &n, &err) == -1 && strstr(err.msg, "t: column 2"));
+	CHECK(!hostlist_count("n[1-1048576]", 12, "t", &n, &err) && n == HOSTLIST_MAX_HOSTS);
+	CHECK(hostlist_count("n[0-1048576]", 12, "t", &n, &err) == -1 &&
+	      strstr(err.msg, "expands to more than 1048576 hosts"));
+
+	CHECK(!build_topo(&t));
+	jobset_init(&js);
+	slurm_jobs_init(&s);
+	text = many_jobs(100, "node[1-1000000]");
+	CHECK(text && !slurm_jobs_parse_text(&s, text, strlen(text), "sq", &err));
+	free(text);
+	CHECK(jobset_build(&js, &s, &t, &c, &err) == -1 &&
+	      strstr(err.msg, "node lists name more than 4194304 hosts together") &&
+	      strstr(err.msg, "job 5 passes it"));
+	CHECK(js.scratch.n == 0 && js.unknown.n == 0);
+
+	/* A budget of its own: 2 x 3 hosts fit in 6, not in 5; skipped jobs do not count. */
+	text = many_jobs(2, "host[3-5]");
+	CHECK(text && !slurm_jobs_parse_text(&s, text, strlen(text), "sq", &err));
+	free(text);
+	c.max_hosts = 6;
+	CHECK(!jobset_build(&js, &s, &t, &c, &err) && js.st.multi_switch == 2);
+	c.max_hosts = 5;
+	CHECK(jobset_build(&js, &s, &t, &c, &err) == -1 &&
+	      strstr(err.msg, "more than 5 hosts together") && strstr(err.msg, "job 2 passes"));
+	c.min_time_limit = 120;
+	CHECK(!jobset_build(&js, &s, &t, &c, &err) && js.st.short_jobs == 2);
+	slurm_jobs_free(&s);
+	jobset_free(&js);
+	topo_free(&t);
+}
+
 /* decide() with installed and current given as texts of node sets separated by ';'. */
 static enum filter_decision decide(const char *installed, const char *current, double now,
 				   double last, struct decide_out *out)
@@ -558,9 +692,11 @@ int main(void)
 	test_json_reader();
 	test_json_writer();
 	test_squeue_json();
+	test_squeue_hostile();
 	test_squeue_text();
 	test_topology();
 	test_jobset();
+	test_host_budget();
 	test_decision();
 	test_keys_from_map();
 	return CHECK_RESULT();

@@ -188,6 +188,36 @@ static void test_planes(void)
 	CHECK(strstr(options_help, "planes=on|off") && strstr(options_help, "escape=auto"));
 }
 
+/*
+ * storage_nodes is an fnmatch glob: one that fnmatch would take literally (an unclosed '[',
+ * a trailing '\') matched nothing without a word; it is a bad value, and the last good one
+ * stays.
+ */
+static void test_storage_pattern(void)
+{
+	static const char *const good[] = { "io*",	    "io[0-9]*", "[!a]x",     "[]x]",
+					    "[[:digit:]]*", "a\\[b",	"st[[.-.]]x" };
+	static const char *const bad[] = { "[", "io[0-9", "x\\", "[]", "[[:digit:]", "a[[.-]" };
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+	char pair[128];
+	unsigned i;
+
+	options_defaults(&o);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(pair, sizeof(pair), "storage_nodes=%s", good[i]);
+		CHECK(options_parse_line(&o, pair, "epo", 0, collect, &e) == 0 &&
+		      !strcmp(o.storage_nodes, good[i]));
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(pair, sizeof(pair), "storage_nodes=%s", bad[i]);
+		e.n = 0;
+		CHECK(options_parse_line(&o, pair, "epo", 0, collect, &e) == 1 && e.n == 1 &&
+		      strstr(e.last, "bad value for storage_nodes") &&
+		      !strcmp(o.storage_nodes, good[sizeof(good) / sizeof(good[0]) - 1]));
+	}
+}
+
 int main(void)
 {
 	test_valid();
@@ -196,5 +226,6 @@ int main(void)
 	test_update();
 	test_config_file();
 	test_planes();
+	test_storage_pattern();
 	return CHECK_RESULT();
 }
