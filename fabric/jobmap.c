@@ -68,6 +68,8 @@ static void job_map_unbind(struct job_map *jm)
 	jm->nnodes = 0;
 	jm->unknown_hosts = 0;
 	jm->first_unknown[0] = '\0';
+	jm->ambiguous_hosts = jm->first_ambiguous_hcas = 0;
+	jm->first_ambiguous[0] = jm->first_ambiguous_name[0] = '\0';
 }
 
 void job_map_free(struct job_map *jm)
@@ -239,37 +241,45 @@ size_t job_map_host_len(const char *desc, enum job_host_match match)
 
 struct host_index {
 	const struct fabric *f;
+	const struct node_name_map *names;
 	enum job_host_match match;
 	struct str_table table; /* hostname -> first CA node with it */
 	uint32_t *next_node;	/* [nnodes]: next CA node with the same hostname */
 };
 
+/* The name a host is known by: the node-name map's, else the node description. */
+static const char *full_name(const struct host_index *hi, uint32_t node)
+{
+	const char *name = hi->names ? node_name_map_get(hi->names, hi->f->nodes[node].guid) : NULL;
+
+	return name ? name : fabric_node_desc(hi->f, node);
+}
+
 static const char *node_name_of(const void *ctx, uint32_t node)
 {
-	const struct host_index *hi = ctx;
-
-	return fabric_node_desc(hi->f, node);
+	return full_name(ctx, node);
 }
 
 static size_t node_len_of(const void *ctx, uint32_t node)
 {
 	const struct host_index *hi = ctx;
 
-	return job_map_host_len(fabric_node_desc(hi->f, node), hi->match);
+	return job_map_host_len(full_name(hi, node), hi->match);
 }
 
 static int host_index_build(struct host_index *hi, const struct fabric *f,
-			    enum job_host_match match)
+			    enum job_host_match match, const struct node_name_map *names)
 {
 	uint32_t n;
 
 	hi->f = f;
+	hi->names = names;
 	hi->match = match;
 	hi->next_node = malloc((f->nnodes ? f->nnodes : 1) * sizeof(*hi->next_node));
 	if (!hi->next_node || str_table_init(&hi->table, f->nnodes))
 		return -1;
 	for (n = 0; n < f->nnodes; n++) {
-		const char *desc = fabric_node_desc(f, n);
+		const char *desc = full_name(hi, n);
 		size_t len = job_map_host_len(desc, match);
 		uint32_t *slot;
 
@@ -368,6 +378,28 @@ static void note_unknown(struct job_map *jm, struct str_table *unknown, uint32_t
 		snprintf(jm->first_unknown, sizeof(jm->first_unknown), "%s", host);
 }
 
+/*
+ * A hostname whose first two HCAs carry the very same name: the names are firmware defaults,
+ * not hosts.  Counted once per hostname (its first node is marked), the first one kept.
+ */
+static void note_ambiguous(struct job_map *jm, const struct host_index *hi, uint32_t entry,
+			   uint32_t node, uint8_t *noted)
+{
+	uint32_t second = hi->next_node[node], count = 0, m;
+
+	if (second == FAB_NONE || noted[node] || strcmp(full_name(hi, node), full_name(hi, second)))
+		return;
+	noted[node] = 1;
+	for (m = node; m != FAB_NONE; m = hi->next_node[m])
+		count++;
+	if (jm->ambiguous_hosts++)
+		return;
+	jm->first_ambiguous_hcas = count;
+	snprintf(jm->first_ambiguous, sizeof(jm->first_ambiguous), "%s", entry_host_of(jm, entry));
+	snprintf(jm->first_ambiguous_name, sizeof(jm->first_ambiguous_name), "%s",
+		 full_name(hi, node));
+}
+
 /* Second CSR pass: writes each entry's job into the slots of every node of its host. */
 static int place_entries(struct job_map *jm, const struct host_index *hi)
 {
@@ -388,18 +420,20 @@ static int place_entries(struct job_map *jm, const struct host_index *hi)
 }
 
 int job_map_bind(struct job_map *jm, const struct fabric *f, enum job_host_match match,
-		 struct fab_error *err)
+		 const struct node_name_map *names, struct fab_error *err)
 {
 	struct host_index hi = { 0 };
 	struct str_table unknown = { 0 };
 	uint32_t e, n, total = 0;
+	uint8_t *noted = NULL;
 	int rc = -1;
 
 	job_map_unbind(jm);
 	jm->nnodes = f->nnodes;
 	jm->node_off = calloc((size_t)f->nnodes + 1, sizeof(*jm->node_off));
 	jm->job_ports = calloc(jm->njobs ? jm->njobs : 1, sizeof(*jm->job_ports));
-	if (!jm->node_off || !jm->job_ports || host_index_build(&hi, f, match) ||
+	noted = calloc(f->nnodes ? f->nnodes : 1, 1);
+	if (!jm->node_off || !jm->job_ports || !noted || host_index_build(&hi, f, match, names) ||
 	    str_table_init(&unknown, jm->nentries))
 		goto nomem;
 
@@ -408,6 +442,8 @@ int job_map_bind(struct job_map *jm, const struct fabric *f, enum job_host_match
 
 		if (node == FAB_NONE)
 			note_unknown(jm, &unknown, e);
+		else
+			note_ambiguous(jm, &hi, e, node, noted);
 		for (; node != FAB_NONE; node = hi.next_node[node]) {
 			jm->node_off[node + 1]++;
 			total++;
@@ -426,6 +462,7 @@ nomem:
 	fab_error_set(err, "job map: out of memory binding %u entries", jm->nentries);
 	job_map_unbind(jm);
 out:
+	free(noted);
 	free(unknown.slot);
 	free(hi.table.slot);
 	free(hi.next_node);

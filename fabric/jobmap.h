@@ -11,7 +11,8 @@
  *
  * Loading is two steps.  job_map_parse() checks the file alone and rejects it whole on the first
  * malformed line, naming file:line; job_map_bind() then matches hostnames against the fabric's
- * CA node descriptions.  Hostnames the fabric does not know are counted, never fatal.
+ * CA node descriptions (or a node-name map's names).  Hostnames the fabric does not know are
+ * counted, never fatal; so are hostnames that match several HCAs of one name.
  */
 #ifndef SARNUE_JOBMAP_H
 #define SARNUE_JOBMAP_H
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 #include "fabric.h"
+#include "nodenames.h"
 
 #define JOB_MAP_MAX_NAME 255
 
@@ -51,6 +53,13 @@ struct job_map {
 	uint32_t *job_ports; /* [njobs]: CA/router ports with a LID that run the job */
 	uint32_t unknown_hosts;
 	char first_unknown[JOB_MAP_MAX_NAME + 1];
+	/*
+	 * Hostnames that stand for several HCAs with one and the same name (firmware default
+	 * descriptions): bound to all of them, which is almost never what the map meant.
+	 */
+	uint32_t ambiguous_hosts, first_ambiguous_hcas;
+	char first_ambiguous[JOB_MAP_MAX_NAME + 1];
+	char first_ambiguous_name[JOB_MAP_MAX_NAME + 1];
 };
 
 void job_map_init(struct job_map *jm);
@@ -63,9 +72,12 @@ int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err);
 int job_map_parse_text(struct job_map *jm, const char *text, const char *name,
 		       struct fab_error *err);
 
-/* Resolves hostnames to the fabric's CA nodes.  Can be called again for another fabric. */
+/*
+ * Resolves hostnames to the fabric's CA nodes, by their node descriptions or, for the nodes it
+ * names, by a node-name map (names may be NULL).  Can be called again for another fabric.
+ */
 int job_map_bind(struct job_map *jm, const struct fabric *f, enum job_host_match match,
-		 struct fab_error *err);
+		 const struct node_name_map *names, struct fab_error *err);
 
 static inline const char *job_map_job_name(const struct job_map *jm, uint32_t job)
 {

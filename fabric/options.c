@@ -49,6 +49,10 @@ const char options_help[] =
 	"  job_host_match=first-word|description\n"
 	"                            how job map hostnames match HCA node descriptions\n"
 	"                            (default first-word: 'node0001 HCA-1' is node0001)\n"
+	"  node_name_map=PATH        names for node GUIDs, '0xGUID \"name\"' per line (the\n"
+	"                            node-name-map of infiniband-diags and OpenSM): job map\n"
+	"                            hostnames match these names where the map has one, for\n"
+	"                            fabrics whose HCAs keep their default descriptions\n"
 	"  verify=yes|no             verify tables before they reach OpenSM (default yes)\n"
 	"  dump=auto|always|never    write sarnue-path-sl.dump and sarnue-sl2vl.dump\n"
 	"                            (auto: when OpenSM's routing log flag 0x40 is on)\n"
@@ -360,6 +364,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_bool(v, &o->verify);
 	if (!strcmp(key, "job_map"))
 		return set_path(o->job_map, v);
+	if (!strcmp(key, "node_name_map"))
+		return set_path(o->node_name_map, v);
 	if (!strcmp(key, "ctl_socket"))
 		return set_ctl_socket(o, v);
 	if (!strcmp(key, "ctl_mode"))

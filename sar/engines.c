@@ -91,6 +91,29 @@ static void add_warning(struct engine_result *res, const char *fmt, ...)
 }
 
 /*
+ * Binds the job map through the node-name map when the options name one.  A node-name map that
+ * cannot be read binds by descriptions alone, with a warning: the routing must not fail for it.
+ */
+static int bind_job_map(const struct fabric *f, const struct sarnue_options *o,
+			struct job_map *jm, struct engine_result *res, struct fab_error *err)
+{
+	struct node_name_map names;
+	struct fab_error nerr = { "" };
+	int use_names = 0, rc;
+
+	node_name_map_init(&names);
+	if (o->node_name_map[0]) {
+		use_names = !node_name_map_load(&names, o->node_name_map, &nerr);
+		if (!use_names)
+			add_warning(res, "node_name_map %s; job map hosts bound by node descriptions",
+				    nerr.msg);
+	}
+	rc = job_map_bind(jm, f, o->job_host_match, use_names ? &names : NULL, err);
+	node_name_map_free(&names);
+	return rc;
+}
+
+/*
  * Reads the job map named by the options and binds it to f.  A malformed file changes nothing:
  * with a context the previous map (if any) stays in force and a warning says why; offline it is
  * an error.  *use is the map to route with, NULL for none.
@@ -124,7 +147,7 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 	} else {
 		*use = tmp;
 	}
-	if (job_map_bind(*use, f, o->job_host_match, err))
+	if (bind_job_map(f, o, *use, res, err))
 		return -1;
 	res->jobs = (*use)->njobs;
 	res->job_hosts = job_map_bound_nodes(*use);
@@ -132,6 +155,13 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 	if ((*use)->unknown_hosts)
 		add_warning(res, "job map %s: %u hostname(s) not in the fabric, first '%s'",
 			    o->job_map, (*use)->unknown_hosts, (*use)->first_unknown);
+	if ((*use)->ambiguous_hosts)
+		add_warning(res,
+			    "job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such "
+			    "hostname(s)), bound to all of them; name the hosts with "
+			    "node_name_map=PATH (README: job maps on real fabrics)",
+			    o->job_map, (*use)->first_ambiguous, (*use)->first_ambiguous_hcas,
+			    (*use)->first_ambiguous_name, (*use)->ambiguous_hosts);
 	return 0;
 }
 

@@ -71,6 +71,9 @@ static const char check_usage[] =
 	"                   Unknown hostnames are counted, never fatal.\n"
 	"  --job-host-match first-word|description\n"
 	"                   hostname = first word of the node description (default) or all of it\n"
+	"  --node-name-map FILE\n"
+	"                   names for node GUIDs ('0xGUID \"name\"' per line, infiniband-diags'\n"
+	"                   format): job map hostnames match these where FILE names the node\n"
 	"\n"
 	"  --patterns       static congestion under traffic patterns, each flow one route to the\n"
 	"                   base LID, load = flows of one instance on a channel of C*:\n"
@@ -98,7 +101,7 @@ static const char check_usage[] =
 
 struct check_args {
 	const char *dump_dir, *subnet, *fdbs, *path_sl, *sl2vl, *ca;
-	const char *job_map, *svg;
+	const char *job_map, *svg, *node_name_map;
 	enum job_host_match match;
 	int json, live, port, no_metrics, patterns;
 	unsigned lmc;
@@ -118,6 +121,7 @@ static char *join(const char *dir, const char *name)
 enum {
 	OPT_JOB_MAP = 256,
 	OPT_JOB_HOST_MATCH,
+	OPT_NODE_NAME_MAP,
 	OPT_ALL_LIDS,
 	OPT_NO_METRICS,
 	OPT_PATTERNS,
@@ -142,6 +146,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "job-map", required_argument, NULL, OPT_JOB_MAP },
 	{ "job-host-match", required_argument, NULL, OPT_JOB_HOST_MATCH },
+	{ "node-name-map", required_argument, NULL, OPT_NODE_NAME_MAP },
 	{ "all-lids", no_argument, NULL, OPT_ALL_LIDS },
 	{ "no-metrics", no_argument, NULL, OPT_NO_METRICS },
 	{ "patterns", no_argument, NULL, OPT_PATTERNS },
@@ -172,6 +177,9 @@ static int parse_metrics_arg(int c, struct check_args *a)
 	switch (c) {
 	case OPT_JOB_MAP:
 		a->job_map = optarg;
+		break;
+	case OPT_NODE_NAME_MAP:
+		a->node_name_map = optarg;
 		break;
 	case OPT_JOB_HOST_MATCH:
 		if (!strcmp(optarg, "first-word")) {
@@ -381,6 +389,28 @@ static void check_metrics_free(struct check_metrics *cm)
 		metrics_jobs_free(&cm->jobs);
 }
 
+/* The job map bound through --node-name-map when given; warns of hostnames naming many HCAs. */
+static int bind_jobs(const struct check_args *a, const struct fabric *f, struct job_map *jm,
+		     struct fab_error *err)
+{
+	struct node_name_map names;
+	int rc = -1;
+
+	node_name_map_init(&names);
+	if (a->node_name_map && node_name_map_load(&names, a->node_name_map, err))
+		goto out;
+	rc = job_map_bind(jm, f, a->match, a->node_name_map ? &names : NULL, err);
+	if (!rc && jm->ambiguous_hosts)
+		cli_error("check",
+			  "warning: job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such hostname(s)), "
+			  "bound to all of them; name the hosts with --node-name-map FILE",
+			  a->job_map, jm->first_ambiguous, jm->first_ambiguous_hcas,
+			  jm->first_ambiguous_name, jm->ambiguous_hosts);
+out:
+	node_name_map_free(&names);
+	return rc;
+}
+
 static int compute_metrics(struct check_args *a, const struct fabric *f, const struct routing *r,
 			   struct job_map *jm, struct check_metrics *cm)
 {
@@ -389,7 +419,7 @@ static int compute_metrics(struct check_args *a, const struct fabric *f, const s
 	if (metrics_efi(f, r, &a->mo, &cm->efi))
 		goto oom;
 	if (a->job_map) {
-		if (job_map_bind(jm, f, a->match, &err)) {
+		if (bind_jobs(a, f, jm, &err)) {
 			cli_error("check", "%s", err.msg);
 			return EXIT_INPUT;
 		}

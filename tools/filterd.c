@@ -983,7 +983,7 @@ static int max_effective_efi(const struct fabric *f, const struct routing *r, co
 	job_map_init(&jm);
 	metrics_options_default(&mo);
 	memset(&mj, 0, sizeof(mj));
-	if (job_map_parse(&jm, map, err) || job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, err))
+	if (job_map_parse(&jm, map, err) || job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, NULL, err))
 		goto out;
 	if (metrics_effective_efi(f, r, &jm, &mo, &mj)) {
 		fab_error_set(err, "effective EFI: out of memory");

@@ -81,6 +81,32 @@ route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-dfsssp
 t_expect "the LIDs OpenSM kept are the fabric's own (stor01 at LID 100)" \
 	grep -q '{stor01 mlx5_0} LID:0064' "$SIM_DUMP_DIR/opensm-subnet.lst"
 
+# Job maps on real names: the ConnectX-3 HCAs keep their firmware's description, so the
+# hostname "MT25408" stands for both; the plugin binds it and warns once per routing, naming it.
+# With a node-name map (infiniband-diags' format) the hosts have names of their own.
+printf 'MT25408 7\nnode05 7\n' >"$SIM_TMP/jobs.default"
+printf 'node01 7\nnode05 7\n' >"$SIM_TMP/jobs.named"
+printf '# GUID "name"\n0x0002c90300a00010 "node01"\n0x0002c90300a00020 "node02"\n' >"$SIM_TMP/node-names"
+export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-dfsssp SIM_QOS=TRUE
+SIM_PLUGIN_OPTIONS="job_map=$SIM_TMP/jobs.default" SIM_CONF=""
+if sim_start_ibsim "$real/lab-edr.net" && sim_run_opensm_once; then
+	t_grep "default descriptions: the plugin warns of the hostname that names two HCAs" \
+		"WRN sar-dfsssp: job map .*jobs.default: hostname 'MT25408' stands for 2 HCAs named 'MT25408 ConnectX Mellanox Technologies'" \
+		"$SIM_OPENSM_LOG"
+	t_grep "default descriptions: bound to both (3 nodes)" "1 job\(s\) on 3 nodes" "$SIM_OPENSM_LOG"
+	SIM_PLUGIN_OPTIONS="job_map=$SIM_TMP/jobs.named node_name_map=$SIM_TMP/node-names" SIM_CONF=""
+	if sim_run_opensm_once; then
+		t_expect "node-name map: no warning" bash -c "! grep -q 'WRN' '$SIM_OPENSM_LOG'"
+		t_grep "node-name map: node01 and node05 are the job's 2 nodes" "1 job\(s\) on 2 nodes, 0 unknown" \
+			"$SIM_OPENSM_LOG"
+	else
+		t_fail "OpenSM routed with a node-name map"
+	fi
+	sim_stop_ibsim
+else
+	t_fail "OpenSM routed the lab fabric with a job map"
+fi
+
 # The example of `man ibnetdiscover`, as ibsim loads it: its CAs have LMC 1.  OpenSM's LID
 # manager moves some of the LIDs ibsim presets there, so the text's own LIDs are judged offline.
 man=$real/man-example/ibnetdiscover.txt

@@ -239,7 +239,7 @@ static int bind_jobs(struct job_map *jm, const struct fabric *f, const char *tex
 
 	job_map_init(jm);
 	return job_map_parse_text(jm, text, "jobs", &err) ||
-	       job_map_bind(jm, f, JOB_MATCH_FIRST_WORD, &err);
+	       job_map_bind(jm, f, JOB_MATCH_FIRST_WORD, NULL, &err);
 }
 
 static void test_alg51_effective_efi(void)

@@ -1,6 +1,7 @@
 /*
  * test_jobmap.c - the job map parser and its binding to fabric nodes: comments, shared nodes,
- * multi-HCA hosts, unknown hostnames, and malformed files rejected whole with file:line.
+ * multi-HCA hosts, unknown hostnames, hosts named only by a node-name map, and malformed files
+ * rejected whole with file:line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,7 @@ static void test_parse_and_bind(const struct fabric *f)
 	CHECK(jm.njobs == 3);
 	CHECK(jm.nentries == 6);
 	CHECK(!strcmp(job_map_job_name(&jm, 1), "18_3"));
-	CHECK(job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, &err) == 0);
+	CHECK(job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, NULL, &err) == 0);
 
 	/* Both alpha HCAs (nodes 1 and 2) run job 0; beta (node 3) runs 0 and 1 once each. */
 	jobs = job_map_node_jobs(&jm, 1, &n);
@@ -86,13 +87,28 @@ static void test_description_match(const struct fabric *f)
 
 	job_map_init(&jm);
 	CHECK(job_map_parse_text(&jm, "gamma 1\n", "m", &err) == 0);
-	CHECK(job_map_bind(&jm, f, JOB_MATCH_DESCRIPTION, &err) == 0);
+	CHECK(job_map_bind(&jm, f, JOB_MATCH_DESCRIPTION, NULL, &err) == 0);
 	CHECK(jm.unknown_hosts == 1);
 	CHECK(job_map_parse_text(&jm, "gamma 1\n", "m", &err) == 0);
-	CHECK(job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, &err) == 0);
+	CHECK(job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, NULL, &err) == 0);
 	job_map_node_jobs(&jm, 4, &n);
 	CHECK(n == 1 && jm.unknown_hosts == 0);
 	job_map_free(&jm);
+}
+
+/* Two HCAs of one host, each with its own description, are not an ambiguous hostname. */
+static int test_two_hcas_not_ambiguous(const struct fabric *f)
+{
+	struct job_map jm;
+	struct fab_error err;
+	int bad;
+
+	job_map_init(&jm);
+	CHECK(job_map_parse_text(&jm, "alpha 1\n", "m", &err) == 0);
+	CHECK(job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, NULL, &err) == 0);
+	bad = jm.ambiguous_hosts != 0 || job_map_bound_nodes(&jm) != 2;
+	job_map_free(&jm);
+	return bad;
 }
 
 static void expect_error(const char *text, const char *fragment)
@@ -174,6 +190,73 @@ static void test_many(void)
 	free(text);
 }
 
+/*
+ * Real fabrics: HCAs that keep the firmware's description all share one name.  A hostname that
+ * stands for several of them is bound to all and counted as ambiguous; two HCAs of one host
+ * with their own descriptions ("alpha HCA-1", "alpha HCA-2") are not.  A node-name map then
+ * names the hosts by GUID.
+ */
+static void test_default_descriptions(void)
+{
+	static const char *const desc = "MT25408 ConnectX Mellanox Technologies";
+	char path[] = "/tmp/sarnue-names.XXXXXX";
+	struct node_name_map names;
+	struct fabric f;
+	struct job_map jm;
+	struct fab_error err;
+	uint32_t sw, n, i;
+	FILE *fp;
+	int fd;
+
+	fabric_init(&f);
+	sw = fabric_add_node(&f, FAB_SWITCH, 0x1000, 8, "sw", "sw");
+	for (i = 0; i < 3; i++) {
+		n = fabric_add_node(&f, FAB_CA, 0x2000 + 4 * i, 1, NULL, desc);
+		CHECK(n != FAB_NONE && fabric_link(&f, sw, i + 1, n, 1, &err) == 0);
+	}
+	for (i = 0; i < f.nports; i++)
+		if (f.ports[i].remote != FAB_NONE)
+			f.ports[i].state = FAB_PORT_ACTIVE;
+	CHECK(fabric_assign_lids(&f, 0, &err) == 0);
+
+	job_map_init(&jm);
+	CHECK(job_map_parse_text(&jm, "MT25408 1\nMT25408 2\n", "m", &err) == 0);
+	CHECK(job_map_bind(&jm, &f, JOB_MATCH_FIRST_WORD, NULL, &err) == 0);
+	CHECK(jm.ambiguous_hosts == 1 && jm.first_ambiguous_hcas == 3);
+	CHECK(!strcmp(jm.first_ambiguous, "MT25408") && !strcmp(jm.first_ambiguous_name, desc));
+	CHECK(job_map_bound_nodes(&jm) == 3);
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && (fp = fdopen(fd, "w")) != NULL);
+	fprintf(fp, "# hosts\n0x2000 \"node01\"\n0x0000000000002004 \"node02 rack 3\"\n");
+	fclose(fp);
+	node_name_map_init(&names);
+	CHECK(node_name_map_load(&names, path, &err) == 0);
+	CHECK(!strcmp(node_name_map_get(&names, 0x2004), "node02 rack 3"));
+	CHECK(node_name_map_get(&names, 0x2008) == NULL);
+	CHECK(job_map_parse_text(&jm, "node02 5\nnode01 5\n", "m", &err) == 0);
+	CHECK(job_map_bind(&jm, &f, JOB_MATCH_FIRST_WORD, &names, &err) == 0);
+	CHECK(jm.ambiguous_hosts == 0 && jm.unknown_hosts == 0 && job_map_bound_nodes(&jm) == 2);
+	job_map_node_jobs(&jm, 3, &n);
+	CHECK(n == 0);
+	node_name_map_free(&names);
+
+	fp = fopen(path, "w");
+	CHECK(fp != NULL);
+	fprintf(fp, "0x2000 \"a\"\n0x2000 \"b\"\n");
+	fclose(fp);
+	CHECK(node_name_map_load(&names, path, &err) == -1 && strstr(err.msg, ":2: GUID") != NULL);
+	fp = fopen(path, "w");
+	CHECK(fp != NULL);
+	fprintf(fp, "0x2000 node01\n");
+	fclose(fp);
+	CHECK(node_name_map_load(&names, path, &err) == -1 &&
+	      strstr(err.msg, ":1: expected GUID \"name\"") != NULL);
+	unlink(path);
+	job_map_free(&jm);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	struct fabric f;
@@ -181,6 +264,8 @@ int main(void)
 	CHECK(build(&f) == 0);
 	test_parse_and_bind(&f);
 	test_description_match(&f);
+	test_default_descriptions();
+	CHECK(test_two_hcas_not_ambiguous(&f) == 0);
 	test_malformed();
 	test_file();
 	test_many();

@@ -305,7 +305,7 @@ static void test_jobs(void)
 				 "host0 A\nhost4 A\nhost0 B\nhost1 B\nhost7 B\nhost8 C\n"
 				 "ghost C\nhost0 D\nhost4 D\n",
 				 "jobs", &err) == 0);
-	CHECK(job_map_bind(&jm, &f, JOB_MATCH_FIRST_WORD, &err) == 0);
+	CHECK(job_map_bind(&jm, &f, JOB_MATCH_FIRST_WORD, NULL, &err) == 0);
 	CHECK(metrics_effective_efi(&f, &r, &jm, &o, &j) == 0);
 	CHECK(j.njobs == 4 && j.nchannels == 12);
 	CHECK(j.load[chan(&f, 0, 3)] == 2 && j.load[chan(&f, 3, 1)] == 2);

@@ -1149,7 +1149,7 @@ static void test_jobs_and_determinism(void)
 	job_map_init(&jm);
 	CHECK(job_map_parse_text(&jm, "h0.0 a\nh3.1 a\nh5.0 a\nh1.0 b\nh6.1 b\nnowhere b\n", "jm",
 				 &err) == 0);
-	CHECK(job_map_bind(&jm, &f, JOB_MATCH_FIRST_WORD, &err) == 0);
+	CHECK(job_map_bind(&jm, &f, JOB_MATCH_FIRST_WORD, NULL, &err) == 0);
 	CHECK(route(&f, 1, &jm, &r, &rep, &err) == 0);
 	CHECK(rep.job_destinations == 5);
 	CHECK(route(&f, 1, &jm, &r2, &rep2, &err) == 0);
