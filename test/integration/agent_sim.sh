@@ -3,7 +3,9 @@
 #  1. four agents on different simulated HCAs subscribe to traps 68/69 and OpenSM accepts;
 #  2. a report OpenSM sends by itself reaches a subscriber: the agent on host1 also subscribes
 #     to trap 144, and the trap 144 ibsim raises for each later agent's port is forwarded to it;
-#  3. SIGTERM: the agents unsubscribe and stop.
+#  3. OpenSM restarts while the agents run: they subscribe again (--resubscribe), and the new
+#     OpenSM holds every agent's subscription;
+#  4. SIGTERM: the agents unsubscribe and stop.
 # Under ibsim, unsolicited MADs reach only clients attached with SIM_SET_ISSM=1, so OpenSM runs
 # with ignore_other_sm TRUE (README, "Host agent and client library").
 set -u
@@ -33,7 +35,7 @@ start_agent() {
 	local h=$1 cmd=$2
 	shift 2
 	"${envp[@]}" SIM_HOST="$h" SIM_SET_ISSM=1 "$AGENT" --exec "$cmd" \
-		--json "$SIM_TMP/$h.json" --log "$SIM_TMP/$h.log" --exec-timeout 10 "$@" &
+		--json "$SIM_TMP/$h.json" --log "$SIM_TMP/$h.log" --exec-timeout 10 --resubscribe 3 "$@" &
 	pid[$h]=$!
 	sim_track_pid "${pid[$h]}" "agent-$h"
 }
@@ -81,7 +83,18 @@ t_grep "host1 JSON counts the reports it handled" '"handled": [1-9]' "$SIM_TMP/h
 sleep 1 # OpenSM gives up on an unanswered Report after 4 x 200 ms
 t_expect "OpenSM got a ReportResp for every report (no ERR 1A06)" test "$(grep -c 'ERR 1A06' "$log")" = 0
 
-# 3. SIGTERM: unsubscribe and stop.
+# 3. OpenSM restarts; its subscriptions die with it.  The agents stay up and subscribe again.
+sim_stop_opensm
+sim_start_opensm || { t_fail "OpenSM started again"; t_done; exit 1; }
+sim_wait_subnet_up 60 || t_fail "subnet up after the restart"
+log=$SIM_OPENSM_LOG
+for h in "${hosts[@]}"; do
+	t_expect "$h: the restarted OpenSM holds the agent's subscription again" \
+		sim_wait_log "Adding event subscription for port $(printf '0x%x' "$(guid "$h")")\$" 30 1 "$log"
+	t_expect "$h: the agent ran on through the restart" kill -0 "${pid[$h]}"
+done
+
+# 4. SIGTERM: unsubscribe and stop.
 for h in "${hosts[@]}"; do
 	sim_stop_pid "${pid[$h]}" 20
 	t_expect "$h: agent exited with status 0 on SIGTERM" test "${_SIM_LAST_RC:-1}" = 0

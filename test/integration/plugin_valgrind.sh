@@ -1,7 +1,9 @@
 #!/bin/bash
 # OpenSM with the plugin under valgrind memcheck: routing a torus with a missing switch and a
 # fall-back run must show no invalid access and no definite leak in libsarnue.so; so must
-# sar-nue on one VL, whose tables are verified on a second thread while it routes.
+# sar-nue on one VL, whose tables are verified on a second thread while it routes; and so must
+# a running OpenSM with sar-dfsssp on 8 VLs that reroutes on `sarnue ctl reroute`, on a job map
+# installed with `sarnue ctl jobs` and on a link fault.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm valgrind
@@ -28,5 +30,30 @@ if (($(nproc) > 1)); then
 		"sarnue: sar-nue: routed .*verified beside the routing" "$SIM_OPENSM_LOG"
 else
 	t_grep "sar-nue routed under valgrind" "sarnue: sar-nue: routed" "$SIM_OPENSM_LOG"
+fi
+
+# A running OpenSM, not single sweeps: the control thread, the job map and a fault.
+sim_stop_ibsim
+"$SARNUE_BIN" gen fattree2 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$SIM_TMP/ft.net" 2>/dev/null ||
+	t_fail "sarnue gen fattree2"
+printf 'node0001 7\nnode0004 7\nnode0007 7\nnode0010 8\nnode0002 8\n' >"$SIM_TMP/jobs.map"
+export SIM_ROUTING_ENGINE=sar-dfsssp,minhop SIM_QOS=TRUE SIM_PLUGIN_OPTIONS="" SIM_IBSIM_CONSOLE=1
+SIM_CONF=""
+if sim_start_ibsim "$SIM_TMP/ft.net" && sim_start_opensm && sim_wait_subnet_up; then
+	sim_wait_programmed 1 240 || t_fail "sar-dfsssp under valgrind: first tables programmed"
+	sim_ctl reroute >/dev/null || t_fail "ctl reroute under valgrind"
+	sim_wait_programmed 2 240 || t_fail "sar-dfsssp under valgrind: rerouted on ctl reroute"
+	sim_ctl jobs "$SIM_TMP/jobs.map" >/dev/null || t_fail "ctl jobs under valgrind"
+	sim_wait_programmed 3 240 || t_fail "sar-dfsssp under valgrind: rerouted on the job map"
+	routings=$(sim_status_field routings)
+	# Leaf S-0001's first uplink (port 4, after its 3 hosts).
+	sim_ibsim_cmd 'Unlink "S-0001"[4]'
+	sim_wait_status routings $((routings + 1)) 240 || t_fail "sar-dfsssp under valgrind: rerouted on a link fault"
+	t_grep "sar-dfsssp ran under valgrind with the job map" \
+		"sarnue: sar-dfsssp: routed .* 2 job\\(s\\) on 5 nodes" "$SIM_OPENSM_LOG"
+	t_expect "a running OpenSM with sar-dfsssp, reroutes, ctl jobs and a link fault is memcheck-clean" \
+		sim_stop_opensm
+else
+	t_fail "OpenSM with sar-dfsssp started under valgrind"
 fi
 t_done
