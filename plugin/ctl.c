@@ -45,7 +45,9 @@
 #define CTL_OUT_PAUSE (1u << 20)
 /* Unsent replies above which the client is dropped (one reply may pass the pause mark). */
 #define CTL_OUT_DROP (16u << 20)
-/* The largest job map a client may pass; a million hosts' lines fit. */
+/* At most one log line per this many seconds about clients closed to make room. */
+#define CTL_EVICT_LOG_SECONDS 10
+/* The largest job map a client may pass: room for hundreds of thousands of hosts. */
 #define CTL_JOBS_MAX (16u << 20)
 
 struct ctl_state {
@@ -93,6 +95,9 @@ struct ctl_server {
 	 * stays open until the next routing asks, so a routing never opens a reused number.
 	 */
 	int jobs_fd, handed_fd;
+	/* Evictions since the last one logged: a connect loop must not flood OpenSM's log. */
+	unsigned evicted;
+	time_t evict_logged;
 	struct ctl_client clients[CTL_MAX_CLIENTS];
 };
 
@@ -568,16 +573,22 @@ static void peer_credentials(struct ctl_client *c)
 static struct ctl_client *evict_client(struct ctl_server *s)
 {
 	struct ctl_client *old = &s->clients[0];
+	time_t now = time(NULL);
 	unsigned i;
 
 	for (i = 1; i < CTL_MAX_CLIENTS; i++)
 		if (s->clients[i].last_active < old->last_active)
 			old = &s->clients[i];
-	plog(s->p, OSM_LOG_INFO,
-	     "ctl: %d clients connected; closed uid %u pid %d, %ld s without a command, to "
-	     "serve a new one",
-	     CTL_MAX_CLIENTS, (unsigned)old->uid, (int)old->pid,
-	     (long)(time(NULL) - old->last_active));
+	s->evicted++;
+	if (now - s->evict_logged >= CTL_EVICT_LOG_SECONDS) {
+		plog(s->p, OSM_LOG_INFO,
+		     "ctl: %d clients connected; closed uid %u pid %d, %ld s without a command, "
+		     "to serve a new one (%u such closes since the last line)",
+		     CTL_MAX_CLIENTS, (unsigned)old->uid, (int)old->pid,
+		     (long)(now - old->last_active), s->evicted);
+		s->evicted = 0;
+		s->evict_logged = now;
+	}
 	client_close(old);
 	return old;
 }
