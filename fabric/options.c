@@ -60,6 +60,8 @@ const char options_help[] =
 	"                            " OPT_DEFAULT_CTL_SOCKET "; off: none)\n"
 	"  ctl_mode=OCTAL            permissions of the socket (default 0660)\n"
 	"  ctl_group=NAME            group owning the socket (default: OpenSM's)\n"
+	"  ctl_world=yes|no          allow a ctl_mode that lets every local user connect\n"
+	"                            (default no: such a mode leaves the socket closed)\n"
 	"  planes=on|off             with LMC >= 1, route base LIDs with sar-dfsssp or sar-nue\n"
 	"                            on all VLs but the last, and the other LIDs with an\n"
 	"                            escape routing on the last VL (default off)\n"
@@ -376,6 +378,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		strcpy(o->ctl_group, v);
 		return 0;
 	}
+	if (!strcmp(key, "ctl_world"))
+		return parse_bool(v, &o->ctl_world);
 	if (!strcmp(key, "planes"))
 		return parse_bool(v, &o->planes);
 	if (!strcmp(key, "update_timeout"))

@@ -59,6 +59,7 @@ struct sarnue_options {
 	char ctl_socket[OPT_PATH_MAX];
 	unsigned ctl_mode;  /* permission bits of the socket file */
 	char ctl_group[64]; /* group owning the socket; empty: OpenSM's */
+	int ctl_world;	    /* allow a ctl_mode with "other" bits: any local user may connect */
 	/* LMC >= 1: base LIDs by the engine, the other LIDs by an escape routing on its own VL */
 	int planes;
 	enum opt_escape escape;

@@ -2,12 +2,16 @@
  * ctl.c - `sarnue ctl`: the operator's end of the plugin's control socket (status, reroute,
  * jobs FILE, topology).  It speaks the protocol through ctlclient.c, the same code the filter
  * daemon uses, and turns replies into readable text or, with --json, into JSON for scripts.
+ * `jobs FILE` opens FILE here, with the caller's rights, and passes the open file to the plugin.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -26,7 +30,9 @@ static const char usage[] =
 	"  reroute     make OpenSM route again at once (like its console's `reroute`)\n"
 	"  jobs FILE   check the job map FILE ('hostname jobid' per line) and, when it parses,\n"
 	"              make the plugin route with it from now on, then reroute; a malformed\n"
-	"              file is refused with file:line and nothing changes\n"
+	"              file is refused with file:line and nothing changes.  FILE is opened\n"
+	"              with your rights and its content sent; later edits need another\n"
+	"              `jobs` (a regular file of at most 16 MiB)\n"
 	"  topology    one line per HCA port: hostname, node GUID, port GUID, leaf switch GUID\n"
 	"  help        the commands the plugin understands\n"
 	"\n"
@@ -91,28 +97,50 @@ static int parse_args(int argc, char **argv, struct ctl_args *a)
 	return 0;
 }
 
-/* Builds the command line; jobs gets an absolute path, since OpenSM has another cwd. */
-static int build_command(int argc, char **argv, char *cmd, size_t size)
+/*
+ * Opens the job map with the caller's rights (the plugin never opens it by name) and names it
+ * by its absolute path, which the plugin shows in its log and status.  O_NONBLOCK: a FIFO
+ * given by mistake must not hang the open; the plugin takes regular files only.
+ */
+static int open_job_map(const char *file, char *cmd, size_t size, int *pass_fd)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	int fd;
+
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("ctl", "%s: cannot read the job map: %s", file, strerror(errno));
+		return EXIT_INPUT;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		cli_error("ctl", "%s: not a regular file", file);
+		goto fail;
+	}
+	if (!realpath(file, path) || strlen(path) + 6 > size) {
+		cli_error("ctl", "%s: cannot name the job map by an absolute path", file);
+		goto fail;
+	}
+	strcpy(cmd, "jobs ");
+	strcat(cmd, path);
+	*pass_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return EXIT_INPUT;
+}
+
+/* Builds the command line; for jobs also the open job map to pass along. */
+static int build_command(int argc, char **argv, char *cmd, size_t size, int *pass_fd)
 {
 	const char *verb = argv[0];
-	char path[PATH_MAX];
 
 	if (!strcmp(verb, "jobs")) {
 		if (argc != 2) {
 			cli_error("ctl", "jobs needs exactly one FILE");
 			return EXIT_USAGE;
 		}
-		if (!realpath(argv[1], path) || access(path, R_OK)) {
-			cli_error("ctl", "%s: cannot read the job map", argv[1]);
-			return EXIT_INPUT;
-		}
-		if (strlen(path) + 6 > size) {
-			cli_error("ctl", "%s: path too long for the protocol", path);
-			return EXIT_INPUT;
-		}
-		strcpy(cmd, "jobs ");
-		strcat(cmd, path);
-		return 0;
+		return open_job_map(argv[1], cmd, size, pass_fd);
 	}
 	if (strcmp(verb, "status") && strcmp(verb, "reroute") && strcmp(verb, "topology") &&
 	    strcmp(verb, "help")) {
@@ -202,7 +230,7 @@ int ctl_main(int argc, char **argv)
 	struct ctl_reply reply;
 	struct ctl_args a = { 0 };
 	char cmd[CTL_LINE_MAX];
-	int fd, rc;
+	int fd, rc, pass_fd = -1;
 
 	if (parse_args(argc, argv, &a))
 		return EXIT_USAGE;
@@ -210,25 +238,29 @@ int ctl_main(int argc, char **argv)
 		cli_error("ctl", "missing COMMAND (see sarnue ctl --help)");
 		return EXIT_USAGE;
 	}
-	rc = build_command(argc - optind, argv + optind, cmd, sizeof(cmd));
+	rc = build_command(argc - optind, argv + optind, cmd, sizeof(cmd), &pass_fd);
 	if (rc)
 		return rc;
+	rc = EXIT_UNREACHABLE;
 	fd = ctl_connect(a.socket, a.timeout, &err);
 	if (fd < 0) {
 		cli_error("ctl",
 			  "cannot reach the plugin: %s (is OpenSM running with "
 			  "event_plugin_name sarnue?)",
 			  err.msg);
-		return EXIT_UNREACHABLE;
+		goto out;
 	}
-	if (ctl_request(fd, cmd, &reply, &err)) {
+	if (ctl_request_fd(fd, cmd, pass_fd, &reply, &err)) {
 		cli_error("ctl", "%s: %s", a.socket, err.msg);
-		close(fd);
-		return EXIT_UNREACHABLE;
+		goto out;
 	}
-	close(fd);
 	print_reply(argv[optind], &a, &reply);
 	rc = reply.ok ? 0 : EXIT_ROUTING_FAULT;
 	ctl_reply_free(&reply);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (pass_fd >= 0)
+		close(pass_fd);
 	return rc;
 }

@@ -62,6 +62,39 @@ static int send_all(int fd, const char *buf, size_t len, struct fab_error *err)
 	return 0;
 }
 
+/* Sends the first bytes of buf with pass_fd attached, then the rest. */
+static int send_with_fd(int fd, const char *buf, size_t len, int pass_fd, struct fab_error *err)
+{
+	union {
+		struct cmsghdr align;
+		char space[CMSG_SPACE(sizeof(int))];
+	} ctrl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctrl.space,
+		.msg_controllen = sizeof(ctrl.space),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	ssize_t n;
+
+	memset(ctrl.space, 0, sizeof(ctrl.space));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+	do
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		fab_error_set(err, "sending to the control socket: %s",
+			      n < 0 ? strerror(errno) : "connection closed");
+		return -1;
+	}
+	return send_all(fd, buf + n, len - (size_t)n, err);
+}
+
 /* Reads one line (without '\n') into line; returns its length or -1. */
 static int read_line(int fd, char *line, size_t size, struct fab_error *err)
 {
@@ -124,15 +157,24 @@ static void set_final(struct ctl_reply *reply, const char *line, size_t skip)
 
 int ctl_request(int fd, const char *command, struct ctl_reply *reply, struct fab_error *err)
 {
+	return ctl_request_fd(fd, command, -1, reply, err);
+}
+
+int ctl_request_fd(int fd, const char *command, int pass_fd, struct ctl_reply *reply,
+		   struct fab_error *err)
+{
 	char line[CTL_LINE_MAX + 1];
+	size_t n = strlen(command);
 	int len;
 
 	memset(reply, 0, sizeof(*reply));
-	if (strchr(command, '\n') || strlen(command) >= CTL_LINE_MAX) {
+	if (strchr(command, '\n') || n >= CTL_LINE_MAX) {
 		fab_error_set(err, "command must be one line shorter than %d bytes", CTL_LINE_MAX);
 		return -1;
 	}
-	if (send_all(fd, command, strlen(command), err) || send_all(fd, "\n", 1, err))
+	memcpy(line, command, n);
+	line[n++] = '\n';
+	if (pass_fd >= 0 ? send_with_fd(fd, line, n, pass_fd, err) : send_all(fd, line, n, err))
 		return -1;
 	while ((len = read_line(fd, line, sizeof(line), err)) >= 0) {
 		if (first_word_is(line, "ok") || first_word_is(line, "error")) {

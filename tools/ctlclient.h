@@ -26,6 +26,13 @@ int ctl_connect(const char *path, double timeout_seconds, struct fab_error *err)
  */
 int ctl_request(int fd, const char *command, struct ctl_reply *reply, struct fab_error *err);
 
+/*
+ * Same, and passes the open descriptor pass_fd with the line (SCM_RIGHTS): how `jobs` hands the
+ * plugin a job map that the client, with its own rights, opened.
+ */
+int ctl_request_fd(int fd, const char *command, int pass_fd, struct ctl_reply *reply,
+		   struct fab_error *err);
+
 void ctl_reply_free(struct ctl_reply *reply);
 
 #endif

@@ -1069,13 +1069,16 @@ static void print_dry_run(struct filterd *d)
 	fflush(stdout);
 }
 
-/* Writes the map and sends `jobs FILE`; returns 0 when the plugin accepted it. */
+/*
+ * Writes the map and sends `jobs FILE` with the open file attached (the plugin reads only what
+ * its client passes); returns 0 when the plugin accepted it.
+ */
 static int handoff(struct filterd *d, struct poll_report *rep)
 {
 	char cmd[PATH_MAX + 8];
 	struct ctl_reply reply;
 	struct fab_error err;
-	int fd, ret = -1;
+	int fd, map_fd, ret = -1;
 
 	if (d->a.dry_run) {
 		print_dry_run(d);
@@ -1088,14 +1091,21 @@ static int handoff(struct filterd *d, struct poll_report *rep)
 		return -1;
 	}
 	snprintf(cmd, sizeof(cmd), "jobs %s", d->a.job_map);
+	map_fd = open(d->a.job_map, O_RDONLY | O_CLOEXEC);
+	if (map_fd < 0) {
+		snprintf(rep->handoff, sizeof(rep->handoff),
+			 "cannot reopen %s: %s; retrying next poll", d->a.job_map, strerror(errno));
+		return -1;
+	}
 	fd = ctl_connect(d->a.socket, d->a.socket_timeout, &err);
 	if (fd < 0) {
 		snprintf(rep->handoff, sizeof(rep->handoff),
 			 "control socket unreachable (%s); job map kept, retrying next poll",
 			 err.msg);
+		close(map_fd);
 		return -1;
 	}
-	if (ctl_request(fd, cmd, &reply, &err)) {
+	if (ctl_request_fd(fd, cmd, map_fd, &reply, &err)) {
 		snprintf(rep->handoff, sizeof(rep->handoff), "%s; job map kept, retrying next poll",
 			 err.msg);
 	} else {
@@ -1106,6 +1116,7 @@ static int handoff(struct filterd *d, struct poll_report *rep)
 		ctl_reply_free(&reply);
 	}
 	close(fd);
+	close(map_fd);
 	return ret;
 }
 

@@ -112,7 +112,8 @@ t_expect "ctl jobs with an unreadable file fails locally (exit 3)" \
 reply=$(raw "frobnicate" "status extra" "jobs relative.map" "" "help")
 t_expect "unknown command gets an error reply" grep -q "^error unknown command 'frobnicate'" <<<"$reply"
 t_expect "argument to status gets an error reply" grep -q '^error status takes no argument' <<<"$reply"
-t_expect "relative job map path refused" grep -q '^error relative.map: the job map path must be absolute' <<<"$reply"
+t_expect "jobs by path alone refused: the plugin opens no file for a client" \
+	grep -q '^error jobs: no open file came with the command' <<<"$reply"
 t_expect "empty line gets an error reply" grep -q '^error empty command' <<<"$reply"
 t_expect "help answers after the errors, in order" test "$(tail -n 1 <<<"$reply")" = ok
 long=$(head -c 5000 /dev/zero | tr '\0' x)

@@ -120,6 +120,12 @@ static void test_ctl_socket(void)
 	CHECK(o.ctl_mode == 0600);
 	CHECK(options_parse_line(&o, "ctl_mode=00640", "epo", 0, collect, &e) == 0);
 	CHECK(o.ctl_mode == 0640);
+	/* A world-accessible mode parses; ctl_world says whether the plugin may use it. */
+	CHECK(!o.ctl_world);
+	CHECK(options_parse_line(&o, "ctl_mode=0666 ctl_world=yes", "epo", 0, collect, &e) == 0);
+	CHECK(o.ctl_mode == 0666 && o.ctl_world);
+	CHECK(options_parse_line(&o, "ctl_world=maybe", "epo", 0, collect, &e) == 1);
+	CHECK(o.ctl_world);
 }
 
 /* The five-phase update: mode, timeout, policy, retry interval and rounds, with ranges. */
