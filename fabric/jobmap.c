@@ -212,7 +212,8 @@ out:
 	return rc;
 }
 
-int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
+int job_map_parse_named(struct job_map *jm, const char *path, const char *name,
+			struct fab_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -221,14 +222,19 @@ int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
 	job_map_free(jm);
 	if (fab_read_text(path, FAB_LIMIT_LIST, &text, &len)) {
 		if (errno == FAB_ENUL)
-			fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", path, len);
+			fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", name, len);
 		else
-			fab_error_set(err, "%s: %s", path, fab_strerror(errno));
+			fab_error_set(err, "%s: %s", name, fab_strerror(errno));
 		return -1;
 	}
-	rc = job_map_parse_text(jm, text, path, err);
+	rc = job_map_parse_text(jm, text, name, err);
 	free(text);
 	return rc;
+}
+
+int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err)
+{
+	return job_map_parse_named(jm, path, path, err);
 }
 
 /* Length of the hostname a node description stands for under the match rule. */

@@ -67,6 +67,9 @@ void job_map_free(struct job_map *jm);
 
 /* Reads and checks path; on error jm is left empty and err names path:line and the reason. */
 int job_map_parse(struct job_map *jm, const char *path, struct fab_error *err);
+/* Same, naming the map `name` in messages (a map passed over the control socket). */
+int job_map_parse_named(struct job_map *jm, const char *path, const char *name,
+			struct fab_error *err);
 
 /* Same, from a buffer; name is used in messages. */
 int job_map_parse_text(struct job_map *jm, const char *text, const char *name,

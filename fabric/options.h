@@ -48,6 +48,7 @@ struct sarnue_options {
 	int verify;		       /* run the verifier before tables reach OpenSM */
 	enum opt_dump dump;	       /* write path-SL and SL2VL dumps */
 	char job_map[OPT_PATH_MAX];
+	char job_map_name[OPT_PATH_MAX]; /* how messages name job_map, when not by its path */
 	char node_name_map[OPT_PATH_MAX]; /* names job maps bind hosts by, before descriptions */
 	enum job_host_match job_host_match;
 	char config[OPT_PATH_MAX];

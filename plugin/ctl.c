@@ -940,18 +940,22 @@ void ctl_note_routing_started(struct sarnue_plugin *p)
  * Called as each routing starts (routings never overlap): the previous routing is done with
  * the copy it was handed, so that one may close now if a newer map replaced it.
  */
-void ctl_job_map_path(struct sarnue_plugin *p, char *buf, size_t size)
+void ctl_job_map_path(struct sarnue_plugin *p, char *buf, size_t size, char *name,
+		      size_t name_size)
 {
 	struct ctl_server *s = p->ctl;
 
 	snprintf(buf, size, "%s", p->opts.job_map);
+	name[0] = '\0';
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	if (s->handed_fd >= 0 && s->handed_fd != s->jobs_fd)
 		close(s->handed_fd);
 	s->handed_fd = s->jobs_fd;
-	if (s->jobs_fd >= 0)
+	if (s->jobs_fd >= 0) {
 		snprintf(buf, size, "/proc/self/fd/%d", s->jobs_fd);
+		snprintf(name, name_size, "%s (from ctl jobs)", s->st.job_map);
+	}
 	pthread_mutex_unlock(&s->lock);
 }

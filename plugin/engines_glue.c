@@ -257,7 +257,8 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	struct hop_rows rows;
 	int rc;
 
-	ctl_job_map_path(p, opts.job_map, sizeof(opts.job_map));
+	ctl_job_map_path(p, opts.job_map, sizeof(opts.job_map), opts.job_map_name,
+			 sizeof(opts.job_map_name));
 	memset(&res, 0, sizeof(res));
 	memset(&fresh, 0, sizeof(fresh));
 	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */

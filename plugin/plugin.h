@@ -80,7 +80,11 @@ void ctl_note_tables_programmed(struct sarnue_plugin *p);
 void ctl_note_routing(struct sarnue_plugin *p, const char *engine, const struct fabric *f,
 		      const struct engine_result *res);
 void ctl_note_failure(struct sarnue_plugin *p, const char *engine, const char *msg);
-/* The job map to route with: the one `jobs FILE` installed, else the job_map option. */
-void ctl_job_map_path(struct sarnue_plugin *p, char *buf, size_t size);
+/*
+ * The job map to route with: the one `jobs FILE` installed, else the job_map option; name gets
+ * how messages call an installed one (its file name on the client), else "".
+ */
+void ctl_job_map_path(struct sarnue_plugin *p, char *buf, size_t size, char *name,
+		      size_t name_size);
 
 #endif

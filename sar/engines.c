@@ -90,6 +90,12 @@ static void add_warning(struct engine_result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The job map as messages name it: the file the client passed over the socket, or the option. */
+static const char *job_map_label(const struct sarnue_options *o)
+{
+	return o->job_map_name[0] ? o->job_map_name : o->job_map;
+}
+
 /*
  * Binds the job map through the node-name map when the options name one.  A node-name map that
  * cannot be read binds by descriptions alone, with a warning: the routing must not fail for it.
@@ -127,7 +133,7 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 	*use = NULL;
 	if (!o->job_map[0])
 		return 0;
-	if (job_map_parse(tmp, o->job_map, &perr)) {
+	if (job_map_parse_named(tmp, o->job_map, job_map_label(o), &perr)) {
 		if (!ctx) {
 			fab_error_set(err, "job map %s", perr.msg);
 			return -1;
@@ -154,13 +160,13 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 	res->unknown_hosts = (*use)->unknown_hosts;
 	if ((*use)->unknown_hosts)
 		add_warning(res, "job map %s: %u hostname(s) not in the fabric, first '%s'",
-			    o->job_map, (*use)->unknown_hosts, (*use)->first_unknown);
+			    job_map_label(o), (*use)->unknown_hosts, (*use)->first_unknown);
 	if ((*use)->ambiguous_hosts)
 		add_warning(res,
 			    "job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such "
 			    "hostname(s)), bound to all of them; name the hosts with "
 			    "node_name_map=PATH (README: job maps on real fabrics)",
-			    o->job_map, (*use)->first_ambiguous, (*use)->first_ambiguous_hcas,
+			    job_map_label(o), (*use)->first_ambiguous, (*use)->first_ambiguous_hcas,
 			    (*use)->first_ambiguous_name, (*use)->ambiguous_hosts);
 	return 0;
 }

@@ -121,6 +121,17 @@ reply=$(raw "$long")
 t_expect "an over-long line is refused" grep -q '^error line longer than 4096 bytes' <<<"$reply"
 t_expect "OpenSM still answers after bad clients" test "$(sim_status_field engine)" = "$ENGINE"
 
+# Messages about a map passed over the socket name the client's file, not the plugin's copy.
+cat "$SIM_TMP/j1.map" >"$SIM_TMP/ghost.map"
+echo "ghost0001 7" >>"$SIM_TMP/ghost.map"
+routings=$(sim_status_field tables_programmed)
+sim_ctl jobs "$SIM_TMP/ghost.map" >/dev/null || t_fail "ctl jobs installed a map with an unknown host"
+sim_wait_programmed $((routings + 1)) || t_fail "the map with an unknown host routed"
+t_grep "the unknown host's warning names the client's file" \
+	"WRN $ENGINE: job map $SIM_TMP/ghost.map \\(from ctl jobs\\): 1 hostname\\(s\\) not in the fabric, first 'ghost0001'" \
+	"$SIM_OPENSM_LOG"
+t_expect "no message names the plugin's in-memory copy" bash -c "! grep -q '/proc/self/fd' '$SIM_OPENSM_LOG'"
+
 # What the job map implies: a fresh OpenSM given the same map as its option routes the same.
 sim_stop_opensm
 t_expect "socket file removed when OpenSM stops" test ! -e "$SIM_CTL_SOCKET"
