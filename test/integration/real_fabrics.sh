@@ -1,8 +1,8 @@
 #!/bin/bash
 # Real-format fabrics: the files that OpenSM and ibnetdiscover write for real devices (vendor and
 # device IDs of Mellanox switches and HCAs, mixed widths and speeds, a loopback cable, a dual-port
-# HCA on one leaf, a storage host on a spine, LIDs in no particular order) and the example of
-# `man ibnetdiscover`.
+# HCA on one leaf, a storage host on a spine, LIDs in no particular order), a Voltaire chassis
+# that ibnetdiscover -g groups, and the example of `man ibnetdiscover`.
 # - ibnetdiscover (plain, -g, -s) run today against the simulated fabric writes what the stored
 #   fixtures hold, so the fixtures are what the real tool writes;
 # - every sarnue engine routes the fabric inside OpenSM under ibsim, and the result is judged by
@@ -17,6 +17,12 @@ export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 sim_setup || exit 1
 real=$SARNUE_SRCDIR/test/data/real
 
+# OpenSM keeps the LIDs it handed out (guid2lid) in its cache directory; each fabric here is a
+# subnet of its own, whose preset LIDs must not meet another fabric's cached ones.
+fresh_subnet() {
+	rm -rf -- "$SIM_TMP/cache"
+}
+
 # The topology part of ibnetdiscover output: no date line, no discovery lines of -s.
 topology_of() {
 	sed -n '/^# Topology file/,$p' "$1" | grep -v '^# Topology file: generated on'
@@ -25,6 +31,7 @@ topology_of() {
 # fixtures_are_real NET DIR: ibnetdiscover in its three forms writes the stored fixtures.
 fixtures_are_real() {
 	local net=$1 dir=$2 form envp
+	fresh_subnet
 	sim_start_ibsim "$net" || { t_fail "ibsim started on ${net##*/}"; return; }
 	SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-updn SIM_QOS=FALSE sim_run_opensm_once ||
 		{ t_fail "OpenSM brought ${net##*/} up"; sim_stop_ibsim; return; }
@@ -64,6 +71,7 @@ route_everywhere() {
 	local net=$1 dir=$2 label=$3 engine=$4 k=$5 form
 	export SIM_PLUGIN_OPTIONS="nue_vls=$k dump=always" T_LAYERS=$k
 	if ((k > 1)) || [[ $engine == sar-dfsssp ]]; then export SIM_QOS=TRUE; else export SIM_QOS=FALSE; fi
+	fresh_subnet
 	t_route_and_judge "$net" "$label, $engine, $k VL" "$engine"
 	offline_equal "$label, $engine, $k VL" "$engine" "$k" --lmc "${SIM_LMC:-0}" \
 		--subnet "$SIM_DUMP_DIR/opensm-subnet.lst"
@@ -74,12 +82,20 @@ route_everywhere() {
 }
 
 fixtures_are_real "$real/lab-edr.net" "$real/lab-edr"
+fixtures_are_real "$real/voltaire-qdr.net" "$real/voltaire-qdr"
 route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-updn 1
 route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-nue 1
 route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-nue 4
 route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-dfsssp 1
 t_expect "the LIDs OpenSM kept are the fabric's own (stor01 at LID 100)" \
 	grep -q '{stor01 mlx5_0} LID:0064' "$SIM_DUMP_DIR/opensm-subnet.lst"
+# A chassis of Voltaire line and spine chips: ibnetdiscover -g writes Chassis sections,
+# "# Spine Nodes" titles and [ext N] port numbers.
+t_expect "the chassis fixture has chassis sections and external port numbers" \
+	grep -q '^\[13\]\[ext 6\]' "$real/voltaire-qdr/ibnetdiscover-g.txt"
+for engine in sar-updn sar-nue sar-dfsssp; do
+	route_everywhere "$real/voltaire-qdr.net" "$real/voltaire-qdr" "Voltaire QDR chassis" $engine 1
+done
 
 # Job maps on real names: the ConnectX-3 HCAs keep their firmware's description, so the
 # hostname "MT25408" stands for both; the plugin binds it and warns once per routing, naming it.
@@ -89,6 +105,7 @@ printf 'node01 7\nnode05 7\n' >"$SIM_TMP/jobs.named"
 printf '# GUID "name"\n0x0002c90300a00010 "node01"\n0x0002c90300a00020 "node02"\n' >"$SIM_TMP/node-names"
 export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-dfsssp SIM_QOS=TRUE
 SIM_PLUGIN_OPTIONS="job_map=$SIM_TMP/jobs.default" SIM_CONF=""
+fresh_subnet
 if sim_start_ibsim "$real/lab-edr.net" && sim_run_opensm_once; then
 	t_grep "default descriptions: the plugin warns of the hostname that names two HCAs" \
 		"WRN sar-dfsssp: job map .*jobs.default: hostname 'MT25408' stands for 2 HCAs named 'MT25408 ConnectX Mellanox Technologies'" \
