@@ -250,6 +250,14 @@ int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v);
  * No sign and no octal: strtoull took "-1" for 0xffffffffffffffff and "010" for 8.
  */
 int fab_scan_guid(const char **p, uint64_t *guid);
+/*
+ * Calls each(ctx, line, lineno, err) for every line of the file at path (of a kind limited to
+ * max_bytes) until one returns non-zero, having set err.  0, or -1 with err set; an open error
+ * reads "WHAT PATH: why" (WHAT omitted when NULL).
+ */
+int fab_read_lines(const char *path, uint64_t max_bytes, const char *what,
+		   int (*each)(void *ctx, char *line, unsigned lineno, struct fab_error *err),
+		   void *ctx, struct fab_error *err);
 /* "PATH:LINE: why" into err, for a line_reader that stopped on an error. */
 void fab_error_from_reader(struct fab_error *err, const struct line_reader *lr, const char *path);
 /* Whether only blanks and the line end are left at p. */

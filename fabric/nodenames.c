@@ -4,7 +4,6 @@
  */
 #include "nodenames.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +19,17 @@ void node_name_map_free(struct node_name_map *m)
 	node_name_map_init(m);
 }
 
+struct names_reader {
+	struct node_name_map *m;
+	const char *path;
+};
+
 /* "0xGUID \"name\" ..." (anything after the name is ignored, as infiniband-diags does). */
-static int parse_entry(struct node_name_map *m, const char *line, struct fab_error *err,
-		       const char *path, unsigned lineno)
+static int parse_entry(void *ctx, char *line, unsigned lineno, struct fab_error *err)
 {
+	struct names_reader *rd = ctx;
+	struct node_name_map *m = rd->m;
+	const char *path = rd->path;
 	const char *p = line, *name, *end;
 	uint32_t off;
 	uint64_t guid;
@@ -57,25 +63,11 @@ static int parse_entry(struct node_name_map *m, const char *line, struct fab_err
 
 int node_name_map_load(struct node_name_map *m, const char *path, struct fab_error *err)
 {
-	struct line_reader lr;
-	char *line;
-	int ret = -1;
+	struct names_reader rd = { .m = m, .path = path };
+	int ret;
 
 	node_name_map_free(m);
-	if (line_reader_open(&lr, path, FAB_LIMIT_LIST)) {
-		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
-		return -1;
-	}
-	while ((line = line_reader_next(&lr)))
-		if (parse_entry(m, line, err, path, lr.lineno))
-			goto out;
-	if (line_reader_failed(&lr)) {
-		fab_error_from_reader(err, &lr, path);
-		goto out;
-	}
-	ret = 0;
-out:
-	line_reader_close(&lr);
+	ret = fab_read_lines(path, FAB_LIMIT_LIST, NULL, parse_entry, &rd, err);
 	if (ret)
 		node_name_map_free(m);
 	return ret;

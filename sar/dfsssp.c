@@ -880,38 +880,36 @@ static int mark_guid(const struct fabric *f, uint64_t guid, uint8_t *flags)
 	return 0;
 }
 
+struct guid_file {
+	const struct fabric *f;
+	const char *path;
+	uint8_t *flags;
+	struct storage_match *m;
+};
+
+static int guid_file_line(void *ctx, char *line, unsigned lineno, struct fab_error *err)
+{
+	struct guid_file *gf = ctx;
+	const char *p = line + strspn(line, " \t");
+	uint64_t guid;
+
+	if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+		return 0;
+	if (fab_scan_guid(&p, &guid) || !fab_rest_blank(p)) {
+		fab_error_set(err, "%s:%u: expected one GUID per line", gf->path, lineno);
+		return -1;
+	}
+	gf->m->guids++;
+	gf->m->guids_found += mark_guid(gf->f, guid, gf->flags);
+	return 0;
+}
+
 static int read_guid_file(const struct fabric *f, const char *path, uint8_t *flags,
 			  struct storage_match *m, struct fab_error *err)
 {
-	struct line_reader lr;
-	char *line;
-	int ret = -1;
+	struct guid_file gf = { .f = f, .path = path, .flags = flags, .m = m };
 
-	if (line_reader_open(&lr, path, FAB_LIMIT_LIST)) {
-		fab_error_set(err, "storage_guids %s: %s", path, fab_strerror(errno));
-		return -1;
-	}
-	while ((line = line_reader_next(&lr))) {
-		const char *p = line + strspn(line, " \t");
-		uint64_t guid;
-
-		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
-			continue;
-		if (fab_scan_guid(&p, &guid) || !fab_rest_blank(p)) {
-			fab_error_set(err, "%s:%u: expected one GUID per line", path, lr.lineno);
-			goto out;
-		}
-		m->guids++;
-		m->guids_found += mark_guid(f, guid, flags);
-	}
-	if (line_reader_failed(&lr)) {
-		fab_error_from_reader(err, &lr, path);
-		goto out;
-	}
-	ret = 0;
-out:
-	line_reader_close(&lr);
-	return ret;
+	return fab_read_lines(path, FAB_LIMIT_LIST, "storage_guids", guid_file_line, &gf, err);
 }
 
 int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
