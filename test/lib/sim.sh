@@ -771,7 +771,16 @@ sim_ibdmchk() {
 	if ((_SIM_CONF_LMC > 0 && lmc == 0)); then
 		_sim_msg "ibdmchk: lmc $_SIM_CONF_LMC fabric checked with -l 0 (base LIDs only)"
 	fi
-	local -a args=(-s opensm-subnet.lst -f opensm.fdbs -m opensm.mcfdbs -l "$lmc")
+	local lst=opensm-subnet.lst
+	# ibdmchk knows SW and CA nodes only and stops at an Rt line; a router is an end node
+	# like a CA for credit loops, so it gets a copy that says CA.
+	if grep -q '{ Rt ' "$SIM_DUMP_DIR/opensm-subnet.lst"; then
+		lst=$SIM_TMP/ibdmchk-subnet.lst
+		sed 's/{ Rt /{ CA /g' "$SIM_DUMP_DIR/opensm-subnet.lst" >"$lst" ||
+			{ _sim_fail "sim_ibdmchk: cannot write $lst"; return 2; }
+		_sim_msg "ibdmchk: routers given to ibdmchk as CAs (it reads no Rt nodes)"
+	fi
+	local -a args=(-s "$lst" -f opensm.fdbs -m opensm.mcfdbs -l "$lmc")
 	if [[ -n $psl ]]; then
 		[[ -r $psl ]] || { _sim_fail "sim_ibdmchk: cannot read path-SL file '$psl'"; return 2; }
 		_sim_check_sl_file psl "$psl" || return 2
