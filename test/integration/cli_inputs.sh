@@ -164,4 +164,16 @@ expect_fail 3 'binary.fdbs:1: not a line of an LFT dump' \
 awk '/^dump_ucast_routes/ && NR>1 {print "0x00FF : UNREACHABLE"} {print} END {print "0x00FF : UNREACHABLE"}' "$real/opensm.fdbs" >"$tmp/past.fdbs"
 t_expect "LFT entries past the highest LID are accepted" \
 	"$SARNUE_BIN" check --subnet "$real/opensm-subnet.lst" --fdbs "$tmp/past.fdbs" >/dev/null
+
+# ibnetdiscover text as operators paste it: an error line of the tool before the header,
+# no blank lines between records, CRLF line ends.  Same fabric, same tables.
+ibnd=$real/ibnetdiscover.txt
+"$SARNUE_BIN" route "$ibnd" -o "$tmp/ibnd" >/dev/null || t_fail "sarnue route on ibnetdiscover output"
+{
+	echo 'src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,32 Attr 0x11:0) bad status 110; Connection timed out'
+	grep -v '^$' "$ibnd"
+} | sed 's/$/\r/' >"$tmp/pasted.txt"
+t_expect "ibnetdiscover text with an error line, no blank lines and CRLF routes the same" \
+	bash -c '"$0" route "$1" -o "$2" >/dev/null && cmp -s "$3/opensm.fdbs" "$2/opensm.fdbs"' \
+	"$SARNUE_BIN" "$tmp/pasted.txt" "$tmp/pasted" "$tmp/ibnd"
 t_done
