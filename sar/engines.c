@@ -37,6 +37,9 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void add_warning(struct engine_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 static int run_updn(const struct fabric *f, const struct sarnue_options *o, struct routing *r,
 		    struct engine_result *res, struct fab_error *err)
 {
@@ -57,6 +60,13 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 					 " 0x%016llx", (unsigned long long)rep.root_guids[i]);
 	if (rep.nroots > 4 && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
+	/* One root carries every route that climbs: on a multi-level tree, many times ftree's load. */
+	if (rep.fell_back_from)
+		add_warning(res,
+			    "sar-updn: %u root(s) could not route every LID (%s); routing with the "
+			    "single most central switch as root, which concentrates the load on "
+			    "it: name roots with updn_roots=, or use sar-nue or sar-dfsssp",
+			    rep.fell_back_from, rep.fall_back_why);
 	return 0;
 }
 
@@ -72,9 +82,6 @@ void engine_ctx_free(struct engine_ctx *c)
 	escape_plane_free(&c->escape);
 	engine_ctx_init(c);
 }
-
-static void add_warning(struct engine_result *res, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 static void add_warning(struct engine_result *res, const char *fmt, ...)
 {

@@ -471,6 +471,16 @@ static int turn_routes_verified(const struct updn *u, const struct routing *r)
 	return !verify_routing(u->f, r, &v) && verify_ok(&v);
 }
 
+static unsigned count_roots(const struct updn *u)
+{
+	unsigned n = 0;
+	uint32_t s;
+
+	for (s = 0; s < u->nsw; s++)
+		n += u->is_root[s];
+	return n;
+}
+
 static void fill_report(const struct updn *u, struct updn_report *rep, const char *source)
 {
 	uint32_t s;
@@ -493,7 +503,10 @@ static void fill_report(const struct updn *u, struct updn_report *rep, const cha
 int updn_route(const struct fabric *f, const struct updn_opts *opts, struct routing *r,
 	       struct updn_report *rep, struct fab_error *err)
 {
+	struct fab_error first;
 	const char *source;
+	unsigned fell_back_from = 0;
+	char why[200] = "";
 	struct updn u;
 	int ret = -1;
 
@@ -513,12 +526,16 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 		source = choose_auto_roots(&u);
 	}
 	rank_switches(&u);
-	if (route_all(&u, r, err) || !turn_routes_verified(&u, r)) {
+	first.msg[0] = '\0';
+	if (route_all(&u, r, &first) || !turn_routes_verified(&u, r)) {
 		/*
 		 * Several roots that are not linked to each other may leave a root with neither a
 		 * descending path nor a way up.  One root always works: every other switch has
 		 * its BFS parent above it, and the root reaches everything by descending.
 		 */
+		fell_back_from = count_roots(&u);
+		snprintf(why, sizeof(why), "%s",
+			 first.msg[0] ? first.msg : "the turn routes between roots close a credit loop");
 		memset(u.is_root, 0, u.nsw);
 		u.is_root[most_central(&u)] = 1;
 		source = "most central switch (the chosen roots left a switch without a route)";
@@ -527,6 +544,8 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 			goto out;
 	}
 	fill_report(&u, rep, source);
+	rep->fell_back_from = fell_back_from;
+	snprintf(rep->fall_back_why, sizeof(rep->fall_back_why), "%s", why);
 	r->sl_mode = ROUTING_SL_UNIFORM;
 	r->sl_uniform = 0;
 	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));

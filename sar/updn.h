@@ -22,6 +22,12 @@ struct updn_report {
 	unsigned max_rank;
 	uint32_t lids_routed;
 	uint64_t turn_routes; /* root-to-root switch-LID entries through the turn switch */
+	/*
+	 * When the roots chosen first could not route every LID and the single most central
+	 * switch took over: how many there were and why, for the warning that says so.
+	 */
+	unsigned fell_back_from;
+	char fall_back_why[200];
 };
 
 /*

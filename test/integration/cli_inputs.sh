@@ -176,4 +176,14 @@ ibnd=$real/ibnetdiscover.txt
 t_expect "ibnetdiscover text with an error line, no blank lines and CRLF routes the same" \
 	bash -c '"$0" route "$1" -o "$2" >/dev/null && cmp -s "$3/opensm.fdbs" "$2/opensm.fdbs"' \
 	"$SARNUE_BIN" "$tmp/pasted.txt" "$tmp/pasted" "$tmp/ibnd"
+
+# sar-updn never degrades silently: on a 4-ary 3-tree its top-level roots cannot reach every
+# switch LID, and the single-root fall-back says so; a 2-level tree routes without a warning.
+"$SARNUE_BIN" gen ktree --k 4 --n 3 -o "$tmp/k43.net" 2>/dev/null
+"$SARNUE_BIN" route "$tmp/k43.net" >/dev/null 2>"$tmp/err"
+t_grep "sar-updn warns when it falls back to one root" \
+	'warning: sar-updn: 16 root\(s\) could not route every LID \(no up\*/down\* route to switch 0x[0-9a-f]+\); routing with the single most central switch' \
+	"$tmp/err"
+"$SARNUE_BIN" route "$good" >/dev/null 2>"$tmp/err"
+t_expect "no warning where the roots route every LID" test ! -s "$tmp/err"
 t_done
