@@ -638,7 +638,7 @@ int fabric_fill_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
 		return -1;
 	}
 	lids_mark_given(f, used);
-	/* Switch port 0 takes LMC too in OpenSM unless it is base switch port 0: keep it to 1 LID. */
+	/* OpenSM gives base switch port 0 one LID, whatever the LMC. */
 	for (i = 0; i < f->nswitches; i++) {
 		struct fab_port *p0 = &f->ports[f->nodes[f->switches[i]].first_port];
 

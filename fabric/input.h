@@ -14,10 +14,10 @@
 #include <stdio.h>
 
 /* Size limits per kind of input; README's "Limits on input files" lists them. */
-#define FAB_LIMIT_CONFIG (1ull << 20)	 /* config=, opensm.conf-style option files */
-#define FAB_LIMIT_LIST (64ull << 20)	 /* job maps, layers, storage GUIDs, node-name maps */
+#define FAB_LIMIT_CONFIG (1ull << 20)	/* config=, opensm.conf-style option files */
+#define FAB_LIMIT_LIST (64ull << 20)	/* job maps, layers, storage GUIDs, node-name maps */
 #define FAB_LIMIT_TOPOLOGY (1ull << 30) /* net files, ibnetdiscover output, subnet.lst */
-#define FAB_LIMIT_TABLES (64ull << 30)	 /* LFT, path-SL and SL2VL dumps: quadratic in size */
+#define FAB_LIMIT_TABLES (64ull << 30)	/* LFT, path-SL and SL2VL dumps: quadratic in size */
 
 /* errno values of sarnue's own, beyond the system's; fab_strerror() words them. */
 enum {

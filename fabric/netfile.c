@@ -30,7 +30,7 @@
 struct pending_link {
 	uint32_t node;
 	uint32_t line;
-	uint32_t remote_id; /* offset into the id pool */
+	uint32_t remote_id;   /* offset into the id pool */
 	uint64_t remote_guid; /* the far port's GUID as this line gives it, 0 when not given */
 	uint16_t remote_lid;  /* the far end's LID as this line's comment gives it, 0: none */
 	uint8_t port, remote_port;
@@ -65,7 +65,7 @@ struct netparse {
 	uint32_t cur_node, line;
 	int seen_record;	/* a record or attribute line was read: the preamble is over */
 	uint32_t first_skipped; /* the first preamble line skipped, for a file with no node */
-	uint64_t next_guid[4]; /* ibsim's GUID counters by node type */
+	uint64_t next_guid[4];	/* ibsim's GUID counters by node type */
 	uint64_t given_guid[4]; /* from a switchguid=/caguid=/rtguid= line, for the next node */
 	uint8_t guid_pending[4];
 };
@@ -374,8 +374,7 @@ static void port_comment(struct netparse *np, char *c, struct pending_link *l)
 
 static struct pending_link *new_link(struct netparse *np)
 {
-	if (fab_grow((void **)&np->links, &np->links_cap, np->nlinks + 1, sizeof(*np->links),
-		     1024))
+	if (fab_grow((void **)&np->links, &np->links_cap, np->nlinks + 1, sizeof(*np->links), 1024))
 		return NULL;
 	memset(&np->links[np->nlinks], 0, sizeof(*np->links));
 	return &np->links[np->nlinks++];
@@ -466,10 +465,11 @@ static int guid_base_line(struct netparse *np, const char *s)
 /* Lines that carry nothing for routing: attributes ibsim reads and ibnetdiscover's titles. */
 static int is_ignored_line(const char *s)
 {
-	static const char *const keys[] = { "vendid=",	 "devid=",    "sysimgguid=", "width=",
-					    "speed=",	 "extspeed=", "module",	     "pdebug",
-					    "do ",	 "Chassis ",  "Hostname:",   "Non-Chassis Nodes",
-					    NULL };
+	static const char *const keys[] = {
+		"vendid=", "devid=", "sysimgguid=", "width=",	"speed=",    "extspeed=",
+		"module",  "pdebug", "do ",	    "Chassis ", "Hostname:", "Non-Chassis Nodes",
+		NULL
+	};
 	unsigned i;
 
 	for (i = 0; keys[i]; i++)
@@ -534,7 +534,8 @@ static int check_far_end(struct netparse *np, const struct pending_link *l, uint
 		return 0;
 	if (far->guid_given && f->ports[rp].guid != l->remote_guid) {
 		snprintf(msg, sizeof(msg),
-			 "this line gives \"%.200s\"[%u] port GUID %" PRIx64 ", its own line %" PRIx64,
+			 "this line gives \"%.200s\"[%u] port GUID %" PRIx64
+			 ", its own line %" PRIx64,
 			 rid, l->remote_port, l->remote_guid, f->ports[rp].guid);
 		return fail(np, msg);
 	}
@@ -660,7 +661,8 @@ static int guids_named(struct netparse *np, uint32_t *idx, uint32_t n, int ports
 			continue;
 		b = ports ? f->ports[idx[i - 1]].node : idx[i - 1];
 		np->line = np->node_line[a > b ? a : b];
-		fab_error_set(np->err, "%s:%u: %s 0x%016" PRIx64 " already belongs to \"%.150s\" (line %u)",
+		fab_error_set(np->err,
+			      "%s:%u: %s 0x%016" PRIx64 " already belongs to \"%.150s\" (line %u)",
 			      np->path, np->line, what, g, fabric_node_id(f, a < b ? a : b),
 			      np->node_line[a < b ? a : b]);
 		return -1;
@@ -722,9 +724,10 @@ int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile
 	}
 	if (!f->nnodes) {
 		np.line = np.first_skipped;
-		fail(&np, np.first_skipped ? "expected a node header (Switch, Hca, Ca or Rt); the file "
-					     "has no node record"
-					   : "no nodes in file");
+		fail(&np, np.first_skipped
+				  ? "expected a node header (Switch, Hca, Ca or Rt); the file "
+				    "has no node record"
+				  : "no nodes in file");
 		goto out;
 	}
 	if (resolve_links(&np) || check_guids(&np))

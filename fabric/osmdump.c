@@ -393,13 +393,14 @@ int routing_load_lfts(struct routing *r, const struct fabric *f, const char *pat
 		int hdr = lft_switch_header(line, &guid);
 
 		if (hdr < 0) {
-			lft_fail(&lt, err, "switch header without a GUID of 0x and 1 to 16 hex digits");
+			lft_fail(&lt, err,
+				 "switch header without a GUID of 0x and 1 to 16 hex digits");
 			goto out;
 		}
-		if (hdr ? lft_header(&lt, guid, err)
+		if (hdr			      ? lft_header(&lt, guid, err)
 		    : !strncmp(line, "0x", 2) ? lft_line(&lt, line, err)
-		    : lft_other_line(line) ? 0
-					   : lft_fail(&lt, err, "not a line of an LFT dump"))
+		    : lft_other_line(line)    ? 0
+					      : lft_fail(&lt, err, "not a line of an LFT dump"))
 			goto out;
 	}
 	if (line_reader_failed(&lt.lr)) {

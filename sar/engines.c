@@ -60,7 +60,8 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 					 " 0x%016llx", (unsigned long long)rep.root_guids[i]);
 	if (rep.nroots > 4 && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
-	/* One root carries every route that climbs: on a multi-level tree, many times ftree's load. */
+	/* One root carries every route that climbs: on a multi-level tree, many times ftree's load.
+	 */
 	if (rep.fell_back_from)
 		add_warning(res,
 			    "sar-updn: %u root(s) could not route every LID (%s); routing with the "
@@ -107,8 +108,8 @@ static const char *job_map_label(const struct sarnue_options *o)
  * Binds the job map through the node-name map when the options name one.  A node-name map that
  * cannot be read binds by descriptions alone, with a warning: the routing must not fail for it.
  */
-static int bind_job_map(const struct fabric *f, const struct sarnue_options *o,
-			struct job_map *jm, struct engine_result *res, struct fab_error *err)
+static int bind_job_map(const struct fabric *f, const struct sarnue_options *o, struct job_map *jm,
+			struct engine_result *res, struct fab_error *err)
 {
 	struct node_name_map names;
 	struct fab_error nerr = { "" };
@@ -118,7 +119,8 @@ static int bind_job_map(const struct fabric *f, const struct sarnue_options *o,
 	if (o->node_name_map[0]) {
 		use_names = !node_name_map_load(&names, o->node_name_map, &nerr);
 		if (!use_names)
-			add_warning(res, "node_name_map %s; job map hosts bound by node descriptions",
+			add_warning(res,
+				    "node_name_map %s; job map hosts bound by node descriptions",
 				    nerr.msg);
 	}
 	rc = job_map_bind(jm, f, o->job_host_match, use_names ? &names : NULL, err);

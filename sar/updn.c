@@ -535,7 +535,8 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 		 */
 		fell_back_from = count_roots(&u);
 		snprintf(why, sizeof(why), "%s",
-			 first.msg[0] ? first.msg : "the turn routes between roots close a credit loop");
+			 first.msg[0] ? first.msg
+				      : "the turn routes between roots close a credit loop");
 		memset(u.is_root, 0, u.nsw);
 		u.is_root[most_central(&u)] = 1;
 		source = "most central switch (the chosen roots left a switch without a route)";

@@ -401,11 +401,12 @@ static int bind_jobs(const struct check_args *a, const struct fabric *f, struct 
 		goto out;
 	rc = job_map_bind(jm, f, a->match, a->node_name_map ? &names : NULL, err);
 	if (!rc && jm->ambiguous_hosts)
-		cli_error("check",
-			  "warning: job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such hostname(s)), "
-			  "bound to all of them; name the hosts with --node-name-map FILE",
-			  a->job_map, jm->first_ambiguous, jm->first_ambiguous_hcas,
-			  jm->first_ambiguous_name, jm->ambiguous_hosts);
+		cli_error(
+			"check",
+			"warning: job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such hostname(s)), "
+			"bound to all of them; name the hosts with --node-name-map FILE",
+			a->job_map, jm->first_ambiguous, jm->first_ambiguous_hcas,
+			jm->first_ambiguous_name, jm->ambiguous_hosts);
 out:
 	node_name_map_free(&names);
 	return rc;
