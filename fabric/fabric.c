@@ -638,7 +638,7 @@ int fabric_fill_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
 		return -1;
 	}
 	lids_mark_given(f, used);
-	/* OpenSM gives base switch port 0 one LID, whatever the LMC. */
+	/* One LID per switch: OpenSM gives LMC only to an enhanced switch port 0. */
 	for (i = 0; i < f->nswitches; i++) {
 		struct fab_port *p0 = &f->ports[f->nodes[f->switches[i]].first_port];
 
