@@ -534,7 +534,7 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 		 * its BFS parent above it, and the root reaches everything by descending.
 		 */
 		fell_back_from = count_roots(&u);
-		snprintf(why, sizeof(why), "%s",
+		snprintf(why, sizeof(why), "%.199s",
 			 first.msg[0] ? first.msg
 				      : "the turn routes between roots close a credit loop");
 		memset(u.is_root, 0, u.nsw);
