@@ -591,13 +591,13 @@ out:
 }
 
 /* The dependency graph in CSR form over dense vertex numbers. */
-struct cdg {
+struct dep_graph {
 	uint32_t nv;
 	uint32_t *vertex; /* dense number -> (VL, channel) vertex, ascending */
 	uint32_t *off, *to;
 };
 
-static void cdg_free(struct cdg *g)
+static void dep_graph_free(struct dep_graph *g)
 {
 	free(g->vertex);
 	free(g->off);
@@ -637,7 +637,8 @@ static void prefix_sums(uint32_t *count, uint32_t n)
  * fabrics cost more than the walks, and each vertex's targets come out ascending, so the graph
  * and the cycle the search reports are the same as from sorting the edges.
  */
-static int cdg_build(const struct fabric *f, const struct dep_set *d, unsigned nvls, struct cdg *g)
+static int dep_graph_build(const struct fabric *f, const struct dep_set *d, unsigned nvls,
+			   struct dep_graph *g)
 {
 	size_t nslots = (size_t)nvls * f->nports, i;
 	uint32_t *slot_id = calloc(nslots + 1, sizeof(*slot_id)), *by_to = NULL, *at = NULL, v;
@@ -688,7 +689,7 @@ out:
 	return ret;
 }
 
-static void print_cycle(struct walker *w, const struct cdg *g, const uint32_t *stack,
+static void print_cycle(struct walker *w, const struct dep_graph *g, const uint32_t *stack,
 			uint32_t depth, uint32_t start)
 {
 	struct verify_report *rep = w->rep;
@@ -710,7 +711,7 @@ static void print_cycle(struct walker *w, const struct cdg *g, const uint32_t *s
 }
 
 /* Iterative three-colour DFS; reports the first cycle found. */
-static int find_cycle(struct walker *w, const struct cdg *g)
+static int find_cycle(struct walker *w, const struct dep_graph *g)
 {
 	uint32_t *stack, *iter, c;
 	uint8_t *color;
@@ -765,16 +766,16 @@ static int check_credit_loops(struct walker *w)
 {
 	/* VLs above the highest one used hold no vertex: their slots need no table. */
 	unsigned nvls = 32 - (unsigned)__builtin_clz(w->rep->vls_used | 1u);
-	struct cdg g;
+	struct dep_graph g;
 	int ret;
 
 	w->rep->dependencies = w->deps.count;
-	if (cdg_build(w->f, &w->deps, nvls, &g)) {
-		cdg_free(&g);
+	if (dep_graph_build(w->f, &w->deps, nvls, &g)) {
+		dep_graph_free(&g);
 		return -1;
 	}
 	ret = find_cycle(w, &g) < 0 ? -1 : 0;
-	cdg_free(&g);
+	dep_graph_free(&g);
 	return ret;
 }
 
