@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "engines.h"
@@ -25,7 +26,8 @@ static const char route_usage[] =
 	"sarnue engine, exactly as the OpenSM plugin would, verifies the result, and writes\n"
 	"opensm-subnet.lst, opensm.fdbs, an empty opensm.mcfdbs, sarnue-path-sl.dump and\n"
 	"sarnue-sl2vl.dump into the output directory (ibdmchk -s opensm-subnet.lst -f opensm.fdbs\n"
-	"-m opensm.mcfdbs -c sarnue-path-sl.dump -d sarnue-sl2vl.dump reads them).\n"
+	"-m opensm.mcfdbs -c sarnue-path-sl.dump -d sarnue-sl2vl.dump reads them); with\n"
+	"-O dump=never the two SL dumps are left out (every path then counts as SL 0).\n"
 	"NETFILE may be ibnetdiscover output in any form (plain, -g, -s, with the lines\n"
 	"the tool printed before it); the LIDs it gives are kept, and ports without one\n"
 	"get LIDs as on a fresh fabric: switches first in GUID order, then end ports in\n"
@@ -147,18 +149,39 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 	return 0;
 }
 
-static int write_dumps(const char *dir, const struct fabric *f, const struct routing *r)
+/*
+ * Writes the dumps one kind at a time: on a large fabric the LFT and path-SL dumps take many
+ * seconds each, and an operator at a terminal is told what is being written.  dump=never leaves
+ * out the SL dumps, as in the plugin; sarnue check and ibdmchk then take every path to use SL 0.
+ */
+static int write_dumps(const char *dir, const struct fabric *f, const struct routing *r,
+		       enum opt_dump dump)
 {
+	static const struct {
+		unsigned set;
+		const char *what;
+	} steps[] = {
+		{ DUMP_TOPOLOGY, "opensm-subnet.lst, opensm.mcfdbs" },
+		{ DUMP_LFTS, "opensm.fdbs" },
+		{ DUMP_SLS, "sarnue-path-sl.dump, sarnue-sl2vl.dump" },
+	};
+	int tty = isatty(STDERR_FILENO);
 	char path[4096];
+	size_t i;
 
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		cli_error("route", "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	if (routing_write_dumps(dir, f, r, DUMP_TOPOLOGY | DUMP_LFTS | DUMP_SLS, path,
-				sizeof(path))) {
-		cli_error("route", "%s: %s", path, strerror(errno));
-		return -1;
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (steps[i].set == DUMP_SLS && dump == OPT_DUMP_NEVER)
+			continue;
+		if (tty)
+			fprintf(stderr, "sarnue route: writing %s into %s\n", steps[i].what, dir);
+		if (routing_write_dumps(dir, f, r, steps[i].set, path, sizeof(path))) {
+			cli_error("route", "%s: %s", path, strerror(errno));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -237,7 +260,7 @@ int route_main(int argc, char **argv)
 		rc = EXIT_ROUTING_FAULT;
 		goto out;
 	}
-	if (a.out_dir && write_dumps(a.out_dir, &f, &r)) {
+	if (a.out_dir && write_dumps(a.out_dir, &f, &r, a.opts.dump)) {
 		rc = EXIT_INPUT;
 		goto out;
 	}

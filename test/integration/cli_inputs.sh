@@ -186,4 +186,9 @@ t_grep "sar-updn warns when it falls back to one root" \
 	"$tmp/err"
 "$SARNUE_BIN" route "$good" >/dev/null 2>"$tmp/err"
 t_expect "no warning where the roots route every LID" test ! -s "$tmp/err"
+
+# -O dump=never leaves out the SL dumps offline too, as in the plugin; the rest is written.
+"$SARNUE_BIN" route -O dump=never "$good" -o "$tmp/nosl" >/dev/null 2>&1
+t_expect "dump=never: LFTs and topology written" test -s "$tmp/nosl/opensm.fdbs" -a -s "$tmp/nosl/opensm-subnet.lst"
+t_expect "dump=never: no path-SL or SL2VL dump" test ! -e "$tmp/nosl/sarnue-path-sl.dump" -a ! -e "$tmp/nosl/sarnue-sl2vl.dump"
 t_done
