@@ -292,7 +292,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		if (rc == 1)
 			rc = parse_metrics_arg(c, a);
 		if (rc == 1) {
-			fputs(check_usage, stderr);
+			cli_error("check", "see 'sarnue check --help'");
 			return EXIT_USAGE;
 		}
 		if (rc)

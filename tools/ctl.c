@@ -90,7 +90,7 @@ static int parse_args(int argc, char **argv, struct ctl_args *a)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			fputs(usage, stderr);
+			cli_error("ctl", "see 'sarnue ctl --help'");
 			return -1;
 		}
 	}

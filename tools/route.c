@@ -124,7 +124,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 			printf(route_usage, options_help);
 			return -1;
 		default:
-			fprintf(stderr, route_usage, options_help);
+			cli_error("route", "see 'sarnue route --help'");
 			return EXIT_USAGE;
 		}
 	}

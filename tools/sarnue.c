@@ -25,7 +25,7 @@ static const char usage[] =
 	"  ctl     talk to the plugin in a running OpenSM: status, reroute, jobs FILE\n"
 	"  version print the version\n"
 	"\n"
-	"'sarnue COMMAND --help' describes each command.\n";
+	"'sarnue COMMAND --help' or 'sarnue help COMMAND' describes each command.\n";
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -40,6 +40,13 @@ void cli_error(const char *cmd, const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
+	/* "sarnue help CMD" is "sarnue CMD --help". */
+	char *help_args[] = { argv[0], argc == 3 ? argv[2] : NULL, "--help", NULL };
+
+	if (argc == 3 && !strcmp(argv[1], "help")) {
+		argv = help_args;
+		argc = 3;
+	}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
