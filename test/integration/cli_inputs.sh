@@ -191,4 +191,11 @@ t_expect "no warning where the roots route every LID" test ! -s "$tmp/err"
 "$SARNUE_BIN" route -O dump=never "$good" -o "$tmp/nosl" >/dev/null 2>&1
 t_expect "dump=never: LFTs and topology written" test -s "$tmp/nosl/opensm.fdbs" -a -s "$tmp/nosl/opensm-subnet.lst"
 t_expect "dump=never: no path-SL or SL2VL dump" test ! -e "$tmp/nosl/sarnue-path-sl.dump" -a ! -e "$tmp/nosl/sarnue-sl2vl.dump"
+
+# One CLI feel: 'sarnue help CMD' is the command's help; a bad option is one error and a hint.
+t_expect "sarnue help check prints check's usage" bash -c '"$0" help check | head -n 1 | grep -q "^usage: sarnue check"' "$SARNUE_BIN"
+for cmd in route check ctl gen; do
+	expect_fail 2 "see 'sarnue $cmd --help'" "$SARNUE_BIN" $cmd --no-such-option
+	t_expect "$cmd: a bad option prints at most two lines" test "$(wc -l <"$tmp/err")" -le 2
+done
 t_done
