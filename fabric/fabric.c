@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 
 #include "numbers.h"
-#include "sortu64.h"
 
 void fab_error_set(struct fab_error *err, const char *fmt, ...)
 {
@@ -463,52 +462,76 @@ static int build_lid_table(struct fabric *f, struct fab_error *err)
 	return 0;
 }
 
-/* The first node (or linked CA/router port) from index from on that has GUID g; FAB_NONE. */
-static uint32_t guid_holder(const struct fabric *f, uint64_t g, int ports, uint32_t from)
+/* The GUID OpenSM keys a port by: linked CA and router ports only. */
+static int keyed_port(const struct fabric *f, uint32_t p)
 {
-	uint32_t i;
-
-	for (i = from; i < (ports ? f->nports : f->nnodes); i++) {
-		if (!ports && f->nodes[i].guid == g)
-			return i;
-		if (ports && f->ports[i].guid == g && f->ports[i].num &&
-		    f->ports[i].remote != FAB_NONE && !fabric_is_switch(f, f->ports[i].node))
-			return i;
-	}
-	return FAB_NONE;
+	return f->ports[p].num && f->ports[p].remote != FAB_NONE &&
+	       !fabric_is_switch(f, f->ports[p].node);
 }
 
-static const char *holder_id(const struct fabric *f, uint32_t i, int ports)
+static uint64_t clash_guid(const struct fabric *f, uint32_t i, int port)
 {
-	if (i == FAB_NONE)
-		return "?";
-	return fabric_node_id(f, ports ? f->ports[i].node : i);
+	return port ? f->ports[i].guid : f->nodes[i].guid;
 }
 
-/* Sorts the n GUIDs in g and reports the first that is 0 or taken twice. */
-static int guids_unique(const struct fabric *f, uint64_t *g, size_t n, int ports,
-			struct fab_error *err)
+static int by_port_guid(const void *a, const void *b, void *fabric)
 {
-	const char *what = ports ? "port GUID" : "node GUID";
-	uint32_t first;
-	size_t i;
+	uint64_t x = clash_guid(fabric, *(const uint32_t *)a, 1);
+	uint64_t y = clash_guid(fabric, *(const uint32_t *)b, 1);
 
-	sort_u64(g, n);
-	if (n && g[0] == 0) {
-		fab_error_set(err, "%s: %s 0 is not a valid GUID",
-			      holder_id(f, guid_holder(f, 0, ports, 0), ports), what);
-		return -1;
-	}
-	for (i = 1; i < n; i++) {
-		if (g[i] != g[i - 1])
+	return x < y ? -1 : x > y;
+}
+
+static int by_node_guid(const void *a, const void *b, void *fabric)
+{
+	uint64_t x = clash_guid(fabric, *(const uint32_t *)a, 0);
+	uint64_t y = clash_guid(fabric, *(const uint32_t *)b, 0);
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts idx (node or port indices) by GUID and fills c with the first 0 or repeated GUID. */
+static int first_clash(const struct fabric *f, uint32_t *idx, uint32_t n, int port,
+		       struct fab_guid_clash *c)
+{
+	uint32_t i, a, b;
+
+	qsort_r(idx, n, sizeof(*idx), port ? by_port_guid : by_node_guid, (void *)f);
+	for (i = 0; i < n; i++) {
+		uint64_t g = clash_guid(f, idx[i], port);
+
+		a = port ? f->ports[idx[i]].node : idx[i];
+		if (g && (!i || g != clash_guid(f, idx[i - 1], port)))
 			continue;
-		first = guid_holder(f, g[i], ports, 0);
-		fab_error_set(err, "%s 0x%016" PRIx64 " used by both %s and %s", what, g[i],
-			      holder_id(f, first, ports),
-			      holder_id(f, guid_holder(f, g[i], ports, first + 1), ports));
-		return -1;
+		b = g ? (port ? f->ports[idx[i - 1]].node : idx[i - 1]) : a;
+		c->guid = g;
+		c->port = port;
+		c->first = a < b ? a : b;
+		c->second = g ? (a > b ? a : b) : FAB_NONE;
+		return 1;
 	}
 	return 0;
+}
+
+int fabric_find_guid_clash(const struct fabric *f, struct fab_guid_clash *c)
+{
+	uint32_t *idx = malloc(sizeof(*idx) * (f->nports + f->nnodes + 1)), i, n = 0;
+	int found;
+
+	if (!idx)
+		return -1;
+	for (i = 0; i < f->nnodes; i++)
+		idx[n++] = i;
+	found = first_clash(f, idx, n, 0, c);
+	if (!found) {
+		n = 0;
+		for (i = 0; i < f->nports; i++)
+			if (keyed_port(f, i))
+				idx[n++] = i;
+		found = first_clash(f, idx, n, 1, c);
+	}
+	free(idx);
+	return found;
 }
 
 /*
@@ -517,28 +540,24 @@ static int guids_unique(const struct fabric *f, uint64_t *g, size_t n, int ports
  */
 static int check_guids(const struct fabric *f, struct fab_error *err)
 {
-	uint64_t *g = malloc(sizeof(*g) * (f->nports + f->nnodes + 1));
-	uint32_t i;
-	size_t n = 0;
-	int ret = -1;
+	struct fab_guid_clash c;
+	const char *what;
+	int found = fabric_find_guid_clash(f, &c);
 
-	if (!g) {
+	if (found < 0) {
 		fab_error_set(err, "out of memory");
 		return -1;
 	}
-	for (i = 0; i < f->nnodes; i++)
-		g[n++] = f->nodes[i].guid;
-	if (guids_unique(f, g, n, 0, err))
-		goto out;
-	n = 0;
-	for (i = 0; i < f->nports; i++)
-		if (f->ports[i].num && f->ports[i].remote != FAB_NONE &&
-		    !fabric_is_switch(f, f->ports[i].node))
-			g[n++] = f->ports[i].guid;
-	ret = guids_unique(f, g, n, 1, err);
-out:
-	free(g);
-	return ret;
+	if (!found)
+		return 0;
+	what = c.port ? "port GUID" : "node GUID";
+	if (c.second == FAB_NONE)
+		fab_error_set(err, "%s: %s 0 is not a valid GUID", fabric_node_id(f, c.first),
+			      what);
+	else
+		fab_error_set(err, "%s 0x%016" PRIx64 " used by both %s and %s", what, c.guid,
+			      fabric_node_id(f, c.first), fabric_node_id(f, c.second));
+	return -1;
 }
 
 static void free_derived(struct fabric *f)

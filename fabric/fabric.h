@@ -198,6 +198,20 @@ void fabric_plane_view_free(struct fabric *view);
  */
 uint64_t fabric_fingerprint(const struct fabric *f);
 
+/*
+ * A GUID OpenSM could not key the subnet by: 0, or one GUID on two nodes (port: on two linked
+ * CA/router ports).  first and second are node indices, first the lower; second is FAB_NONE
+ * for a GUID of 0.
+ */
+struct fab_guid_clash {
+	uint64_t guid;
+	uint32_t first, second;
+	int port;
+};
+
+/* 1 and c filled when a node or port GUID is 0 or taken twice, 0 when none is, -1 on ENOMEM. */
+int fabric_find_guid_clash(const struct fabric *f, struct fab_guid_clash *c);
+
 /* GUID -> node index hash map, for loaders that resolve links by GUID. */
 struct fab_guid_map {
 	uint64_t *guids;

@@ -624,77 +624,33 @@ static unsigned apply_file_lids(struct netparse *np)
 	return any ? file_lmc : lmc;
 }
 
-static int by_port_guid(const void *a, const void *b, void *fabric)
-{
-	const struct fabric *f = fabric;
-	uint64_t x = f->ports[*(const uint32_t *)a].guid, y = f->ports[*(const uint32_t *)b].guid;
-
-	return x < y ? -1 : x > y;
-}
-
-static int by_node_guid(const void *a, const void *b, void *fabric)
-{
-	const struct fabric *f = fabric;
-	uint64_t x = f->nodes[*(const uint32_t *)a].guid, y = f->nodes[*(const uint32_t *)b].guid;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The first GUID among idx (node or port indices) that is 0 or repeated, named with lines. */
-static int guids_named(struct netparse *np, uint32_t *idx, uint32_t n, int ports)
-{
-	const struct fabric *f = np->f;
-	const char *what = ports ? "port GUID" : "node GUID";
-	uint32_t i, a, b;
-
-	qsort_r(idx, n, sizeof(*idx), ports ? by_port_guid : by_node_guid, (void *)f);
-	for (i = 0; i < n; i++) {
-		uint64_t g = ports ? f->ports[idx[i]].guid : f->nodes[idx[i]].guid;
-
-		a = ports ? f->ports[idx[i]].node : idx[i];
-		if (!g) {
-			np->line = np->node_line[a];
-			return fail(np, ports ? "port GUID 0 is not a valid GUID"
-					      : "node GUID 0 is not a valid GUID");
-		}
-		if (!i || g != (ports ? f->ports[idx[i - 1]].guid : f->nodes[idx[i - 1]].guid))
-			continue;
-		b = ports ? f->ports[idx[i - 1]].node : idx[i - 1];
-		np->line = np->node_line[a > b ? a : b];
-		fab_error_set(np->err,
-			      "%s:%u: %s 0x%016" PRIx64 " already belongs to \"%.150s\" (line %u)",
-			      np->path, np->line, what, g, fabric_node_id(f, a < b ? a : b),
-			      np->node_line[a < b ? a : b]);
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * Node GUIDs, and the port GUIDs of linked CA and router ports, are unique and not 0: OpenSM
- * keys the subnet by them.  ("S-0002c9..." and "S-0002C9..." are two ids for one GUID.)
+ * keys the subnet by them.  ("S-0002c9..." and "S-0002C9..." are two ids for one GUID.)  The
+ * error names the lines of the nodes.
  */
 static int check_guids(struct netparse *np)
 {
-	struct fabric *f = np->f;
-	uint32_t *idx = malloc(sizeof(*idx) * (f->nports + 1)), i, n = 0;
-	int ret = -1;
+	const char *what;
+	struct fab_guid_clash c;
+	int found = fabric_find_guid_clash(np->f, &c);
 
-	if (!idx)
+	np->line = 0;
+	if (found < 0)
 		return fail(np, "out of memory");
-	for (i = 0; i < f->nnodes; i++)
-		idx[n++] = i;
-	if (guids_named(np, idx, n, 0))
-		goto out;
-	n = 0;
-	for (i = 0; i < f->nports; i++)
-		if (f->ports[i].num && f->ports[i].remote != FAB_NONE &&
-		    !fabric_is_switch(f, f->ports[i].node))
-			idx[n++] = i;
-	ret = guids_named(np, idx, n, 1);
-out:
-	free(idx);
-	return ret;
+	if (!found)
+		return 0;
+	what = c.port ? "port GUID" : "node GUID";
+	if (c.second == FAB_NONE) {
+		np->line = np->node_line[c.first];
+		fab_error_set(np->err, "%s:%u: %s 0 is not a valid GUID", np->path, np->line, what);
+		return -1;
+	}
+	np->line = np->node_line[c.second];
+	fab_error_set(np->err, "%s:%u: %s 0x%016" PRIx64 " already belongs to \"%.150s\" (line %u)",
+		      np->path, np->line, what, c.guid, fabric_node_id(np->f, c.first),
+		      np->node_line[c.first]);
+	return -1;
 }
 
 int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile_opts *opts,

@@ -51,6 +51,41 @@ static int load_net_text(struct fabric *f, const char *net, const struct netfile
 	return rc;
 }
 
+/*
+ * The GUID check every loader meets in fabric_finalize(): node GUIDs and the port GUIDs of
+ * linked CA ports are unique and not 0; an unlinked port's GUID is no one's business.
+ */
+static void test_guid_clash(void)
+{
+	struct fab_guid_clash c;
+	struct fab_error err;
+	struct fabric f;
+	uint32_t sw, a, b;
+
+	fabric_init(&f);
+	sw = fabric_add_node(&f, FAB_SWITCH, 0x10, 4, "sw", "sw");
+	a = fabric_add_node(&f, FAB_CA, 0x20, 2, "ha", "ha");
+	b = fabric_add_node(&f, FAB_CA, 0x30, 1, "hb", "hb");
+	CHECK(fabric_link(&f, sw, 1, a, 1, &err) == 0 && fabric_link(&f, sw, 2, b, 1, &err) == 0);
+	CHECK(fabric_find_guid_clash(&f, &c) == 0);
+	fabric_port(&f, b, 1)->guid = 0x22; /* port 2 of ha, which is not linked */
+	CHECK(fabric_find_guid_clash(&f, &c) == 0);
+	fabric_port(&f, b, 1)->guid = 0x21; /* port 1 of ha */
+	CHECK(fabric_find_guid_clash(&f, &c) == 1 && c.port && c.guid == 0x21 && c.first == a &&
+	      c.second == b);
+	CHECK(fabric_finalize(&f, &err) == -1 &&
+	      !strcmp(err.msg, "port GUID 0x0000000000000021 used by both ha and hb"));
+	fabric_port(&f, b, 1)->guid = 0x31;
+	f.nodes[b].guid = 0x10;
+	CHECK(fabric_find_guid_clash(&f, &c) == 1 && !c.port && c.first == sw && c.second == b);
+	f.nodes[b].guid = 0;
+	CHECK(fabric_find_guid_clash(&f, &c) == 1 && c.guid == 0 && c.first == b &&
+	      c.second == FAB_NONE);
+	CHECK(fabric_finalize(&f, &err) == -1 &&
+	      !strcmp(err.msg, "hb: node GUID 0 is not a valid GUID"));
+	fabric_free(&f);
+}
+
 static void test_builder_and_lids(void)
 {
 	unsigned links[8][2];
@@ -735,6 +770,7 @@ int main(void)
 	test_input_limits_and_nul();
 	test_sort_u64();
 	test_minheap();
+	test_guid_clash();
 	test_builder_and_lids();
 	test_same_topology();
 	test_netfile_ibsim();
