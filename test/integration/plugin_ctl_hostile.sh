@@ -23,7 +23,9 @@ if [[ $(id -u) == 0 ]] && id nobody >/dev/null 2>&1 && command -v runuser >/dev/
 	NOGROUP=$(id -gn nobody)
 	chmod 0711 "$SIM_TMP"
 	mkdir -m 0755 "$SIM_TMP/pub"
+	# nobody may not read the build tree (a checkout in a private directory): its copies.
 	cp "$SARNUE_BIN" "$SIM_TMP/pub/sarnue"
+	cp "$HOSTILE" "$SIM_TMP/pub/ctl_hostile.py"
 	SIM_CTL_SOCKET=$SIM_TMP/pub/ctl.sock
 	export SIM_PLUGIN_OPTIONS="ctl_mode=0660 ctl_group=$NOGROUP"
 else
@@ -125,7 +127,7 @@ if [[ -n $AS_NOBODY ]]; then
 	rc=$?
 	t_expect "nobody's jobs on a root-only file fails in the client (exit 3, got $rc)" test $rc = 3
 	t_expect "... and reveals nothing of it" bash -c '! grep -q topsecretword <<<"$0"' "$out"
-	reply=$(runuser -u nobody -- env PATH=/usr/bin:/bin python3 "$HOSTILE" "$SIM_CTL_SOCKET" \
+	reply=$(runuser -u nobody -- env PATH=/usr/bin:/bin python3 "$SIM_TMP/pub/ctl_hostile.py" "$SIM_CTL_SOCKET" \
 		raw "jobs $SIM_TMP/secret.map" 2>&1)
 	t_expect "nobody's raw jobs by path is refused ($reply)" grep -q '^error jobs: no open file' <<<"$reply"
 	t_expect "OpenSM's log still shows nothing of the file" \
