@@ -18,8 +18,8 @@
 
 #include <infiniband/umad.h>
 
-#include "sarnue-client.h"
-#include "wire.h"
+#include "client/sarnue-client.h"
+#include "update/wire.h"
 
 #define HISTORY 16
 #define MAX_SUBS 16

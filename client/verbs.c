@@ -16,7 +16,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "sarnue-client.h"
+#include "client/sarnue-client.h"
 
 static int verr(char *err, size_t errlen, const char *what, int rc)
 {

@@ -5,7 +5,7 @@
  * and derives the compact lookup arrays (LID table, switch CSR adjacency, end-port list) that the
  * engines and the verifier use in their inner loops.
  */
-#include "fabric.h"
+#include "fabric/fabric.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "numbers.h"
+#include "lib/numbers.h"
 
 void fab_error_set(struct fab_error *err, const char *fmt, ...)
 {

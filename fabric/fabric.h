@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "input.h"
+#include "lib/input.h"
 
 #define FAB_NONE UINT32_MAX
 #define FAB_MAX_LID 0xbfff  /* highest unicast LID */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobmap.h"
+#include "fabric/jobmap.h"
 
 /* Open-addressing table of string offsets, used for job ids and for hostnames. */
 struct str_table {

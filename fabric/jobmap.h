@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fabric.h"
-#include "nodenames.h"
+#include "fabric/fabric.h"
+#include "fabric/nodenames.h"
 
 #define JOB_MAP_MAX_NAME 255
 

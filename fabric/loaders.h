@@ -9,8 +9,8 @@
 #ifndef SARNUE_LOADERS_H
 #define SARNUE_LOADERS_H
 
-#include "fabric.h"
-#include "routing.h"
+#include "fabric/fabric.h"
+#include "fabric/routing.h"
 
 struct netfile_opts {
 	unsigned lmc;	 /* LMC given to every CA/router port */

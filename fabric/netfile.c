@@ -15,14 +15,14 @@
  * Links may be listed on one or both sides; when the two sides disagree (ports, LIDs, GUIDs)
  * the file contradicts itself and loading stops with the line.
  */
-#include "loaders.h"
+#include "fabric/loaders.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "numbers.h"
+#include "lib/numbers.h"
 
 #define SIM_FIRST_SWITCH_GUID 0x200000ull
 #define SIM_FIRST_CA_GUID 0x100000ull

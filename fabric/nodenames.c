@@ -2,7 +2,7 @@
  * nodenames.c - reading infiniband-diags node-name maps (nodenames.h), so that job maps can
  * name hosts on fabrics whose HCA descriptions do not.
  */
-#include "nodenames.h"
+#include "fabric/nodenames.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #ifndef SARNUE_NODENAMES_H
 #define SARNUE_NODENAMES_H
 
-#include "fabric.h"
+#include "fabric/fabric.h"
 
 struct node_name_map {
 	struct fab_guid_map by_guid; /* node GUID -> offset of its name in strings */

@@ -5,7 +5,7 @@
  * This is how `sarnue check` judges any routing OpenSM produced, ours or a built-in engine's, and
  * how `sarnue route` hands its offline results to ibdmchk.
  */
-#include "loaders.h"
+#include "fabric/loaders.h"
 
 #include <errno.h>
 #include <inttypes.h>

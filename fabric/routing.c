@@ -1,7 +1,7 @@
 /*
  * routing.c - storage and accessors for an engine's output tables (see routing.h).
  */
-#include "routing.h"
+#include "fabric/routing.h"
 
 #include <stdlib.h>
 #include <string.h>

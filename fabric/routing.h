@@ -11,7 +11,7 @@
 #ifndef SARNUE_ROUTING_H
 #define SARNUE_ROUTING_H
 
-#include "fabric.h"
+#include "fabric/fabric.h"
 
 #define ROUTING_MAX_SL 16
 

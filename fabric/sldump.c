@@ -9,7 +9,7 @@
  *             GUID; port GUIDs are accepted when reading)
  *   SL2VL:    "0x<switch GUID> <in port> <out port> 0x<sl0><sl1> 0x<sl2><sl3> ... (8 bytes)"
  */
-#include "loaders.h"
+#include "fabric/loaders.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /*
  * swgraph.c - derived switch-graph arrays (see swgraph.h).
  */
-#include "swgraph.h"
+#include "fabric/swgraph.h"
 
 #include <stdlib.h>
 #include <string.h>

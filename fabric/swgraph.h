@@ -7,7 +7,7 @@
 #ifndef SARNUE_SWGRAPH_H
 #define SARNUE_SWGRAPH_H
 
-#include "fabric.h"
+#include "fabric/fabric.h"
 
 struct swgraph {
 	uint32_t nsw, ne;

@@ -33,10 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobmap.h"
-#include "json.h"
-#include "plugin.h"
-#include "verify.h"
+#include "fabric/jobmap.h"
+#include "lib/json.h"
+#include "plugin/plugin.h"
+#include "check/verify.h"
 
 #define CTL_MAX_CLIENTS 16
 #define CTL_IDLE_SECONDS 30

@@ -16,10 +16,10 @@
 #include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_switch.h>
 
-#include "engines.h"
-#include "loaders.h"
-#include "plugin.h"
-#include "threads.h"
+#include "engines/engines.h"
+#include "fabric/loaders.h"
+#include "plugin/plugin.h"
+#include "lib/threads.h"
 
 /* An engine's OpenSM context: the plugin's engine state plus what engine_run_ctx() keeps. */
 struct glue_engine {

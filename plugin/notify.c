@@ -12,7 +12,7 @@
 #include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_inform.h>
 
-#include "notify.h"
+#include "plugin/notify.h"
 
 #define MAX_EXPIRED_LOGGED 16
 

@@ -19,8 +19,8 @@
 
 #include <opensm/osm_opensm.h>
 
-#include "acks.h"
-#include "wire.h"
+#include "update/acks.h"
+#include "update/wire.h"
 
 struct notify {
 	int ready;

@@ -13,7 +13,7 @@
 #include <opensm/osm_event_plugin.h>
 #include <opensm/osm_version.h>
 
-#include "plugin.h"
+#include "plugin/plugin.h"
 
 void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
 {

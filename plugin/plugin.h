@@ -14,12 +14,12 @@
 #include <opensm/osm_config.h>
 #include <opensm/osm_opensm.h>
 
-#include "engines.h"
-#include "fabric.h"
-#include "notify.h"
-#include "options.h"
-#include "routing.h"
-#include "update.h"
+#include "engines/engines.h"
+#include "fabric/fabric.h"
+#include "plugin/notify.h"
+#include "engines/options.h"
+#include "fabric/routing.h"
+#include "plugin/update.h"
 
 struct sarnue_plugin;
 struct ctl_server;

@@ -12,9 +12,9 @@
 #include <opensm/osm_config.h> /* first: see plugin.h */
 #include <opensm/osm_opensm.h>
 
-#include "json.h"
-#include "plugin.h"
-#include "update.h"
+#include "lib/json.h"
+#include "plugin/plugin.h"
+#include "plugin/update.h"
 
 #define TICK_MS 200
 /* Phase 3 asks OpenSM again when the reroute has not happened within this many seconds. */

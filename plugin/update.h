@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "routing.h"
+#include "fabric/routing.h"
 
 struct sarnue_plugin;
 struct update;

@@ -54,7 +54,7 @@ done
 # The built-in nue takes minutes on the 16-ary 3-tree with 8 VLs, beyond sim.sh's default.
 : "${SIM_OPENSM_TIMEOUT:=900}"
 export SIM_OPENSM_TIMEOUT
-. "$top/test/lib/sim.sh"
+. "$top/sim/sim.sh"
 sim_setup >/dev/null 2>&1 || exit 1
 sim_route_option_args "$extra"
 

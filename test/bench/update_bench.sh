@@ -70,7 +70,7 @@ fi
 
 say() { echo "update_bench: $*" >&2; }
 
-. "$top/test/lib/sim.sh"
+. "$top/sim/sim.sh"
 sim_setup 2>/dev/null || exit 1
 
 net=$SIM_TMP/fabric.net

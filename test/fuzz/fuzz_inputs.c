@@ -17,15 +17,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "engines.h"
-#include "fabric.h"
-#include "hostlist.h"
-#include "jobfilter.h"
-#include "jobmap.h"
-#include "loaders.h"
-#include "options.h"
-#include "slurmjobs.h"
-#include "wire.h"
+#include "engines/engines.h"
+#include "fabric/fabric.h"
+#include "filterd/hostlist.h"
+#include "filterd/jobfilter.h"
+#include "fabric/jobmap.h"
+#include "fabric/loaders.h"
+#include "engines/options.h"
+#include "filterd/slurmjobs.h"
+#include "update/wire.h"
 
 enum kind {
 	K_HOSTLIST,

@@ -27,12 +27,12 @@ command -v clang >/dev/null ||
 mkdir -p "$work/corpus" || exit 2
 echo "fuzz: working in $work"
 
-core=(fabric/*.c nue/*.c sar/*.c tools/hostlist.c tools/slurmjobs.c tools/jobfilter.c client/wire.c)
+core=(fabric/*.c nue/*.c sar/*.c filterd/hostlist.c filterd/slurmjobs.c filterd/jobfilter.c update/wire.c)
 # METIS as configure found it: the same layers as the built tools.
 read -r -a metis <<<"$(sed -n 's/^METIS_\(CPPFLAGS\|LIBS\) = //p' "$(dirname -- "$bin")/Makefile" |
 	tr '\n' ' ')"
 (cd "$top" && clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -D_GNU_SOURCE -Ifabric -Inue -Isar -Itools -Iclient \
+	-fno-sanitize-recover=undefined -D_GNU_SOURCE -I. \
 	test/fuzz/fuzz_inputs.c "${core[@]}" "${metis[@]}" -lm -lpthread \
 	-o "$work/fuzz_inputs") || { echo "fuzz: build failed" >&2; exit 2; }
 

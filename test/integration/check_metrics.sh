@@ -104,7 +104,7 @@ expect_fail 3 'nowhere/loads.svg' "$SARNUE_BIN" check --dump-dir "$tmp/dump" --s
 # sarnue's path-SL file the layered engines look like credit loops on VL 0 (exit 1), which does
 # not matter here.
 if command -v ibsim >/dev/null && command -v opensm >/dev/null; then
-	. "$SARNUE_SRCDIR/test/lib/sim.sh"
+	. "$SARNUE_SRCDIR/sim/sim.sh"
 	sim_setup || exit 1
 	# sim_setup's cleanup trap replaces ours.
 	# shellcheck disable=SC2016 # expanded when the cleanup runs

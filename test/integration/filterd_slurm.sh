@@ -18,7 +18,7 @@
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibroute ibswitches
-. "$SARNUE_SRCDIR/test/lib/sim.sh"
+. "$SARNUE_SRCDIR/sim/sim.sh"
 . "$SARNUE_SRCDIR/test/lib/slurm.sh"
 slurm_available || {
 	echo "SKIP: needs root and Slurm (slurmctld slurmd slurm-client munge)"

@@ -289,7 +289,7 @@ refuse "unknown topology 'slimfly2'" slimfly2 --q 5
 # Small instances of every new family come up under ibsim and OpenSM.
 if command -v ibsim >/dev/null 2>&1 && PATH=$PATH:/usr/sbin:/sbin command -v opensm >/dev/null 2>&1; then
 	PATH=$PATH:/usr/sbin:/sbin
-	. "$SARNUE_SRCDIR/test/lib/sim.sh"
+	. "$SARNUE_SRCDIR/sim/sim.sh"
 	if sim_setup; then
 		# sim_setup's cleanup trap replaces ours.
 		# shellcheck disable=SC2016 # expanded when the cleanup runs

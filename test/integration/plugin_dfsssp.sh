@@ -10,7 +10,7 @@
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibdmchk ibroute smpquery
-. "$SARNUE_SRCDIR/test/lib/sim.sh"
+. "$SARNUE_SRCDIR/sim/sim.sh"
 sim_setup || exit 1
 
 ENGINE=sar-dfsssp

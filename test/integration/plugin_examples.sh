@@ -6,7 +6,7 @@
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibdmchk ibroute
-. "$SARNUE_SRCDIR/test/lib/sim.sh"
+. "$SARNUE_SRCDIR/sim/sim.sh"
 sim_setup || exit 1
 
 examples=/usr/share/doc/ibsim-utils/net-examples
@@ -17,7 +17,7 @@ for net in "$examples"/net "$examples"/net.2sw2path "$examples"/net.2sw2path4hca
 done
 
 # The demo driver of the README: its text summary must report what its own check measured.
-sim=$(dirname -- "$SARNUE_BIN")/tools/sarnue-sim
+sim=$(dirname -- "$SARNUE_BIN")/sim/sarnue-sim
 if [[ -x $sim ]]; then
 	text=$("$sim" 2>/dev/null)
 	json=$("$sim" --json 2>/dev/null)

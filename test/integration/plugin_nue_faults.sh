@@ -8,7 +8,7 @@
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibdmchk ibroute python3
-. "$SARNUE_SRCDIR/test/lib/sim.sh"
+. "$SARNUE_SRCDIR/sim/sim.sh"
 sim_setup || exit 1
 
 export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-nue SIM_QOS=TRUE SIM_IBSIM_CONSOLE=1

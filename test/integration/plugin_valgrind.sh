@@ -7,7 +7,7 @@
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm valgrind
-. "$SARNUE_SRCDIR/test/lib/sim.sh"
+. "$SARNUE_SRCDIR/sim/sim.sh"
 sim_setup || exit 1
 
 net=$SIM_TMP/torus.net

@@ -12,7 +12,7 @@
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibdmchk ibroute smpquery ibnetdiscover
-. "$SARNUE_SRCDIR/test/lib/sim.sh"
+. "$SARNUE_SRCDIR/sim/sim.sh"
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 sim_setup || exit 1
 real=$SARNUE_SRCDIR/test/data/real

@@ -16,7 +16,7 @@
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibroute python3
-. "$SARNUE_SRCDIR/test/lib/sim.sh"
+. "$SARNUE_SRCDIR/sim/sim.sh"
 sim_setup || exit 1
 
 AGENT=$(dirname -- "$SARNUE_BIN")/sarnue-agent

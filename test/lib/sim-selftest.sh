@@ -33,7 +33,7 @@ scenario() {
 	local name=$1 want=$2 body=$3 rc=0
 	local state=$work/$name.state log=$work/$name.log
 	: >"$state"
-	STATE=$state bash -c "set -euo pipefail; . '$here/sim.sh'; $body" >"$log" 2>&1 || rc=$?
+	STATE=$state bash -c "set -euo pipefail; . '$here/../../sim/sim.sh'; $body" >"$log" 2>&1 || rc=$?
 	if [[ $rc != "$want" ]]; then
 		not_ok "$name: exit status $rc, expected $want (log follows)"
 		sed 's/^/     /' "$log"

@@ -4,7 +4,7 @@
  * subscribers expire after the allowed rounds and come back when they answer, and the
  * subscriber set follows the InformInfo list.
  */
-#include "acks.h"
+#include "update/acks.h"
 #include "check.h"
 
 static const struct acks_port three[] = { { 0xA, 1 }, { 0xB, 2 }, { 0xC, 3 } };

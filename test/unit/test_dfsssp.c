@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dfsssp.h"
-#include "engines.h"
-#include "loaders.h"
-#include "metrics.h"
+#include "engines/dfsssp/dfsssp.h"
+#include "engines/engines.h"
+#include "fabric/loaders.h"
+#include "check/metrics.h"
 #include "testfab.h"
-#include "verify.h"
+#include "check/verify.h"
 
 /* Switches with hosts[i] hosts each ("h<i>.<j>"), then links[] between switches. */
 static int build(struct fabric *f, unsigned nsw, const unsigned *hosts, const unsigned (*links)[2],

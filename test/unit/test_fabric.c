@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 
 #include "check.h"
-#include "loaders.h"
-#include "minheap.h"
-#include "numbers.h"
-#include "sortu64.h"
+#include "fabric/loaders.h"
+#include "lib/minheap.h"
+#include "lib/numbers.h"
+#include "lib/sortu64.h"
 #include "testfab.h"
-#include "threads.h"
+#include "lib/threads.h"
 
 static char *write_tmp(const char *text)
 {

@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "hostlist.h"
-#include "jobfilter.h"
-#include "json.h"
-#include "slurmjobs.h"
+#include "filterd/hostlist.h"
+#include "filterd/jobfilter.h"
+#include "lib/json.h"
+#include "filterd/slurmjobs.h"
 #include "testfab.h"
 
 /* Expands expr and compares with the space-separated names in want. */

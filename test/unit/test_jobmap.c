@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "jobmap.h"
+#include "fabric/jobmap.h"
 
 /* One switch; HCAs alpha (two of them), beta, and "gamma rack7" for the description match. */
 static int build(struct fabric *f)

@@ -10,8 +10,8 @@
 
 #include "check.h"
 #include "testfab.h"
-#include "engines.h"
-#include "metrics.h"
+#include "engines/engines.h"
+#include "check/metrics.h"
 
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) < 1e-9)
 

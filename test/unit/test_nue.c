@@ -16,15 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdg.h"
+#include "engines/cdg.h"
 #include "check.h"
-#include "engines.h"
-#include "metrics.h"
-#include "nue.h"
-#include "swlayers.h"
+#include "engines/engines.h"
+#include "check/metrics.h"
+#include "engines/nue/nue.h"
+#include "fabric/layersfile.h"
 #include "testfab.h"
-#include "threads.h"
-#include "verify.h"
+#include "lib/threads.h"
+#include "check/verify.h"
 
 static int route_with(struct fabric *f, const struct nue_opts *o, struct routing *r,
 		      struct nue_report *rep, struct fab_error *err)

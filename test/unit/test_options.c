@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "options.h"
+#include "engines/options.h"
 
 struct errors {
 	int n;

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "engines.h"
-#include "metrics.h"
+#include "engines/engines.h"
+#include "check/metrics.h"
 #include "testfab.h"
-#include "updn.h"
+#include "engines/updn/updn.h"
 
 #define VLS 4
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "loaders.h"
-#include "routing.h"
+#include "fabric/loaders.h"
+#include "fabric/routing.h"
 #include "testfab.h"
 
 static void copy_tables(struct routing *dst, const struct routing *src)

@@ -8,9 +8,9 @@
 
 #include "check.h"
 #include "testfab.h"
-#include "engines.h"
-#include "updn.h"
-#include "verify.h"
+#include "engines/engines.h"
+#include "engines/updn/updn.h"
+#include "check/verify.h"
 
 static void route_and_verify(struct fabric *f, const struct updn_opts *o, const char *what)
 {

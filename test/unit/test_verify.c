@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "check.h"
-#include "engines.h"
+#include "engines/engines.h"
 #include "testfab.h"
-#include "verify.h"
+#include "check/verify.h"
 
 /* Ring of n switches, one host each; every switch forwards clockwise unless it is the target. */
 static void route_clockwise(const struct fabric *f, struct routing *r, unsigned n)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "wire.h"
+#include "update/wire.h"
 
 static const uint8_t sm_gid[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20, 0, 1 };
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fabric.h"
+#include "fabric/fabric.h"
 
 /*
  * nsw switches, hosts[i] hosts on switch i; links[] lists switch pairs (a, b) to connect, npairs

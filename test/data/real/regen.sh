@@ -9,7 +9,7 @@ top=$(cd -- "$here/../../.." && pwd)
 name=${1:?usage: regen.sh NAME}
 export SARNUE_BIN=${SARNUE_BIN:-$top/sarnue} SARNUE_SRCDIR=${SARNUE_SRCDIR:-$top}
 export LD_LIBRARY_PATH=$top/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-. "$top/test/lib/sim.sh"
+. "$top/sim/sim.sh"
 out=$here/$name
 mkdir -p "$out"
 sim_setup

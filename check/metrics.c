@@ -1,0 +1,1019 @@
+/*
+ * metrics.c - edge forwarding index, effective EFI and dark fiber, stretch, and static
+ * congestion under shift, random-permutation and random-bisection traffic (see metrics.h for
+ * the definitions).  Runs on the fabric model and routing tables only, so `sarnue check` and
+ * the filter daemon can judge any engine's tables.
+ *
+ * LFTs are followed with verify_lft_step(), the verifier's own step, so a route counted here is
+ * exactly a route the verifier calls delivered.  The EFIs use one in-tree per destination LID
+ * (children before parents, O(switches)); the patterns walk one path per flow.
+ */
+#include "check/metrics.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "check/verify.h"
+
+#define TREE_ROOT (FAB_NONE - 1) /* the switch hands the packet to the destination */
+
+/* What every metric needs: terminals grouped by switch, and the in-tree of one destination. */
+struct net {
+	const struct fabric *f;
+	const struct routing *r;
+	uint32_t nsw, nch;
+	uint32_t *chan_of_port; /* [nports]: channel of C* leaving that port, or FAB_NONE */
+	uint32_t nterm, detached;
+	uint32_t *term;	       /* [nterm] terminal port indices, ascending LID */
+	uint32_t *term_sw;     /* [nterm] switch each attaches to */
+	uint32_t *sw_term_off; /* [nsw + 1] CSR: terminals (indices into term) per switch */
+	uint32_t *sw_term;
+
+	/* The in-tree towards one LID; order lists reached switches, parents first. */
+	uint32_t *next;	 /* [nsw] parent switch, TREE_ROOT, or FAB_NONE when not delivered */
+	uint32_t *chan;	 /* [nsw] channel of C* to the parent */
+	uint32_t *hops;	 /* [nsw] links from the switch to the destination port */
+	uint32_t *order; /* [nsw] */
+	uint32_t *child_off, *child, *fill;
+	uint32_t nreach;
+
+	uint64_t *acc;	/* [nsw] sources per switch, then per subtree */
+	uint32_t *dist; /* [nsw] BFS distance over C*, for the stretch */
+};
+
+static void net_free(struct net *n)
+{
+	free(n->chan_of_port);
+	free(n->term);
+	free(n->term_sw);
+	free(n->sw_term_off);
+	free(n->sw_term);
+	free(n->next);
+	free(n->chan);
+	free(n->hops);
+	free(n->order);
+	free(n->child_off);
+	free(n->child);
+	free(n->fill);
+	free(n->acc);
+	free(n->dist);
+}
+
+static int net_terminals(struct net *n)
+{
+	const struct fabric *f = n->f;
+	uint32_t i, k;
+
+	n->term = malloc(sizeof(*n->term) * (f->nendports + 1));
+	n->term_sw = malloc(sizeof(*n->term_sw) * (f->nendports + 1));
+	n->sw_term_off = calloc(n->nsw + 2, sizeof(*n->sw_term_off));
+	n->sw_term = malloc(sizeof(*n->sw_term) * (f->nendports + 1));
+	if (!n->term || !n->term_sw || !n->sw_term_off || !n->sw_term)
+		return -1;
+	for (i = 0; i < f->nendports; i++) {
+		uint32_t p = f->endports[i], sw;
+
+		if (fabric_is_switch(f, f->ports[p].node))
+			continue;
+		sw = fabric_attached_switch(f, p);
+		if (sw == FAB_NONE) {
+			n->detached++;
+			continue;
+		}
+		n->term[n->nterm] = p;
+		n->term_sw[n->nterm++] = f->nodes[sw].sw;
+	}
+	for (i = 0; i < n->nterm; i++)
+		n->sw_term_off[n->term_sw[i] + 2]++;
+	for (k = 0; k < n->nsw; k++)
+		n->sw_term_off[k + 2] += n->sw_term_off[k + 1];
+	for (i = 0; i < n->nterm; i++)
+		n->sw_term[n->sw_term_off[n->term_sw[i] + 1]++] = i;
+	return 0;
+}
+
+static int net_init(struct net *n, const struct fabric *f, const struct routing *r)
+{
+	uint32_t i;
+
+	memset(n, 0, sizeof(*n));
+	n->f = f;
+	n->r = r;
+	n->nsw = f->nswitches;
+	n->nch = f->sw_adj_off[f->nswitches];
+	n->chan_of_port = malloc(sizeof(*n->chan_of_port) * (f->nports + 1));
+	n->next = malloc(sizeof(*n->next) * (n->nsw + 1));
+	n->chan = malloc(sizeof(*n->chan) * (n->nsw + 1));
+	n->hops = malloc(sizeof(*n->hops) * (n->nsw + 1));
+	n->order = malloc(sizeof(*n->order) * (n->nsw + 1));
+	n->child_off = malloc(sizeof(*n->child_off) * (n->nsw + 2));
+	n->child = malloc(sizeof(*n->child) * (n->nsw + 1));
+	n->fill = malloc(sizeof(*n->fill) * (n->nsw + 1));
+	n->acc = malloc(sizeof(*n->acc) * (n->nsw + 1));
+	n->dist = malloc(sizeof(*n->dist) * (n->nsw + 1));
+	if (!n->chan_of_port || !n->next || !n->chan || !n->hops || !n->order || !n->child_off ||
+	    !n->child || !n->fill || !n->acc || !n->dist)
+		goto fail;
+	for (i = 0; i < f->nports; i++)
+		n->chan_of_port[i] = FAB_NONE;
+	for (i = 0; i < n->nch; i++)
+		n->chan_of_port[f->sw_adj_port[i]] = i;
+	if (net_terminals(n))
+		goto fail;
+	return 0;
+fail:
+	net_free(n);
+	return -1;
+}
+
+static uint32_t sw_terminals(const struct net *n, uint32_t sw)
+{
+	return n->sw_term_off[sw + 1] - n->sw_term_off[sw];
+}
+
+/* Where each switch sends dlid, and the switches that get it delivered, nearest first. */
+static void tree_build(struct net *n, unsigned dlid)
+{
+	uint32_t sw, i, head = 0;
+
+	memset(n->child_off, 0, sizeof(*n->child_off) * (n->nsw + 2));
+	n->nreach = 0;
+	for (sw = 0; sw < n->nsw; sw++) {
+		uint32_t q, nx;
+		enum lft_step step = verify_lft_step(n->f, n->r, sw, dlid, &q, &nx);
+
+		n->next[sw] = FAB_NONE;
+		if (step == LFT_STEP_SWITCH) {
+			n->next[sw] = nx;
+			n->chan[sw] = n->chan_of_port[q];
+			n->child_off[nx + 2]++;
+		} else if (step == LFT_STEP_DELIVERED) {
+			n->next[sw] = TREE_ROOT;
+			n->hops[sw] = q != FAB_NONE;
+			n->order[n->nreach++] = sw;
+		}
+	}
+	for (sw = 0; sw < n->nsw; sw++)
+		n->child_off[sw + 2] += n->child_off[sw + 1];
+	for (sw = 0; sw < n->nsw; sw++)
+		if (n->next[sw] < n->nsw)
+			n->child[n->child_off[n->next[sw] + 1]++] = sw;
+	/*
+	 * Breadth first from the delivering switches: switches in a forwarding loop, or leading
+	 * to a failing entry, are never reached and stay out of order[].
+	 */
+	while (head < n->nreach) {
+		uint32_t p = n->order[head++];
+
+		for (i = n->child_off[p]; i < n->child_off[p + 1]; i++) {
+			uint32_t c = n->child[i];
+
+			n->hops[c] = n->hops[p] + 1;
+			n->order[n->nreach++] = c;
+		}
+	}
+}
+
+/*
+ * Pushes the source counts in acc[] up the tree, adding each subtree's count to the channel
+ * towards the parent.  Returns the number of sources delivered.  When touched is given, the
+ * channels whose load leaves 0 are appended to it.
+ */
+static uint64_t tree_accumulate(struct net *n, uint64_t *load, uint32_t *touched,
+				uint32_t *ntouched)
+{
+	uint64_t delivered = 0;
+	uint32_t i;
+
+	for (i = n->nreach; i-- > 0;) {
+		uint32_t sw = n->order[i], p = n->next[sw];
+		uint64_t a = n->acc[sw];
+
+		if (p == TREE_ROOT) {
+			delivered += a;
+			continue;
+		}
+		if (!a)
+			continue;
+		if (touched && !load[n->chan[sw]])
+			touched[(*ntouched)++] = n->chan[sw];
+		load[n->chan[sw]] += a;
+		n->acc[p] += a;
+	}
+	return delivered;
+}
+
+/* Hop distances from switch `from` over C* (links are symmetric: also towards it). */
+static void bfs(struct net *n, uint32_t from)
+{
+	const struct fabric *f = n->f;
+	uint32_t head = 0, tail = 0, e;
+
+	for (e = 0; e < n->nsw; e++)
+		n->dist[e] = FAB_NONE;
+	n->dist[from] = 0;
+	n->fill[tail++] = from;
+	while (head < tail) {
+		uint32_t u = n->fill[head++];
+
+		for (e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+			uint32_t v = f->nodes[f->ports[f->ports[f->sw_adj_port[e]].remote].node].sw;
+
+			if (n->dist[v] == FAB_NONE) {
+				n->dist[v] = n->dist[u] + 1;
+				n->fill[tail++] = v;
+			}
+		}
+	}
+}
+
+static unsigned lids_per_terminal(const struct net *n, uint32_t t, const struct metrics_options *o)
+{
+	return o->all_lids ? 1u << n->f->ports[n->term[t]].lmc : 1;
+}
+
+static void progress(const struct metrics_options *o, const char *phase, uint64_t done,
+		     uint64_t total)
+{
+	if (o->progress)
+		o->progress(o->progress_ctx, phase, done, total);
+}
+
+void metrics_options_default(struct metrics_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->permutations = 100;
+	o->bisections = 100;
+	o->seed = 1;
+}
+
+static void dist_compute(const uint64_t *v, uint32_t n, struct metrics_dist *d)
+{
+	double sum = 0, sq = 0;
+	uint32_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->channels = n;
+	if (!n)
+		return;
+	d->min = v[0];
+	for (i = 0; i < n; i++) {
+		d->min = v[i] < d->min ? v[i] : d->min;
+		d->max = v[i] > d->max ? v[i] : d->max;
+		d->zero += !v[i];
+		sum += (double)v[i];
+	}
+	d->mean = sum / n;
+	for (i = 0; i < n; i++)
+		sq += ((double)v[i] - d->mean) * ((double)v[i] - d->mean);
+	d->sdv = sqrt(sq / n);
+	d->bin_width = (d->max + METRICS_HIST_BINS) / METRICS_HIST_BINS; /* ceil((max+1)/BINS) */
+	d->nbins = (uint32_t)(d->max / d->bin_width) + 1;
+	for (i = 0; i < n; i++)
+		d->bins[v[i] / d->bin_width]++;
+}
+
+/* Sums over delivered routes, divided by their number at the end. */
+struct efi_sums {
+	double stretch, ratio, hops;
+};
+
+/* Routes from the sources counted in acc[] (before accumulation) towards a tree's root. */
+static void add_stretch(struct metrics_efi *e, const struct net *n, struct efi_sums *sum)
+{
+	uint32_t i;
+
+	for (i = 0; i < n->nreach; i++) {
+		uint32_t sw = n->order[i];
+		uint64_t c = n->acc[sw];
+		unsigned taken, fewest, s;
+
+		if (!c || n->dist[sw] == FAB_NONE)
+			continue;
+		/* Terminal to switch, hops[sw] links on, against the same two end links. */
+		taken = n->hops[sw] + 1;
+		fewest = n->dist[sw] + 2;
+		s = taken > fewest ? taken - fewest : 0;
+		if (s)
+			e->nonminimal += c;
+		if (s > e->max_stretch)
+			e->max_stretch = s;
+		e->stretch_hist[s > METRICS_MAX_STRETCH ? METRICS_MAX_STRETCH : s] += c;
+		sum->stretch += (double)s * (double)c;
+		sum->ratio += (double)taken / fewest * (double)c;
+		sum->hops += (double)taken * (double)c;
+	}
+}
+
+/* Sources per switch for the destination terminal t: everyone but t itself. */
+static uint64_t init_all_sources(struct net *n, uint32_t t)
+{
+	uint32_t sw;
+
+	for (sw = 0; sw < n->nsw; sw++)
+		n->acc[sw] = sw_terminals(n, sw);
+	n->acc[n->term_sw[t]]--;
+	return n->nterm - 1;
+}
+
+static void efi_destination_switch(struct net *n, const struct metrics_options *o, uint32_t dsw,
+				   struct metrics_efi *e, struct efi_sums *sum)
+{
+	uint32_t k, t;
+	unsigned l;
+
+	bfs(n, dsw);
+	for (k = n->sw_term_off[dsw]; k < n->sw_term_off[dsw + 1]; k++) {
+		t = n->sw_term[k];
+		for (l = 0; l < lids_per_terminal(n, t, o); l++) {
+			unsigned dlid = n->f->ports[n->term[t]].base_lid + l;
+			uint64_t sources, got;
+
+			if (dlid > n->f->max_lid || n->f->lid_port[dlid] != n->term[t])
+				continue;
+			tree_build(n, dlid);
+			sources = init_all_sources(n, t);
+			add_stretch(e, n, sum);
+			got = tree_accumulate(n, e->load, NULL, NULL);
+			e->routes += got;
+			e->unrouted += sources - got;
+		}
+	}
+}
+
+int metrics_efi(const struct fabric *f, const struct routing *r, const struct metrics_options *o,
+		struct metrics_efi *e)
+{
+	struct efi_sums sum = { 0, 0, 0 };
+	uint32_t dsw, done = 0;
+	struct net n;
+
+	memset(e, 0, sizeof(*e));
+	if (net_init(&n, f, r))
+		return -1;
+	e->nchannels = n.nch;
+	e->terminals = n.nterm;
+	e->detached = n.detached;
+	e->load = calloc(n.nch + 1, sizeof(*e->load));
+	if (!e->load) {
+		net_free(&n);
+		return -1;
+	}
+	for (dsw = 0; dsw < n.nsw; dsw++) {
+		if (!sw_terminals(&n, dsw))
+			continue;
+		efi_destination_switch(&n, o, dsw, e, &sum);
+		done += sw_terminals(&n, dsw);
+		progress(o, "edge forwarding index", done, n.nterm);
+	}
+	dist_compute(e->load, n.nch, &e->dist);
+	if (e->routes) {
+		e->mean_stretch = sum.stretch / (double)e->routes;
+		e->mean_ratio = sum.ratio / (double)e->routes;
+		e->mean_hops = sum.hops / (double)e->routes;
+	}
+	net_free(&n);
+	return 0;
+}
+
+void metrics_efi_free(struct metrics_efi *e)
+{
+	free(e->load);
+	e->load = NULL;
+}
+
+/* Terminals of every job, CSR over jobs (indices into net.term). */
+struct job_terms {
+	uint32_t *off, *term;
+};
+
+static int job_terms_build(const struct net *n, const struct job_map *jm, struct job_terms *jt,
+			   uint32_t *bound)
+{
+	uint32_t t, i, njobs, total = 0;
+	const uint32_t *jobs;
+
+	jt->off = calloc(jm->njobs + 2, sizeof(*jt->off));
+	if (!jt->off)
+		return -1;
+	for (t = 0; t < n->nterm; t++) {
+		jobs = job_map_node_jobs(jm, n->f->ports[n->term[t]].node, &njobs);
+		for (i = 0; i < njobs; i++)
+			jt->off[jobs[i] + 2]++;
+		total += njobs;
+		*bound += njobs > 0;
+	}
+	for (i = 0; i < jm->njobs; i++)
+		jt->off[i + 2] += jt->off[i + 1];
+	jt->term = malloc(sizeof(*jt->term) * (total + 1));
+	if (!jt->term)
+		return -1;
+	for (t = 0; t < n->nterm; t++) {
+		jobs = job_map_node_jobs(jm, n->f->ports[n->term[t]].node, &njobs);
+		for (i = 0; i < njobs; i++)
+			jt->term[jt->off[jobs[i] + 1]++] = t;
+	}
+	return 0;
+}
+
+/* Scratch for one job: its terminals per switch and its own channel loads. */
+struct job_pass {
+	uint64_t *count; /* [nsw] */
+	uint64_t *load;	 /* [nch] */
+	uint32_t *touched;
+	uint32_t ntouched;
+};
+
+static void job_destination(struct net *n, struct job_pass *jp, uint32_t nterms, uint32_t t,
+			    unsigned dlid, struct metrics_jobs *out, struct metrics_job *job)
+{
+	uint64_t got;
+
+	tree_build(n, dlid);
+	memcpy(n->acc, jp->count, sizeof(*n->acc) * n->nsw);
+	n->acc[n->term_sw[t]]--;
+	got = tree_accumulate(n, jp->load, jp->touched, &jp->ntouched);
+	job->routes += got;
+	out->routes += got;
+	out->unrouted += nterms - 1 - got;
+}
+
+static void job_run(struct net *n, const struct metrics_options *o, struct job_pass *jp,
+		    const uint32_t *terms, uint32_t nterms, struct metrics_jobs *out,
+		    struct metrics_job *job)
+{
+	uint32_t i;
+	unsigned l;
+
+	job->terminals = nterms;
+	for (i = 0; i < nterms; i++)
+		if (!jp->count[n->term_sw[terms[i]]]++)
+			job->switches++;
+	jp->ntouched = 0;
+	for (i = 0; i < nterms; i++) {
+		uint32_t t = terms[i];
+
+		for (l = 0; l < lids_per_terminal(n, t, o); l++) {
+			unsigned dlid = n->f->ports[n->term[t]].base_lid + l;
+
+			if (dlid <= n->f->max_lid && n->f->lid_port[dlid] == n->term[t])
+				job_destination(n, jp, nterms, t, dlid, out, job);
+		}
+	}
+	for (i = 0; i < jp->ntouched; i++) {
+		uint32_t c = jp->touched[i];
+
+		if (jp->load[c] > job->max_efi)
+			job->max_efi = jp->load[c];
+		out->load[c] += jp->load[c];
+		jp->load[c] = 0;
+	}
+	job->channels = jp->ntouched;
+	for (i = 0; i < nterms; i++)
+		jp->count[n->term_sw[terms[i]]] = 0;
+}
+
+static void jobs_summary(struct metrics_jobs *out)
+{
+	double sum_max = 0, sum_ch = 0;
+	uint32_t j;
+
+	for (j = 0; j < out->njobs; j++) {
+		if (out->job[j].switches < 2)
+			continue;
+		out->multi_switch_jobs++;
+		sum_max += (double)out->job[j].max_efi;
+		sum_ch += out->job[j].channels;
+	}
+	if (out->multi_switch_jobs) {
+		out->mean_job_max_efi = sum_max / out->multi_switch_jobs;
+		out->mean_job_channels = sum_ch / out->multi_switch_jobs;
+	}
+	dist_compute(out->load, out->nchannels, &out->dist);
+	out->dark_fiber = out->nchannels ? 100.0 * out->dist.zero / out->nchannels : 0.0;
+}
+
+int metrics_effective_efi(const struct fabric *f, const struct routing *r, const struct job_map *jm,
+			  const struct metrics_options *o, struct metrics_jobs *out)
+{
+	struct job_terms jt = { NULL, NULL };
+	struct job_pass jp = { NULL, NULL, NULL, 0 };
+	struct net n;
+	uint32_t j;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (net_init(&n, f, r))
+		return -1;
+	out->nchannels = n.nch;
+	out->njobs = jm->njobs;
+	out->load = calloc(n.nch + 1, sizeof(*out->load));
+	out->job = calloc(jm->njobs + 1, sizeof(*out->job));
+	jp.count = calloc(n.nsw + 1, sizeof(*jp.count));
+	jp.load = calloc(n.nch + 1, sizeof(*jp.load));
+	jp.touched = malloc(sizeof(*jp.touched) * (n.nch + 1));
+	if (!out->load || !out->job || !jp.count || !jp.load || !jp.touched ||
+	    job_terms_build(&n, jm, &jt, &out->bound_terminals))
+		goto out;
+	for (j = 0; j < jm->njobs; j++) {
+		job_run(&n, o, &jp, jt.term + jt.off[j], jt.off[j + 1] - jt.off[j], out,
+			&out->job[j]);
+		progress(o, "effective EFI", j + 1, jm->njobs);
+	}
+	jobs_summary(out);
+	ret = 0;
+out:
+	if (ret)
+		metrics_jobs_free(out);
+	free(jt.off);
+	free(jt.term);
+	free(jp.count);
+	free(jp.load);
+	free(jp.touched);
+	net_free(&n);
+	return ret;
+}
+
+void metrics_jobs_free(struct metrics_jobs *j)
+{
+	free(j->load);
+	free(j->job);
+	j->load = NULL;
+	j->job = NULL;
+}
+
+/* splitmix64: small, seedable, and the same sequence on every platform. */
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rng_next(struct rng *g)
+{
+	uint64_t z = (g->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(struct rng *g, uint32_t n)
+{
+	return (uint32_t)(((unsigned __int128)rng_next(g) * n) >> 64);
+}
+
+static void shuffle(struct rng *g, uint32_t *a, uint32_t n)
+{
+	uint32_t i, j, x;
+
+	for (i = n; i > 1; i--) {
+		j = rng_below(g, i);
+		x = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = x;
+	}
+}
+
+/* One pattern instance: flows src[i] -> dst[i] (terminal indices) and the loads they cause. */
+struct pattern_pass {
+	struct net *n;
+	uint32_t *path; /* [nsw + 1] */
+	uint32_t *load; /* [nch] */
+	uint32_t *touched, ntouched;
+	uint32_t *src, *dst, nflows; /* [nterm] */
+	uint32_t *perm;		     /* [nterm] */
+};
+
+struct instance {
+	uint64_t max_load, unrouted;
+	double unslowed, share; /* fractions of the flows */
+};
+
+/*
+ * Channels of C* on the route from terminal src to dst's base LID; their number, or -1 when the
+ * LFTs do not deliver it.  A route longer than the number of switches has looped.
+ */
+static int flow_path(const struct net *n, uint32_t src, uint32_t dst, uint32_t *path)
+{
+	unsigned dlid = n->f->ports[n->term[dst]].base_lid;
+	uint32_t sw = n->term_sw[src], len = 0, q, nx;
+
+	while (len <= n->nsw) {
+		enum lft_step step = verify_lft_step(n->f, n->r, sw, dlid, &q, &nx);
+
+		if (step == LFT_STEP_DELIVERED)
+			return (int)len;
+		if (step != LFT_STEP_SWITCH)
+			return -1;
+		path[len++] = n->chan_of_port[q];
+		sw = nx;
+	}
+	return -1;
+}
+
+/* Share of a link the flow gets: 1 / the highest load on its path. */
+static void judge_flows(struct pattern_pass *pp, struct instance *res)
+{
+	uint64_t unslowed = 0;
+	double share = 0;
+	uint32_t i;
+
+	for (i = 0; i < pp->nflows; i++) {
+		int len = flow_path(pp->n, pp->src[i], pp->dst[i], pp->path), k;
+		uint32_t m = 0;
+
+		if (len < 0)
+			continue;
+		for (k = 0; k < len; k++)
+			m = pp->load[pp->path[k]] > m ? pp->load[pp->path[k]] : m;
+		unslowed += m <= 1;
+		share += m > 1 ? 1.0 / m : 1.0;
+	}
+	res->unslowed = pp->nflows ? (double)unslowed / pp->nflows : 0.0;
+	res->share = pp->nflows ? share / pp->nflows : 0.0;
+}
+
+static void instance_run(struct pattern_pass *pp, int judge, struct instance *res)
+{
+	uint32_t i;
+	int k, len;
+
+	memset(res, 0, sizeof(*res));
+	pp->ntouched = 0;
+	for (i = 0; i < pp->nflows; i++) {
+		len = flow_path(pp->n, pp->src[i], pp->dst[i], pp->path);
+		if (len < 0) {
+			res->unrouted++;
+			continue;
+		}
+		for (k = 0; k < len; k++)
+			if (!pp->load[pp->path[k]]++)
+				pp->touched[pp->ntouched++] = pp->path[k];
+	}
+	for (i = 0; i < pp->ntouched; i++)
+		if (pp->load[pp->touched[i]] > res->max_load)
+			res->max_load = pp->load[pp->touched[i]];
+	if (judge)
+		judge_flows(pp, res);
+	for (i = 0; i < pp->ntouched; i++)
+		pp->load[pp->touched[i]] = 0;
+}
+
+static void family_add(struct metrics_family *fam, const struct instance *in, uint32_t nflows)
+{
+	fam->instances++;
+	fam->flows += nflows;
+	fam->unrouted += in->unrouted;
+	if (in->max_load > fam->max_load)
+		fam->max_load = in->max_load;
+	fam->mean_max_load += (double)in->max_load; /* a sum until family_end() */
+}
+
+static void family_end(struct metrics_family *fam)
+{
+	if (fam->instances)
+		fam->mean_max_load /= fam->instances;
+}
+
+static uint32_t shift_count(uint32_t nterm, const struct metrics_options *o)
+{
+	uint32_t all = nterm ? nterm - 1 : 0;
+	uint32_t k = o->shifts ? o->shifts
+			       : (nterm <= METRICS_SHIFTS_ALL_MAX ? all : METRICS_SHIFTS_SAMPLE);
+
+	return k < all ? k : all;
+}
+
+/* With fewer shifts than terminals - 1, they are spread evenly over 1 .. terminals - 1. */
+static void run_shifts(struct pattern_pass *pp, const struct metrics_options *o,
+		       struct metrics_patterns *out)
+{
+	uint32_t nterm = pp->n->nterm, all = nterm ? nterm - 1 : 0, k, count, i;
+	struct instance in;
+
+	count = shift_count(nterm, o);
+	for (k = 0; k < count; k++) {
+		uint32_t s = count == all ? k + 1 : 1 + (uint32_t)((uint64_t)k * all / count);
+
+		for (i = 0; i < nterm; i++) {
+			pp->src[i] = i;
+			pp->dst[i] = (uint32_t)(((uint64_t)i + s) % nterm);
+		}
+		pp->nflows = nterm;
+		instance_run(pp, 0, &in);
+		family_add(&out->shift, &in, pp->nflows);
+		progress(o, "shift patterns", k + 1, count);
+	}
+	family_end(&out->shift);
+}
+
+static void run_permutations(struct pattern_pass *pp, const struct metrics_options *o,
+			     struct metrics_patterns *out)
+{
+	struct rng g = { o->seed };
+	uint32_t nterm = pp->n->nterm, k, i;
+	struct instance in;
+
+	for (k = 0; k < o->permutations && nterm > 1; k++) {
+		for (i = 0; i < nterm; i++)
+			pp->perm[i] = i;
+		shuffle(&g, pp->perm, nterm);
+		pp->nflows = 0;
+		for (i = 0; i < nterm; i++) {
+			if (pp->perm[i] == i)
+				continue; /* a terminal sending to itself is no flow */
+			pp->src[pp->nflows] = i;
+			pp->dst[pp->nflows++] = pp->perm[i];
+		}
+		instance_run(pp, 0, &in);
+		family_add(&out->permutation, &in, pp->nflows);
+		progress(o, "random permutations", k + 1, o->permutations);
+	}
+	family_end(&out->permutation);
+}
+
+/* Random halves, paired at random; each pair sends both ways (odd counts leave one out). */
+static void run_bisections(struct pattern_pass *pp, const struct metrics_options *o,
+			   struct metrics_patterns *out)
+{
+	struct rng g = { o->seed ^ 0x6a09e667f3bcc909ull };
+	uint32_t nterm = pp->n->nterm, half = nterm / 2, k, i;
+	double unslowed = 0, share = 0;
+	struct instance in;
+
+	for (k = 0; k < o->bisections && half; k++) {
+		for (i = 0; i < nterm; i++)
+			pp->perm[i] = i;
+		shuffle(&g, pp->perm, nterm);
+		for (i = 0; i < half; i++) {
+			pp->src[2 * i] = pp->dst[2 * i + 1] = pp->perm[i];
+			pp->dst[2 * i] = pp->src[2 * i + 1] = pp->perm[half + i];
+		}
+		pp->nflows = 2 * half;
+		instance_run(pp, 1, &in);
+		family_add(&out->bisection, &in, pp->nflows);
+		unslowed += in.unslowed;
+		share += in.share;
+		progress(o, "random bisections", k + 1, o->bisections);
+	}
+	family_end(&out->bisection);
+	if (out->bisection.instances) {
+		out->ebb_unslowed = unslowed / out->bisection.instances;
+		out->ebb_share = share / out->bisection.instances;
+	}
+}
+
+int metrics_patterns(const struct fabric *f, const struct routing *r,
+		     const struct metrics_options *o, struct metrics_patterns *out)
+{
+	struct pattern_pass pp;
+	struct net n;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	memset(&pp, 0, sizeof(pp));
+	if (net_init(&n, f, r))
+		return -1;
+	pp.n = &n;
+	pp.path = malloc(sizeof(*pp.path) * (n.nsw + 1));
+	pp.load = calloc(n.nch + 1, sizeof(*pp.load));
+	pp.touched = malloc(sizeof(*pp.touched) * (n.nch + 1));
+	pp.src = malloc(sizeof(*pp.src) * (n.nterm + 1));
+	pp.dst = malloc(sizeof(*pp.dst) * (n.nterm + 1));
+	pp.perm = malloc(sizeof(*pp.perm) * (n.nterm + 1));
+	if (!pp.path || !pp.load || !pp.touched || !pp.src || !pp.dst || !pp.perm)
+		goto out;
+	out->terminals = n.nterm;
+	out->shifts_possible = n.nterm ? n.nterm - 1 : 0;
+	run_shifts(&pp, o, out);
+	run_permutations(&pp, o, out);
+	run_bisections(&pp, o, out);
+	ret = 0;
+out:
+	free(pp.path);
+	free(pp.load);
+	free(pp.touched);
+	free(pp.src);
+	free(pp.dst);
+	free(pp.perm);
+	net_free(&n);
+	return ret;
+}
+
+static void print_hist_text(const struct metrics_dist *d, FILE *out)
+{
+	uint32_t b;
+
+	for (b = 0; b < d->nbins; b++) {
+		if (!d->bins[b])
+			continue;
+		if (d->bin_width == 1)
+			fprintf(out, " %" PRIu64 ":%" PRIu64, (uint64_t)b, d->bins[b]);
+		else
+			fprintf(out, " %" PRIu64 "-%" PRIu64 ":%" PRIu64, b * d->bin_width,
+				(b + 1) * d->bin_width - 1, d->bins[b]);
+	}
+	fputc('\n', out);
+}
+
+static void print_dist_text(const char *name, const struct metrics_dist *d, FILE *out)
+{
+	fprintf(out, "%-17s min %" PRIu64 ", max %" PRIu64 ", mean %.3f, sdv %.3f\n", name, d->min,
+		d->max, d->mean, d->sdv);
+	fprintf(out, "%-16s", "  histogram:");
+	print_hist_text(d, out);
+}
+
+static void print_efi_text(const struct metrics_efi *e, int all_lids, FILE *out)
+{
+	unsigned s;
+
+	fprintf(out, "\nrouting metrics (routes from every terminal to the %s of every other)\n",
+		all_lids ? "LIDs" : "base LID");
+	fprintf(out, "terminals:        %u (%u without a link to a switch)\n", e->terminals,
+		e->detached);
+	fprintf(out, "routes:           %" PRIu64 " delivered, %" PRIu64 " not delivered\n",
+		e->routes, e->unrouted);
+	fprintf(out, "channels (C*):    %u switch-to-switch\n", e->nchannels);
+	print_dist_text("EFI:", &e->dist, out);
+	fprintf(out, "hops:             mean %.3f per route (end links included)\n", e->mean_hops);
+	fprintf(out,
+		"stretch:          mean %.3f hops, max %u, mean ratio %.3f, non-minimal routes "
+		"%" PRIu64 "\n",
+		e->mean_stretch, e->max_stretch, e->mean_ratio, e->nonminimal);
+	fprintf(out, "  histogram:    ");
+	for (s = 0; s <= METRICS_MAX_STRETCH; s++)
+		if (e->stretch_hist[s])
+			fprintf(out, " %u:%" PRIu64, s, e->stretch_hist[s]);
+	fputc('\n', out);
+}
+
+#define JOBS_LISTED 20
+
+static void print_jobs_text(const struct metrics_report *m, FILE *out)
+{
+	const struct metrics_jobs *j = m->jobs;
+	uint32_t k;
+
+	fprintf(out, "\njob map:          %s: %u jobs, %u terminals in jobs, %u unknown hostnames",
+		m->job_map_name ? m->job_map_name : "", j->njobs, j->bound_terminals,
+		m->jm->unknown_hosts);
+	if (m->jm->unknown_hosts)
+		fprintf(out, " (first: %s)", m->jm->first_unknown);
+	fputc('\n', out);
+	fprintf(out, "intra-job routes: %" PRIu64 " delivered, %" PRIu64 " not delivered\n",
+		j->routes, j->unrouted);
+	print_dist_text("effective EFI:", &j->dist, out);
+	fprintf(out, "dark fiber:       %.2f%% (%u of %u channels carry no intra-job route)\n",
+		j->dark_fiber, j->dist.zero, j->nchannels);
+	fprintf(out,
+		"per job:          mean max EFI %.3f, mean channels %.3f (%u multi-switch jobs)\n",
+		j->mean_job_max_efi, j->mean_job_channels, j->multi_switch_jobs);
+	fprintf(out, "  %-20s %9s %8s %10s %8s %8s\n", "job", "terminals", "switches", "routes",
+		"max EFI", "channels");
+	for (k = 0; k < j->njobs && k < JOBS_LISTED; k++)
+		fprintf(out, "  %-20s %9u %8u %10" PRIu64 " %8" PRIu64 " %8u\n",
+			job_map_job_name(m->jm, k), j->job[k].terminals, j->job[k].switches,
+			j->job[k].routes, j->job[k].max_efi, j->job[k].channels);
+	if (j->njobs > JOBS_LISTED)
+		fprintf(out, "  ... %u more jobs (--json lists all)\n", j->njobs - JOBS_LISTED);
+}
+
+static void print_family_text(const char *name, const struct metrics_family *fam, FILE *out)
+{
+	fprintf(out,
+		"  %-15s %u instances, max load %" PRIu64 ", mean max load %.3f, flows %" PRIu64
+		", not delivered %" PRIu64 "\n",
+		name, fam->instances, fam->max_load, fam->mean_max_load, fam->flows, fam->unrouted);
+}
+
+static void print_patterns_text(const struct metrics_report *m, FILE *out)
+{
+	const struct metrics_patterns *p = m->patterns;
+
+	fprintf(out,
+		"\npatterns (%u terminals, seed %" PRIu64 ", load = flows per channel of C*)\n",
+		p->terminals, m->options->seed);
+	fprintf(out, "  shifts:         %u of %u\n", p->shift.instances, p->shifts_possible);
+	print_family_text("shift:", &p->shift, out);
+	fprintf(out, "  %-15s max load %" PRIu64 " (the EFI)\n", "all-to-all:", m->efi->dist.max);
+	print_family_text("permutation:", &p->permutation, out);
+	print_family_text("bisection:", &p->bisection, out);
+	fprintf(out,
+		"  effective bisection bandwidth: %.4f of flows unslowed, mean link share %.4f\n",
+		p->ebb_unslowed, p->ebb_share);
+}
+
+void metrics_print_text(const struct metrics_report *m, FILE *out)
+{
+	print_efi_text(m->efi, m->options->all_lids, out);
+	if (m->jobs)
+		print_jobs_text(m, out);
+	if (m->patterns)
+		print_patterns_text(m, out);
+}
+
+static void print_dist_json(const struct metrics_dist *d, FILE *out)
+{
+	uint32_t b;
+
+	fprintf(out,
+		"\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", \"mean\": %.4f, \"sdv\": %.4f, "
+		"\"zero\": %u, \"histogram\": {\"bin_width\": %" PRIu64 ", \"counts\": [",
+		d->min, d->max, d->mean, d->sdv, d->zero, d->bin_width);
+	for (b = 0; b < d->nbins; b++)
+		fprintf(out, "%s%" PRIu64, b ? ", " : "", d->bins[b]);
+	fputs("]}", out);
+}
+
+static void print_efi_json(const struct metrics_efi *e, FILE *out)
+{
+	unsigned s, first = 1;
+
+	fprintf(out,
+		"\"terminals\": %u, \"detached_terminals\": %u, \"routes\": %" PRIu64
+		", \"unrouted_routes\": %" PRIu64 ", \"channels\": %u, \"efi\": {",
+		e->terminals, e->detached, e->routes, e->unrouted, e->nchannels);
+	print_dist_json(&e->dist, out);
+	fprintf(out,
+		"}, \"mean_hops\": %.4f, \"stretch\": {\"mean\": %.4f, \"max\": %u, "
+		"\"mean_ratio\": %.4f, \"nonminimal_routes\": %" PRIu64 ", \"histogram\": {",
+		e->mean_hops, e->mean_stretch, e->max_stretch, e->mean_ratio, e->nonminimal);
+	for (s = 0; s <= METRICS_MAX_STRETCH; s++) {
+		if (!e->stretch_hist[s])
+			continue;
+		fprintf(out, "%s\"%u\": %" PRIu64, first ? "" : ", ", s, e->stretch_hist[s]);
+		first = 0;
+	}
+	fputs("}}", out);
+}
+
+static void print_jobs_json(const struct metrics_report *m, FILE *out)
+{
+	const struct metrics_jobs *j = m->jobs;
+	uint32_t k;
+
+	fputs(", \"effective_efi\": {\"job_map\": ", out);
+	json_write_string(out, m->job_map_name ? m->job_map_name : "");
+	fprintf(out, ", \"jobs\": %u, \"unknown_hosts\": %u, \"first_unknown_host\": ", j->njobs,
+		m->jm->unknown_hosts);
+	json_write_string(out, m->jm->first_unknown);
+	fprintf(out,
+		", \"bound_terminals\": %u, \"intra_job_routes\": %" PRIu64
+		", \"unrouted_intra_job_routes\": %" PRIu64 ", ",
+		j->bound_terminals, j->routes, j->unrouted);
+	print_dist_json(&j->dist, out);
+	fprintf(out,
+		", \"dark_fiber_percent\": %.4f, \"dark_channels\": %u, \"multi_switch_jobs\": %u, "
+		"\"mean_job_max_efi\": %.4f, \"mean_channels_per_job\": %.4f, \"per_job\": [",
+		j->dark_fiber, j->dist.zero, j->multi_switch_jobs, j->mean_job_max_efi,
+		j->mean_job_channels);
+	for (k = 0; k < j->njobs; k++) {
+		fprintf(out, "%s{\"job\": ", k ? ", " : "");
+		json_write_string(out, job_map_job_name(m->jm, k));
+		fprintf(out,
+			", \"terminals\": %u, \"switches\": %u, \"routes\": %" PRIu64
+			", \"max_efi\": %" PRIu64 ", \"channels\": %u}",
+			j->job[k].terminals, j->job[k].switches, j->job[k].routes,
+			j->job[k].max_efi, j->job[k].channels);
+	}
+	fputs("]}", out);
+}
+
+static void print_family_json(const char *name, const struct metrics_family *fam, FILE *out)
+{
+	fprintf(out,
+		"\"%s\": {\"instances\": %u, \"flows\": %" PRIu64 ", \"unrouted_flows\": %" PRIu64
+		", \"max_load\": %" PRIu64 ", \"mean_max_load\": %.4f}",
+		name, fam->instances, fam->flows, fam->unrouted, fam->max_load, fam->mean_max_load);
+}
+
+static void print_patterns_json(const struct metrics_report *m, FILE *out)
+{
+	const struct metrics_patterns *p = m->patterns;
+
+	fprintf(out,
+		", \"patterns\": {\"seed\": %" PRIu64
+		", \"terminals\": %u, \"shifts_possible\": %u, ",
+		m->options->seed, p->terminals, p->shifts_possible);
+	print_family_json("shift", &p->shift, out);
+	fprintf(out, ", \"all_to_all\": {\"max_load\": %" PRIu64 "}, ", m->efi->dist.max);
+	print_family_json("permutation", &p->permutation, out);
+	fputs(", ", out);
+	print_family_json("bisection", &p->bisection, out);
+	fprintf(out, ", \"ebb_unslowed_fraction\": %.4f, \"ebb_mean_share\": %.4f}",
+		p->ebb_unslowed, p->ebb_share);
+}
+
+void metrics_print_json(const struct metrics_report *m, FILE *out)
+{
+	fprintf(out, "{\"route_lids\": \"%s\", ", m->options->all_lids ? "all" : "base");
+	print_efi_json(m->efi, out);
+	if (m->jobs)
+		print_jobs_json(m, out);
+	if (m->patterns)
+		print_patterns_json(m, out);
+	fputc('}', out);
+}

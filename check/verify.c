@@ -1,0 +1,1103 @@
+/*
+ * verify.c - reachability, forwarding-loop and credit-loop check of routing tables.
+ *
+ * For a fixed destination LID and SL the route onward from a switch does not depend on where the
+ * packet came from, so the walk from each source stops at the first switch already resolved in
+ * this (destination, SL) pass; only the dependency at that junction is new.  That makes the check
+ * about O(pairs + switches * LIDs) instead of O(pairs * path length).
+ *
+ * Without a per-port SL2VL table the pairs term goes too: the source LIDs are grouped once by the
+ * switch their packets enter at (and, with per-source SLs, by what decides their SL), and each
+ * pass walks once per group and counts the outcome for all its LIDs but the destination port's
+ * own; end ports add the link to their switch, which adds no dependency.  Counts, hops and
+ * dependencies do not depend on the order of the walks, but the first failure's message names
+ * the first failing pair in port order, so a pass that finds a failure of a kind not yet named is
+ * redone pair by pair.  With per-port SL2VL (from dump files) every pair is walked on its own.
+ *
+ * The dependency graph's vertices are (channel, VL) pairs, because SL2VL may move a packet to
+ * another VL at every switch; an edge joins the VL a packet holds on its input channel to the one
+ * it asks for on the output.  Edges are kept in a hash set, then the graph is compacted and
+ * searched for a cycle with an iterative DFS.
+ *
+ * verify_feed (verify.h) runs the same passes on a thread of its own while an engine that
+ * promises final LFT columns (sar-nue on one layer) is still routing, on a copy of those columns
+ * that is compared with the final tables at the end.
+ */
+#include "check/verify.h"
+
+#include "lib/json.h"
+#include "lib/sortu64.h"
+#include "lib/threads.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum walk_state {
+	W_NONE = 0,
+	W_ACTIVE, /* on the walk being followed: meeting it again is a loop */
+	W_REACH,
+	W_FAIL,
+	W_LOOP,
+};
+
+struct dep_set {
+	uint64_t *keys; /* 0 = empty; key = (from << 32 | to) + 1, vertex = vl << 28 | channel */
+	uint64_t *list; /* [cap / 2]: the keys in the order they came, for passes over the set */
+	size_t cap, count;
+};
+
+/*
+ * Source LIDs whose pairs share one outcome towards every destination: their packets enter the
+ * fabric at the same switch with the same SL.  Without per-port SL2VL the VL out of a switch does
+ * not depend on the in-port, and the channel leaving an end port adds no dependency, so one walk
+ * from the switch stands for them all; an end port's path is one link longer than port 0's.
+ */
+struct source_group {
+	uint32_t sw;	    /* entry switch, FAB_NONE: no active link to a switch */
+	uint32_t in_ch;	    /* an end port member's channel, FAB_NONE when there is none */
+	uint32_t ca_lids;   /* LIDs of end ports (ports without a link included) */
+	uint32_t self_lids; /* LIDs of switch port 0s: the switch itself */
+	uint32_t skip_ca;   /* of those, the destination port's own: it sends nothing to itself */
+	uint32_t skip_self;
+	uint16_t sl_lid; /* a member LID: its path SL is the group's */
+	uint8_t sl;	 /* that SL towards the destination in hand, with per-source SLs */
+	uint8_t state;	 /* this pass's outcome, W_NONE when the group has no pair in it */
+	unsigned hops;	 /* links from sw onwards when state is W_REACH */
+};
+
+struct source_groups {
+	uint32_t n;
+	struct source_group *g;
+	uint32_t *elem_first; /* [nendports + 1]: each end port's elements, one per LID */
+	uint32_t *elem_group; /* the group of each element */
+	uint32_t *endport_of; /* [nports]: index into f->endports, FAB_NONE when none */
+};
+
+struct walker {
+	const struct fabric *f;
+	const struct routing *r;
+	struct verify_report *rep;
+	struct dep_set deps;
+	uint32_t *stamp; /* per (switch, VL out): pass number that filled state/hops */
+	uint8_t *state;
+	uint8_t *hops;
+	uint32_t *path; /* switches of the walk in progress */
+	uint32_t pass;
+	uint64_t hop_sum, delivered;
+	int oom;
+	struct source_groups *groups; /* NULL: every pair is walked on its own */
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+/* Keeps the hash table at most half full; the list holds count keys, so cap / 2 suffice. */
+static int deps_grow(struct dep_set *d)
+{
+	size_t ncap = d->cap ? d->cap * 2 : 1 << 10, i;
+	uint64_t *nk = calloc(ncap, sizeof(*nk));
+	uint64_t *nl = malloc(ncap / 2 * sizeof(*nl));
+
+	if (!nk || !nl) {
+		free(nk);
+		free(nl);
+		return -1;
+	}
+	for (i = 0; i < d->count; i++) {
+		size_t j = mix(d->list[i]) & (ncap - 1);
+
+		while (nk[j])
+			j = (j + 1) & (ncap - 1);
+		nk[j] = d->list[i];
+		nl[i] = d->list[i];
+	}
+	free(d->keys);
+	free(d->list);
+	d->keys = nk;
+	d->list = nl;
+	d->cap = ncap;
+	return 0;
+}
+
+#define VERTEX(vl, ch) (((uint32_t)(vl) << 28) | (ch))
+#define VERTEX_VL(v) ((v) >> 28)
+#define VERTEX_CH(v) ((v)&0x0fffffff)
+
+static int deps_add(struct dep_set *d, uint32_t from, uint32_t to)
+{
+	uint64_t key = (((uint64_t)from << 32) | to) + 1;
+	size_t j;
+
+	if ((d->count + 1) * 2 > d->cap && deps_grow(d))
+		return -1;
+	j = mix(key) & (d->cap - 1);
+	while (d->keys[j]) {
+		if (d->keys[j] == key)
+			return 0;
+		j = (j + 1) & (d->cap - 1);
+	}
+	d->keys[j] = key;
+	d->list[d->count++] = key;
+	return 0;
+}
+
+static void describe_port(const struct fabric *f, uint32_t p, char *buf, size_t len)
+{
+	const struct fab_port *port = &f->ports[p];
+
+	snprintf(buf, len, "%s[%u]", fabric_node_desc(f, port->node), port->num);
+}
+
+static void note_failure(struct walker *w, int loop, uint32_t src_port, unsigned slid,
+			 unsigned dlid, const char *why)
+{
+	char *dst = loop ? w->rep->first_loop : w->rep->first_unreachable;
+	size_t len = loop ? sizeof(w->rep->first_loop) : sizeof(w->rep->first_unreachable);
+	char name[160];
+
+	if (loop)
+		w->rep->loops++;
+	else
+		w->rep->unreachable++;
+	if (*dst)
+		return;
+	describe_port(w->f, src_port, name, sizeof(name));
+	snprintf(dst, len, "from %s (LID %u) to LID %u: %s", name, slid, dlid, why);
+}
+
+static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl_out, uint32_t to)
+{
+	w->rep->vls_used |= (uint16_t)((1u << vl_in) | (1u << vl_out));
+	if (deps_add(&w->deps, VERTEX(vl_in, from), VERTEX(vl_out, to)))
+		w->oom = 1;
+}
+
+enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
+			      unsigned dlid, uint32_t *channel, uint32_t *next_sw)
+{
+	const struct fab_node *n = &f->nodes[f->switches[sw]];
+	unsigned out = routing_lft(r, sw)[dlid];
+	uint32_t q, peer;
+
+	*channel = FAB_NONE;
+	*next_sw = FAB_NONE;
+	if (out == FAB_NO_PORT || out > n->nports)
+		return LFT_STEP_NO_ENTRY;
+	if (out == 0)
+		return f->lid_port[dlid] == n->first_port ? LFT_STEP_DELIVERED : LFT_STEP_TO_SELF;
+	q = n->first_port + out;
+	if (!fabric_channel_up(f, q))
+		return LFT_STEP_LINK_DOWN;
+	*channel = q;
+	peer = f->ports[q].remote;
+	if (!fabric_is_switch(f, f->ports[peer].node))
+		return f->lid_port[dlid] == peer ? LFT_STEP_DELIVERED : LFT_STEP_WRONG_PORT;
+	*next_sw = f->nodes[f->ports[peer].node].sw;
+	return LFT_STEP_SWITCH;
+}
+
+const char *verify_lft_step_failure(enum lft_step step)
+{
+	switch (step) {
+	case LFT_STEP_NO_ENTRY:
+		return "no LFT entry";
+	case LFT_STEP_TO_SELF:
+		return "LFT sends it to the switch itself";
+	case LFT_STEP_LINK_DOWN:
+		return "LFT points at a port without an active link";
+	case LFT_STEP_WRONG_PORT:
+		return "delivered to the wrong end port";
+	default:
+		return "";
+	}
+}
+
+/*
+ * Follows dlid from switch sw, entered through channel in_ch (FAB_NONE for a path starting at
+ * the switch itself).  Returns the walk state; *hops is the number of links from sw onwards.
+ */
+static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, unsigned dlid,
+		unsigned sl, unsigned *hops, const char **why)
+{
+	const struct fabric *f = w->f;
+	uint32_t depth = 0, i, h = 0;
+	int result = W_FAIL, joined = 0;
+
+	*why = "joins a route that fails further on";
+	for (;;) {
+		const struct fab_node *n = &f->nodes[f->switches[sw]];
+		unsigned out = routing_lft(w->r, sw)[dlid];
+		unsigned in_num = in_ch == FAB_NONE ? 0 : f->ports[f->ports[in_ch].remote].num;
+		unsigned vl_out = out <= n->nports ? routing_sl2vl(w->r, sw, in_num, out, sl) : 0;
+		/* What follows a switch depends on the VL the packet leaves it on. */
+		uint32_t key = sw * VERIFY_MAX_VLS + vl_out, q, next;
+		enum lft_step step;
+
+		/*
+		 * A channel leaving an end port has no predecessor, so it cannot lie on a cycle:
+		 * only dependencies between switch-to-switch channels are kept.
+		 */
+		if (out != FAB_NO_PORT && out != 0 && out <= n->nports && in_ch != FAB_NONE &&
+		    fabric_is_switch(f, f->ports[in_ch].node))
+			add_dep(w, vl_in, in_ch, vl_out, n->first_port + out);
+		if (w->stamp[key] == w->pass) {
+			if (w->state[key] == W_ACTIVE) {
+				result = W_LOOP;
+				*why = "forwarding loop";
+			} else {
+				result = w->state[key];
+				h = w->hops[key];
+				joined = 1;
+			}
+			break;
+		}
+		w->stamp[key] = w->pass;
+		w->state[key] = W_ACTIVE;
+		w->path[depth++] = key;
+		step = verify_lft_step(f, w->r, sw, dlid, &q, &next);
+		if (step == LFT_STEP_DELIVERED) {
+			result = W_REACH;
+			h = q != FAB_NONE;
+			break;
+		}
+		if (step != LFT_STEP_SWITCH) {
+			*why = verify_lft_step_failure(step);
+			break;
+		}
+		sw = next;
+		in_ch = q;
+		vl_in = vl_out;
+	}
+	for (i = depth; i-- > 0;) {
+		if (joined || i + 1 < depth)
+			h++;
+		w->state[w->path[i]] = (uint8_t)result;
+		w->hops[w->path[i]] = (uint8_t)(h > 255 ? 255 : h);
+	}
+	*hops = h;
+	return result;
+}
+
+static int source_entry(const struct fabric *f, uint32_t p, uint32_t *sw, uint32_t *in_ch)
+{
+	const struct fab_port *port = &f->ports[p];
+
+	if (fabric_is_switch(f, port->node)) {
+		*sw = f->nodes[port->node].sw;
+		*in_ch = FAB_NONE;
+		return 0;
+	}
+	if (!fabric_channel_up(f, p) || !fabric_is_switch(f, f->ports[port->remote].node))
+		return -1;
+	*sw = f->nodes[f->ports[port->remote].node].sw;
+	*in_ch = p;
+	return 0;
+}
+
+/* n delivered paths of the given length. */
+static void record_hops(struct walker *w, unsigned hops, uint64_t n)
+{
+	struct verify_report *rep = w->rep;
+
+	if (!n)
+		return;
+	if (hops > VERIFY_MAX_HOPS)
+		hops = VERIFY_MAX_HOPS;
+	rep->hop_hist[hops] += n;
+	if (!w->delivered || hops < rep->min_hops)
+		rep->min_hops = hops;
+	if (hops > rep->max_hops)
+		rep->max_hops = hops;
+	w->hop_sum += hops * n;
+	w->delivered += n;
+}
+
+/* One source LID towards dlid, with the SL the routing gives that pair. */
+static void check_pair(struct walker *w, uint32_t src, unsigned slid, unsigned dlid, unsigned sl)
+{
+	const struct fabric *f = w->f;
+	uint32_t sw, in_ch;
+	const char *why = NULL;
+	unsigned hops;
+	int st;
+
+	w->rep->pairs++;
+	if (source_entry(f, src, &sw, &in_ch)) {
+		note_failure(w, 0, src, slid, dlid, "source port has no active link to a switch");
+		return;
+	}
+	/* An end port sends on the VL its own SL2VL gives: the routing's uniform map. */
+	st = walk(w, sw, in_ch, w->r->sl2vl_uniform[sl & 15], dlid, sl, &hops, &why);
+	if (st == W_REACH)
+		record_hops(w, hops + (in_ch != FAB_NONE), 1);
+	else
+		note_failure(w, st == W_LOOP, src, slid, dlid, why);
+}
+
+/* The SLs of the pairs towards dlid; with source groups, notes each group's SL too. */
+static uint16_t sls_towards(struct walker *w, unsigned dlid)
+{
+	const struct fabric *f = w->f;
+	uint16_t mask = 0;
+	uint32_t i;
+
+	if (!routing_sl_per_source(w->r))
+		return (uint16_t)(1u << routing_path_sl(w->r, 0, (uint16_t)dlid));
+	if (w->groups) {
+		/* Every end port LID is in a group, and a group's LIDs share the SL. */
+		for (i = 0; i < w->groups->n; i++) {
+			struct source_group *g = &w->groups->g[i];
+
+			g->sl = routing_path_sl(w->r, g->sl_lid, (uint16_t)dlid);
+			mask |= (uint16_t)(1u << g->sl);
+		}
+		return mask;
+	}
+
+	for (i = 0; i < f->nendports; i++) {
+		const struct fab_port *p = &f->ports[f->endports[i]];
+		unsigned k;
+
+		for (k = 0; k < (1u << p->lmc); k++)
+			mask |= (uint16_t)(1u << routing_path_sl(w->r, (uint16_t)(p->base_lid + k),
+								 (uint16_t)dlid));
+	}
+	return mask;
+}
+
+/* Every source LID towards dlid with SL sl, pair by pair. */
+static void check_pairs(struct walker *w, unsigned dlid, unsigned sl)
+{
+	const struct fabric *f = w->f;
+	int per_source = routing_sl_per_source(w->r);
+	uint32_t i;
+
+	w->pass++;
+	for (i = 0; i < f->nendports; i++) {
+		uint32_t src = f->endports[i];
+		const struct fab_port *p = &f->ports[src];
+		unsigned k;
+
+		if (src == f->lid_port[dlid])
+			continue;
+		for (k = 0; k < (1u << p->lmc); k++) {
+			unsigned slid = p->base_lid + k;
+
+			if (!per_source ||
+			    routing_path_sl(w->r, (uint16_t)slid, (uint16_t)dlid) == sl)
+				check_pair(w, src, slid, dlid, sl);
+		}
+	}
+}
+
+/*
+ * The same pass with one walk per source group.  The outcome of a walk does not depend on the
+ * order of the walks, nor do the dependencies it adds (a set), but the first failure's message
+ * names the first failing pair in the per-pair order.  So when a group fails in a way whose
+ * message is still empty, nothing is counted and the caller redoes the pass pair by pair;
+ * returns -1 then, 0 when the pass is counted.
+ */
+static int check_groups(struct walker *w, unsigned dlid, unsigned sl)
+{
+	struct source_groups *sg = w->groups;
+	struct verify_report *rep = w->rep;
+	int per_source = routing_sl_per_source(w->r);
+	const char *why;
+	uint32_t i;
+
+	w->pass++;
+	for (i = 0; i < sg->n; i++) {
+		struct source_group *g = &sg->g[i];
+		int st = W_FAIL;
+
+		g->state = W_NONE;
+		if (g->ca_lids == g->skip_ca && g->self_lids == g->skip_self)
+			continue;
+		if (per_source && g->sl != sl)
+			continue;
+		if (g->sw != FAB_NONE)
+			st = walk(w, g->sw, g->in_ch, w->r->sl2vl_uniform[sl & 15], dlid, sl,
+				  &g->hops, &why);
+		if ((st == W_FAIL && !*rep->first_unreachable) ||
+		    (st == W_LOOP && !*rep->first_loop))
+			return -1;
+		g->state = (uint8_t)st;
+	}
+	for (i = 0; i < sg->n; i++) {
+		const struct source_group *g = &sg->g[i];
+		uint64_t ca = g->ca_lids - g->skip_ca, self = g->self_lids - g->skip_self;
+
+		if (g->state == W_NONE)
+			continue;
+		rep->pairs += ca + self;
+		if (g->state == W_REACH) {
+			record_hops(w, g->hops + 1, ca);
+			record_hops(w, g->hops, self);
+		} else if (g->state == W_LOOP) {
+			rep->loops += ca + self;
+		} else {
+			rep->unreachable += ca + self;
+		}
+	}
+	return 0;
+}
+
+/* The destination port's own LIDs leave their groups for its passes (skip 1), then rejoin. */
+static void skip_destination(struct walker *w, unsigned dlid, int skip)
+{
+	const struct fabric *f = w->f;
+	struct source_groups *sg = w->groups;
+	uint32_t d = f->lid_port[dlid], e = sg->endport_of[d], j;
+	int self = fabric_is_switch(f, f->ports[d].node);
+
+	if (e == FAB_NONE)
+		return;
+	for (j = sg->elem_first[e]; j < sg->elem_first[e + 1]; j++) {
+		struct source_group *g = &sg->g[sg->elem_group[j]];
+
+		if (self)
+			g->skip_self = skip ? g->skip_self + 1 : g->skip_self - 1;
+		else
+			g->skip_ca = skip ? g->skip_ca + 1 : g->skip_ca - 1;
+	}
+}
+
+static void check_destination(struct walker *w, unsigned dlid)
+{
+	uint16_t mask = sls_towards(w, dlid);
+	unsigned sl;
+
+	w->rep->sls_used |= mask;
+	if (w->groups)
+		skip_destination(w, dlid, 1);
+	for (sl = 0; sl < ROUTING_MAX_SL; sl++) {
+		if (!(mask & (1u << sl)))
+			continue;
+		if (!w->groups || check_groups(w, dlid, sl))
+			check_pairs(w, dlid, sl);
+	}
+	if (w->groups)
+		skip_destination(w, dlid, 0);
+}
+
+static void groups_free(struct source_groups *sg)
+{
+	free(sg->g);
+	free(sg->elem_first);
+	free(sg->elem_group);
+	free(sg->endport_of);
+	memset(sg, 0, sizeof(*sg));
+}
+
+/* The SL-deciding part of a source LID: path SLs depend on it through sl_src_sw alone. */
+static uint32_t sl_source_key(const struct routing *r, uint16_t slid)
+{
+	if (!routing_sl_per_source(r))
+		return 0;
+	if (slid < r->lft_len && r->sl_src_sw[slid] < r->nswitches)
+		return r->sl_src_sw[slid];
+	return r->nswitches;
+}
+
+#define GROUP_ELEM_BITS 24
+#define GROUP_KEY_BITS 20
+
+/*
+ * Sorts the (end port, LID) elements by (entry switch, SL key) into groups.  Returns 0, 1 when
+ * the fabric is too large for the sort key (then every pair is walked on its own), -1 without
+ * memory.
+ */
+static int groups_build(const struct fabric *f, const struct routing *r, struct source_groups *sg)
+{
+	uint64_t *keys = NULL, prev = UINT64_MAX;
+	uint32_t *port = NULL, i, j, nelem = 0, none = f->nswitches;
+	uint16_t *lid = NULL;
+	int ret = -1;
+
+	memset(sg, 0, sizeof(*sg));
+	for (i = 0; i < f->nendports && nelem < 1u << GROUP_ELEM_BITS; i++)
+		nelem += 1u << f->ports[f->endports[i]].lmc;
+	if (nelem >= 1u << GROUP_ELEM_BITS || f->nswitches + 1 >= 1u << GROUP_KEY_BITS ||
+	    r->nswitches + 1 >= 1u << GROUP_KEY_BITS)
+		return 1;
+	keys = malloc(sizeof(*keys) * (nelem + 1));
+	port = malloc(sizeof(*port) * (nelem + 1));
+	lid = malloc(sizeof(*lid) * (nelem + 1));
+	sg->g = malloc(sizeof(*sg->g) * (nelem + 1));
+	sg->elem_first = malloc(sizeof(*sg->elem_first) * (f->nendports + 1));
+	sg->elem_group = malloc(sizeof(*sg->elem_group) * (nelem + 1));
+	sg->endport_of = malloc(sizeof(*sg->endport_of) * (f->nports + 1));
+	if (!keys || !port || !lid || !sg->g || !sg->elem_first || !sg->elem_group ||
+	    !sg->endport_of)
+		goto out;
+	for (i = 0; i < f->nports; i++)
+		sg->endport_of[i] = FAB_NONE;
+	for (i = 0, j = 0; i < f->nendports; i++) {
+		uint32_t p = f->endports[i], sw, in_ch, k;
+
+		sg->endport_of[p] = i;
+		sg->elem_first[i] = j;
+		if (source_entry(f, p, &sw, &in_ch))
+			sw = none;
+		for (k = 0; k < (1u << f->ports[p].lmc); k++, j++) {
+			port[j] = p;
+			lid[j] = (uint16_t)(f->ports[p].base_lid + k);
+			keys[j] = (uint64_t)sw << (GROUP_ELEM_BITS + GROUP_KEY_BITS) |
+				  (uint64_t)sl_source_key(r, lid[j]) << GROUP_ELEM_BITS | j;
+		}
+	}
+	sg->elem_first[f->nendports] = j;
+	sort_u64(keys, nelem);
+	for (i = 0; i < nelem; i++) {
+		uint32_t e = (uint32_t)(keys[i] & ((1u << GROUP_ELEM_BITS) - 1)), p = port[e];
+		uint32_t sw = (uint32_t)(keys[i] >> (GROUP_ELEM_BITS + GROUP_KEY_BITS));
+		struct source_group *g;
+
+		if (keys[i] >> GROUP_ELEM_BITS != prev) {
+			prev = keys[i] >> GROUP_ELEM_BITS;
+			g = &sg->g[sg->n++];
+			memset(g, 0, sizeof(*g));
+			g->sw = sw == none ? FAB_NONE : sw;
+			g->in_ch = FAB_NONE;
+			g->sl_lid = lid[e];
+		}
+		g = &sg->g[sg->n - 1];
+		sg->elem_group[e] = sg->n - 1;
+		if (fabric_is_switch(f, f->ports[p].node)) {
+			g->self_lids++;
+		} else {
+			g->ca_lids++;
+			if (g->sw != FAB_NONE)
+				g->in_ch = p;
+		}
+	}
+	ret = 0;
+out:
+	free(keys);
+	free(port);
+	free(lid);
+	if (ret)
+		groups_free(sg);
+	return ret;
+}
+
+/* The dependency graph in CSR form over dense vertex numbers. */
+struct dep_graph {
+	uint32_t nv;
+	uint32_t *vertex; /* dense number -> (VL, channel) vertex, ascending */
+	uint32_t *off, *to;
+};
+
+static void dep_graph_free(struct dep_graph *g)
+{
+	free(g->vertex);
+	free(g->off);
+	free(g->to);
+}
+
+/* Slot of a vertex in the (VL, port) table; ascending slots are ascending vertices. */
+static size_t vertex_slot(const struct fabric *f, uint32_t v)
+{
+	return (size_t)VERTEX_VL(v) * f->nports + VERTEX_CH(v);
+}
+
+/* The two ends of a dependency as the set stores it (see struct dep_set). */
+static uint32_t dep_from(uint64_t key)
+{
+	return (uint32_t)((key - 1) >> 32);
+}
+
+static uint32_t dep_to(uint64_t key)
+{
+	return (uint32_t)(key - 1);
+}
+
+/* Prefix sums over count[0..n]: count[v] becomes the start of v's run. */
+static void prefix_sums(uint32_t *count, uint32_t n)
+{
+	uint32_t v;
+
+	for (v = 0; v < n; v++)
+		count[v + 1] += count[v];
+}
+
+/*
+ * Vertices are numbered densely in ascending order through a table over every (VL, port).  The
+ * edges are then placed by two counting passes, as in a radix sort: by target first, then,
+ * keeping that order, by source.  No comparison sort of the whole edge set, which on small
+ * fabrics cost more than the walks, and each vertex's targets come out ascending, so the graph
+ * and the cycle the search reports are the same as from sorting the edges.
+ */
+static int dep_graph_build(const struct fabric *f, const struct dep_set *d, unsigned nvls,
+			   struct dep_graph *g)
+{
+	size_t nslots = (size_t)nvls * f->nports, i;
+	uint32_t *slot_id = calloc(nslots + 1, sizeof(*slot_id)), *by_to = NULL, *at = NULL, v;
+	uint64_t *edges = malloc(sizeof(*edges) * (d->count + 1));
+	int ret = -1;
+
+	memset(g, 0, sizeof(*g));
+	g->to = malloc(sizeof(*g->to) * (d->count + 1));
+	if (!slot_id || !edges || !g->to)
+		goto out;
+	for (i = 0; i < d->count; i++) {
+		slot_id[vertex_slot(f, dep_from(d->list[i]))] = 1;
+		slot_id[vertex_slot(f, dep_to(d->list[i]))] = 1;
+	}
+	for (i = 0; i < nslots; i++)
+		g->nv += slot_id[i] != 0;
+	g->vertex = malloc(sizeof(*g->vertex) * (g->nv + 1));
+	g->off = calloc(g->nv + 2, sizeof(*g->off));
+	by_to = calloc(g->nv + 2, sizeof(*by_to));
+	at = malloc(sizeof(*at) * (g->nv + 1));
+	if (!g->vertex || !g->off || !by_to || !at)
+		goto out;
+	for (i = 0, v = 0; i < nslots; i++) {
+		if (!slot_id[i])
+			continue;
+		g->vertex[v] = VERTEX(i / f->nports, i % f->nports);
+		slot_id[i] = v++;
+	}
+	for (i = 0; i < d->count; i++) {
+		by_to[slot_id[vertex_slot(f, dep_to(d->list[i]))] + 1]++;
+		g->off[slot_id[vertex_slot(f, dep_from(d->list[i]))] + 1]++;
+	}
+	prefix_sums(by_to, g->nv);
+	prefix_sums(g->off, g->nv);
+	memcpy(at, by_to, sizeof(*at) * g->nv);
+	for (i = 0; i < d->count; i++)
+		edges[at[slot_id[vertex_slot(f, dep_to(d->list[i]))]]++] = d->list[i];
+	memcpy(at, g->off, sizeof(*at) * g->nv);
+	for (i = 0; i < d->count; i++)
+		g->to[at[slot_id[vertex_slot(f, dep_from(edges[i]))]]++] =
+			slot_id[vertex_slot(f, dep_to(edges[i]))];
+	ret = 0;
+out:
+	free(slot_id);
+	free(edges);
+	free(by_to);
+	free(at);
+	return ret;
+}
+
+static void print_cycle(struct walker *w, const struct dep_graph *g, const uint32_t *stack,
+			uint32_t depth, uint32_t start)
+{
+	struct verify_report *rep = w->rep;
+	size_t used = 0;
+	uint32_t i;
+
+	for (i = start; i <= depth && used < sizeof(rep->cycle); i++) {
+		uint32_t v = g->vertex[stack[i == depth ? start : i]];
+		char name[160];
+
+		describe_port(w->f, VERTEX_CH(v), name, sizeof(name));
+		used += (size_t)snprintf(rep->cycle + used, sizeof(rep->cycle) - used,
+					 "%s%s (VL %u)", i == start ? "" : " -> ", name,
+					 VERTEX_VL(v));
+		if (i < depth)
+			rep->credit_loop_vls |= 1u << VERTEX_VL(v);
+	}
+	rep->cycle_len = depth - start;
+}
+
+/* Iterative three-colour DFS; reports the first cycle found. */
+static int find_cycle(struct walker *w, const struct dep_graph *g)
+{
+	uint32_t *stack, *iter, c;
+	uint8_t *color;
+	int found = 0;
+
+	stack = malloc(sizeof(*stack) * (g->nv + 1));
+	iter = malloc(sizeof(*iter) * (g->nv + 1));
+	color = calloc(g->nv + 1, 1);
+	if (!stack || !iter || !color) {
+		found = -1;
+		goto out;
+	}
+	for (c = 0; c < g->nv && !found; c++) {
+		uint32_t depth = 0;
+
+		if (color[c])
+			continue;
+		stack[depth] = c;
+		iter[depth++] = g->off[c];
+		color[c] = 1;
+		while (depth && !found) {
+			uint32_t u = stack[depth - 1], v;
+
+			if (iter[depth - 1] == g->off[u + 1]) {
+				color[u] = 2;
+				depth--;
+				continue;
+			}
+			v = g->to[iter[depth - 1]++];
+			if (color[v] == 1) {
+				uint32_t start = depth;
+
+				while (start-- > 0 && stack[start] != v)
+					;
+				print_cycle(w, g, stack, depth, start);
+				found = 1;
+			} else if (!color[v]) {
+				color[v] = 1;
+				stack[depth] = v;
+				iter[depth++] = g->off[v];
+			}
+		}
+	}
+out:
+	free(stack);
+	free(iter);
+	free(color);
+	return found;
+}
+
+static int check_credit_loops(struct walker *w)
+{
+	/* VLs above the highest one used hold no vertex: their slots need no table. */
+	unsigned nvls = 32 - (unsigned)__builtin_clz(w->rep->vls_used | 1u);
+	struct dep_graph g;
+	int ret;
+
+	w->rep->dependencies = w->deps.count;
+	if (dep_graph_build(w->f, &w->deps, nvls, &g)) {
+		dep_graph_free(&g);
+		return -1;
+	}
+	ret = find_cycle(w, &g) < 0 ? -1 : 0;
+	dep_graph_free(&g);
+	return ret;
+}
+
+/* Groups and scratch of a walker over f and r; 0, or -1 without memory (then walker_free). */
+static int walker_open(struct walker *w, struct source_groups *groups, const struct fabric *f,
+		       const struct routing *r, struct verify_report *rep)
+{
+	size_t keys = (size_t)f->nswitches * VERIFY_MAX_VLS + 1;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	memset(groups, 0, sizeof(*groups));
+	memset(rep, 0, sizeof(*rep));
+	w->f = f;
+	w->r = r;
+	w->rep = rep;
+	/* With per-port SL2VL the VL out of a switch depends on where a packet came in. */
+	if (!r->sl2vl) {
+		rc = groups_build(f, r, groups);
+		if (rc < 0)
+			return -1;
+		if (!rc)
+			w->groups = groups;
+	}
+	w->stamp = calloc(keys, sizeof(*w->stamp));
+	w->state = calloc(keys, 1);
+	w->hops = calloc(keys, 1);
+	w->path = malloc(sizeof(*w->path) * keys);
+	if (!w->stamp || !w->state || !w->hops || !w->path || deps_grow(&w->deps))
+		return -1;
+	rep->sources = f->nendports;
+	return 0;
+}
+
+static void walker_free(struct walker *w, struct source_groups *groups)
+{
+	free(w->stamp);
+	free(w->state);
+	free(w->hops);
+	free(w->path);
+	free(w->deps.keys);
+	free(w->deps.list);
+	groups_free(groups);
+}
+
+/* The destination LIDs in [from, to); -1 without memory. */
+static int walker_check(struct walker *w, unsigned from, unsigned to)
+{
+	unsigned dlid;
+
+	for (dlid = from; dlid < to; dlid++) {
+		if (w->f->lid_port[dlid] == FAB_NONE)
+			continue;
+		w->rep->destinations++;
+		check_destination(w, dlid);
+		if (w->oom)
+			return -1;
+	}
+	return 0;
+}
+
+/* Mean hops and the credit-loop search once every destination is checked. */
+static int walker_close(struct walker *w)
+{
+	w->rep->mean_hops = w->delivered ? (double)w->hop_sum / (double)w->delivered : 0.0;
+	return check_credit_loops(w);
+}
+
+int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep)
+{
+	struct walker w;
+	struct source_groups groups;
+	int ret = -1;
+
+	if (walker_open(&w, &groups, f, r, rep) || walker_check(&w, 1, f->max_lid + 1))
+		goto out;
+	ret = walker_close(&w);
+out:
+	walker_free(&w, &groups);
+	return ret;
+}
+
+/*
+ * The verifier beside the routing (verify.h).  The thread takes the promised columns in whole
+ * blocks of FEED_BLOCK LIDs, a little behind the engine's latest promise, so it seldom reads a
+ * cache line the engine is still writing to.  It polls: the engine's promises come every few
+ * microseconds, and waking the thread for each would cost the engine a system call every time.
+ * The copy of the columns is allocated at the first promise, so engines that never promise cost
+ * nothing but the feed itself.
+ */
+#define FEED_BLOCK 16u
+#define FEED_STEP (16u * FEED_BLOCK) /* columns checked between looks at the stop flag */
+#define FEED_POLL_NS 50000L
+
+enum feed_state {
+	FEED_IDLE,	/* nothing promised yet */
+	FEED_RUNNING,	/* the thread checks the promised columns */
+	FEED_NO_THREAD, /* not streamed: the report verifies the final tables */
+};
+
+struct verify_feed {
+	const struct fabric *f;
+	struct routing *r;
+	struct routing view; /* r's SL settings at the first promise, LFTs from copy */
+	uint8_t *copy;	     /* the promised columns, laid out as r->lft */
+	struct verify_report rep;
+	uint32_t end;		      /* max_lid + 1 */
+	_Atomic uint32_t final_below; /* the engine's latest promise */
+	atomic_int stop;	      /* the report is not wanted: leave at once */
+	int checked;		      /* the thread checked every column and the dependencies */
+	enum feed_state state;	      /* the engine's thread only */
+	pthread_t thread;
+};
+
+static void copy_columns(struct verify_feed *vf, uint32_t from, uint32_t to)
+{
+	size_t len = vf->r->lft_len, s;
+
+	for (s = 0; s < vf->r->nswitches; s++)
+		memcpy(vf->copy + s * len + from, vf->r->lft + s * len + from, to - from);
+}
+
+/* The next block end the engine's promise covers, or end once it covers everything. */
+static uint32_t promised_upto(struct verify_feed *vf)
+{
+	uint32_t below = atomic_load_explicit(&vf->final_below, memory_order_acquire);
+
+	return below >= vf->end ? vf->end : below - below % FEED_BLOCK;
+}
+
+static void *feed_main(void *arg)
+{
+	struct verify_feed *vf = arg;
+	struct timespec nap = { .tv_nsec = FEED_POLL_NS };
+	struct source_groups groups;
+	struct walker w;
+	uint32_t done = 0, upto;
+
+	if (walker_open(&w, &groups, vf->f, &vf->view, &vf->rep))
+		goto out;
+	while (!atomic_load_explicit(&vf->stop, memory_order_relaxed)) {
+		upto = promised_upto(vf);
+		if (upto > done + FEED_STEP)
+			upto = done + FEED_STEP;
+		if (upto > done) {
+			copy_columns(vf, done, upto);
+			/* LID 0 is nobody's, but its column is compared at the end as well. */
+			if (walker_check(&w, done ? done : 1, upto))
+				goto out;
+			done = upto;
+		} else if (done >= vf->end) {
+			vf->checked = !walker_close(&w);
+			break;
+		} else {
+			nanosleep(&nap, NULL);
+		}
+	}
+out:
+	walker_free(&w, &groups);
+	return NULL;
+}
+
+/* The engine's promise (routing_columns_final); the first one starts the thread. */
+static void feed_columns_final(void *arg, uint32_t below)
+{
+	struct verify_feed *vf = arg;
+
+	if (vf->state == FEED_NO_THREAD)
+		return;
+	atomic_store_explicit(&vf->final_below, below, memory_order_release);
+	if (vf->state == FEED_RUNNING)
+		return;
+	/* Per-source SLs and per-port SL2VL live in arrays the final check does not compare. */
+	vf->state = FEED_NO_THREAD;
+	if (vf->r->sl_mode != ROUTING_SL_UNIFORM || vf->r->sl2vl)
+		return;
+	vf->copy = malloc((size_t)vf->r->nswitches * vf->r->lft_len + 1);
+	if (!vf->copy)
+		return;
+	vf->view = *vf->r;
+	vf->view.lft = vf->copy;
+	vf->view.columns_final = NULL;
+	if (!thread_start_beside(&vf->thread, feed_main, vf))
+		vf->state = FEED_RUNNING;
+}
+
+struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r)
+{
+	struct verify_feed *vf = calloc(1, sizeof(*vf));
+
+	if (!vf)
+		return NULL;
+	vf->f = f;
+	vf->r = r;
+	vf->end = f->max_lid + 1;
+	atomic_init(&vf->final_below, 0);
+	atomic_init(&vf->stop, 0);
+	r->columns_final = feed_columns_final;
+	r->columns_final_arg = vf;
+	return vf;
+}
+
+static void feed_stop(struct verify_feed *vf, int wanted)
+{
+	if (vf->state != FEED_RUNNING)
+		return;
+	if (wanted)
+		atomic_store_explicit(&vf->final_below, vf->end, memory_order_release);
+	else
+		atomic_store_explicit(&vf->stop, 1, memory_order_relaxed);
+	pthread_join(vf->thread, NULL);
+	vf->state = FEED_NO_THREAD;
+}
+
+/* Whether the thread checked exactly the tables and SL settings r holds now. */
+static int checked_final_tables(const struct verify_feed *vf)
+{
+	const struct routing *r = vf->r, *v = &vf->view;
+
+	return vf->checked && r->sl_mode == v->sl_mode && r->sl_uniform == v->sl_uniform &&
+	       !r->sl2vl && !memcmp(r->sl2vl_uniform, v->sl2vl_uniform, sizeof(v->sl2vl_uniform)) &&
+	       !memcmp(r->lft, vf->copy, (size_t)r->nswitches * r->lft_len);
+}
+
+int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed)
+{
+	int was_running = vf->state == FEED_RUNNING;
+
+	feed_stop(vf, 1);
+	*streamed = was_running && checked_final_tables(vf);
+	if (!*streamed)
+		return verify_routing(vf->f, vf->r, rep);
+	*rep = vf->rep;
+	return 0;
+}
+
+void verify_feed_detach(struct verify_feed *vf)
+{
+	if (!vf)
+		return;
+	feed_stop(vf, 0);
+	if (vf->r->columns_final_arg == vf) {
+		vf->r->columns_final = NULL;
+		vf->r->columns_final_arg = NULL;
+	}
+	free(vf->copy);
+	free(vf);
+}
+
+int verify_ok(const struct verify_report *rep)
+{
+	return !rep->unreachable && !rep->loops && !rep->credit_loop_vls;
+}
+
+unsigned verify_count_bits(uint16_t mask)
+{
+	return (unsigned)__builtin_popcount(mask);
+}
+
+void verify_print_text(const struct verify_report *rep, FILE *out)
+{
+	unsigned h;
+
+	fprintf(out,
+		"pairs checked:   %" PRIu64 " (%" PRIu64 " source ports, %" PRIu64
+		" destination LIDs)\n",
+		rep->pairs, rep->sources, rep->destinations);
+	fprintf(out, "unreachable:     %" PRIu64 "\n", rep->unreachable);
+	if (rep->unreachable)
+		fprintf(out, "  first: %s\n", rep->first_unreachable);
+	fprintf(out, "forwarding loops: %" PRIu64 "\n", rep->loops);
+	if (rep->loops)
+		fprintf(out, "  first: %s\n", rep->first_loop);
+	fprintf(out, "credit loops:    %u\n", rep->credit_loop_vls ? 1u : 0u);
+	if (rep->credit_loop_vls)
+		fprintf(out, "  cycle (%u channels): %s\n", rep->cycle_len, rep->cycle);
+	fprintf(out, "dependencies:    %" PRIu64 "\n", rep->dependencies);
+	fprintf(out, "SLs used:        %u\nVLs used:        %u\n", verify_count_bits(rep->sls_used),
+		verify_count_bits(rep->vls_used));
+	fprintf(out, "hops:            min %u, max %u, mean %.3f\n", rep->min_hops, rep->max_hops,
+		rep->mean_hops);
+	fprintf(out, "hop histogram:  ");
+	for (h = 0; h <= VERIFY_MAX_HOPS; h++)
+		if (rep->hop_hist[h])
+			fprintf(out, " %u:%" PRIu64, h, rep->hop_hist[h]);
+	fprintf(out, "\nverdict:         %s\n", verify_ok(rep) ? "OK" : "FAILED");
+}
+
+void verify_print_json_fields(const struct verify_report *rep, const char *engine, FILE *out)
+{
+	unsigned h, first = 1;
+
+	fprintf(out, "\"engine\": ");
+	json_write_string(out, engine ? engine : "");
+	fprintf(out,
+		", \"pairs\": %" PRIu64 ", \"sources\": %" PRIu64 ", \"destinations\": %" PRIu64
+		", \"unreachable\": %" PRIu64 ", \"forwarding_loops\": %" PRIu64
+		", \"credit_loops\": %u, \"credit_loop_vls\": %u, \"dependencies\": %" PRIu64
+		", \"sls_used\": %u, \"vls_used\": %u, \"hops\": {\"min\": %u, \"max\": %u, "
+		"\"mean\": %.4f, \"histogram\": {",
+		rep->pairs, rep->sources, rep->destinations, rep->unreachable, rep->loops,
+		rep->credit_loop_vls ? 1 : 0, rep->credit_loop_vls, rep->dependencies,
+		verify_count_bits(rep->sls_used), verify_count_bits(rep->vls_used), rep->min_hops,
+		rep->max_hops, rep->mean_hops);
+	for (h = 0; h <= VERIFY_MAX_HOPS; h++) {
+		if (!rep->hop_hist[h])
+			continue;
+		fprintf(out, "%s\"%u\": %" PRIu64, first ? "" : ", ", h, rep->hop_hist[h]);
+		first = 0;
+	}
+	fprintf(out, "}}, \"first_unreachable\": ");
+	json_write_string(out, rep->first_unreachable);
+	fprintf(out, ", \"first_loop\": ");
+	json_write_string(out, rep->first_loop);
+	fprintf(out, ", \"cycle\": ");
+	json_write_string(out, rep->cycle);
+	fprintf(out, ", \"ok\": %s", verify_ok(rep) ? "true" : "false");
+}
+
+void verify_print_json(const struct verify_report *rep, const char *engine, FILE *out)
+{
+	fputc('{', out);
+	verify_print_json_fields(rep, engine, out);
+	fputs("}\n", out);
+}

@@ -1,0 +1,85 @@
+/*
+ * verify.h - the routing verifier: walks every (source, destination LID) path through the LFTs
+ * and checks reachability, forwarding loops and credit loops (a cycle in the channel dependency
+ * graph of any VL, Dally and Seitz).  The plugin runs it before it lets OpenSM push tables;
+ * `sarnue check` runs it on dump files or on tables read from the live fabric.
+ */
+#ifndef SARNUE_VERIFY_H
+#define SARNUE_VERIFY_H
+
+#include "fabric/fabric.h"
+#include "fabric/routing.h"
+
+#define VERIFY_MAX_HOPS 64
+#define VERIFY_MAX_VLS 16
+
+struct verify_report {
+	uint64_t sources, destinations; /* end ports sending, LIDs received */
+	uint64_t pairs;			/* (source LID, destination LID) paths walked */
+	uint64_t unreachable;
+	uint64_t loops; /* paths caught in a forwarding loop */
+	char first_unreachable[320];
+	char first_loop[320];
+
+	uint64_t dependencies;	  /* distinct (channel, channel, VL) edges */
+	unsigned credit_loop_vls; /* bit v set: VL v's dependency graph has a cycle */
+	char cycle[4096];	  /* one cycle, channels named "node[port]" */
+	unsigned cycle_len;
+
+	uint64_t hop_hist[VERIFY_MAX_HOPS + 1]; /* links traversed per delivered path */
+	unsigned min_hops, max_hops;
+	double mean_hops;
+	uint16_t sls_used, vls_used; /* bit masks */
+};
+
+/*
+ * Where the LFT of switch sw sends a packet for dlid.  The verifier's walk and the metrics'
+ * route trees both follow LFTs through this, so they agree on what a delivered route is.
+ */
+enum lft_step {
+	LFT_STEP_SWITCH,    /* on to switch *next_sw through channel *channel */
+	LFT_STEP_DELIVERED, /* at the LID's owner: *channel leads to it, FAB_NONE for port 0 */
+	LFT_STEP_NO_ENTRY,
+	LFT_STEP_TO_SELF,   /* port 0 of a switch that does not own the LID */
+	LFT_STEP_LINK_DOWN, /* *channel is not up */
+	LFT_STEP_WRONG_PORT,
+};
+
+enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
+			      unsigned dlid, uint32_t *channel, uint32_t *next_sw);
+
+/* Why a route stops at a step other than SWITCH or DELIVERED, as the report words it. */
+const char *verify_lft_step_failure(enum lft_step step);
+
+/* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
+int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
+
+/*
+ * Verification beside the routing.  verify_feed_attach hooks r (routing_columns_final): from the
+ * engine's first promise on, a thread on another CPU copies the final LFT columns and checks them
+ * while the engine goes on.  verify_feed_report ends that and compares the copy with r's tables
+ * as they are then; when they differ, or nothing was promised, or there is no other CPU, it runs
+ * verify_routing on r instead.  The report is always that of verify_routing on the final tables.
+ * NULL without memory: verify with verify_routing then.
+ */
+struct verify_feed;
+struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r);
+
+/* As verify_routing; *streamed tells whether the checks ran beside the routing. */
+int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed);
+
+/* Stops the thread, unhooks the routing and frees the feed; NULL is fine. */
+void verify_feed_detach(struct verify_feed *vf);
+
+/* True when the report shows no unreachable pair, no forwarding loop and no credit loop. */
+int verify_ok(const struct verify_report *rep);
+
+unsigned verify_count_bits(uint16_t mask);
+
+void verify_print_text(const struct verify_report *rep, FILE *out);
+void verify_print_json(const struct verify_report *rep, const char *engine, FILE *out);
+
+/* The members of that object without the braces, for callers that append their own. */
+void verify_print_json_fields(const struct verify_report *rep, const char *engine, FILE *out);
+
+#endif

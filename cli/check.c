@@ -1,0 +1,555 @@
+/*
+ * check.c - `sarnue check`: loads a topology and routing tables (OpenSM dump files, sarnue's own
+ * dumps, or the live fabric through libibmad) and runs the verifier on them, so any engine's
+ * result, ours or OpenSM's built-in ones, is judged by the same code the plugin uses.  Then it
+ * reports the routing-quality metrics of metrics.h on the same tables: EFI and stretch always,
+ * effective EFI with a job map, traffic patterns on request, and an SVG picture of the loads.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "fabric/jobmap.h"
+#include "cli/live.h"
+#include "fabric/loaders.h"
+#include "check/metrics.h"
+#include "lib/numbers.h"
+#include "cli/svg.h"
+#include "check/verify.h"
+
+static const char check_usage[] =
+	"usage: sarnue check [OPTIONS] --dump-dir DIR\n"
+	"       sarnue check [OPTIONS] --subnet FILE --fdbs FILE [--path-sl FILE] [--sl2vl FILE]\n"
+	"       sarnue check [OPTIONS] --live [--ca NAME] [--port N] [--path-sl FILE]\n"
+	"\n"
+	"Verifies unicast routing tables: every source port must reach every destination LID,\n"
+	"no path may loop, and the channel dependency graph of every VL must be acyclic (no\n"
+	"credit loop; one cycle is printed when found).  Also reports hop statistics and the\n"
+	"SLs and VLs used, then routing-quality metrics of the same tables.\n"
+	"\n"
+	"inputs:\n"
+	"  --dump-dir DIR   OpenSM's dump_files_dir: opensm-subnet.lst and opensm.fdbs, plus\n"
+	"                   sarnue-path-sl.dump and sarnue-sl2vl.dump when present (without\n"
+	"                   them every path is taken to use SL 0 on VL 0, as ibdmchk does)\n"
+	"  --subnet FILE    topology in opensm-subnet.lst format\n"
+	"  --fdbs FILE      LFTs in opensm.fdbs or opensm-lfts.dump format\n"
+	"  --path-sl FILE   path SLs ('0xGUID DLID SL' lines); also with --live, since\n"
+	"                   switches hold no path SLs (the SM hands them out in path records)\n"
+	"  --sl2vl FILE     SL2VL tables ('0xGUID IN OUT' and 8 hex bytes)\n"
+	"  --live           discover the fabric and read LFTs and SL2VL tables from the switches\n"
+	"                   through libibumad (real HCA, or ibsim under umad2sim)\n"
+	"  --ca NAME, --port N   local HCA and port for --live (default: first active)\n"
+	"\n"
+	"options:\n"
+	"  --lmc N          LMC of end ports (dump files do not record it; default 0)\n"
+	"  --json           one JSON object on stdout instead of text\n"
+	"  -h, --help       this text\n"
+	"\n"
+	"metrics (terminal = CA or router port with a LID and a link to a switch; route = the\n"
+	"LFT path from a terminal to the base LID of another terminal; C* = the directed\n"
+	"switch-to-switch channels; terminal links are never counted, each route uses one of\n"
+	"each end):\n"
+	"  EFI              edge forwarding index: routes crossing each channel of C*, all\n"
+	"                   terminal pairs; min, max, mean, standard deviation, histogram\n"
+	"  stretch          per route, hops taken minus the fewest hops over active links:\n"
+	"                   mean, max, mean ratio taken/fewest, non-minimal routes\n"
+	"  --all-lids       count a route to every LID of a terminal's LMC range, not only to\n"
+	"                   its base LID (each source port once per destination LID)\n"
+	"  --no-metrics     verification only\n"
+	"\n"
+	"  --job-map FILE   'hostname jobid' lines, the format of the plugin's job_map option.\n"
+	"                   Adds the effective EFI (routes between two terminals of one job,\n"
+	"                   summed over jobs: a pair sharing k jobs counts k times), its maximum,\n"
+	"                   dark fiber (percentage of C* no intra-job route uses) and per job:\n"
+	"                   terminals, switches, routes, maximum EFI and channels of C* used;\n"
+	"                   means of the last two over jobs spanning two or more switches.\n"
+	"                   Unknown hostnames are counted, never fatal.\n"
+	"  --job-host-match first-word|description\n"
+	"                   hostname = first word of the node description (default) or all of it\n"
+	"  --node-name-map FILE\n"
+	"                   names for node GUIDs ('0xGUID \"name\"' per line, infiniband-diags'\n"
+	"                   format): job map hostnames match these where FILE names the node\n"
+	"\n"
+	"  --patterns       static congestion under traffic patterns, each flow one route to the\n"
+	"                   base LID, load = flows of one instance on a channel of C*:\n"
+	"                   shifts i -> i+s mod N (terminals in LID order), all-to-all (the EFI),\n"
+	"                   random permutations and random bisections (halves paired at random,\n"
+	"                   both directions); max and mean over instances of the highest load,\n"
+	"                   and the effective bisection bandwidth estimate: mean over bisections\n"
+	"                   of the fraction of flows whose channels carry no other flow, and of\n"
+	"                   the mean link share 1/(highest load on the path)\n"
+	"  --shifts K       shifts walked (default: all N-1 up to 2048 terminals, else 256);\n"
+	"                   fewer than N-1 are spread evenly over 1..N-1\n"
+	"  --permutations K random permutations (default 100)\n"
+	"  --bisections K   random bisections (default 100)\n"
+	"  --patterns-seed S  seed of the random patterns (default 1); same seed, same result\n"
+	"\n"
+	"  --svg FILE       write a self-contained SVG: switch-by-switch heat map of the loads of\n"
+	"                   C* (effective EFI with --job-map, else EFI; grey = unused) and their\n"
+	"                   histogram\n"
+	"\n"
+	"Long runs report progress on stderr every few seconds.\n"
+	"\n"
+	"exit status: 0 verified, 1 unreachable pairs, loops or credit loops, 2 usage, 3 unreadable\n"
+	"or malformed input (fabric, tables or job map, named with file:line), or an SVG that\n"
+	"cannot be written.\n";
+
+struct check_args {
+	const char *dump_dir, *subnet, *fdbs, *path_sl, *sl2vl, *ca;
+	const char *job_map, *svg, *node_name_map;
+	enum job_host_match match;
+	int json, live, port, no_metrics, patterns;
+	unsigned lmc;
+	struct metrics_options mo;
+};
+
+static char *join(const char *dir, const char *name)
+{
+	size_t len = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(len);
+
+	if (p)
+		snprintf(p, len, "%s/%s", dir, name);
+	return p;
+}
+
+enum {
+	OPT_JOB_MAP = 256,
+	OPT_JOB_HOST_MATCH,
+	OPT_NODE_NAME_MAP,
+	OPT_ALL_LIDS,
+	OPT_NO_METRICS,
+	OPT_PATTERNS,
+	OPT_SHIFTS,
+	OPT_PERMUTATIONS,
+	OPT_BISECTIONS,
+	OPT_SEED,
+	OPT_SVG,
+};
+
+static const struct option longopts[] = {
+	{ "dump-dir", required_argument, NULL, 'd' },
+	{ "subnet", required_argument, NULL, 's' },
+	{ "fdbs", required_argument, NULL, 'f' },
+	{ "path-sl", required_argument, NULL, 'c' },
+	{ "sl2vl", required_argument, NULL, 'v' },
+	{ "lmc", required_argument, NULL, 'l' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "live", no_argument, NULL, 'L' },
+	{ "ca", required_argument, NULL, 'C' },
+	{ "port", required_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "job-map", required_argument, NULL, OPT_JOB_MAP },
+	{ "job-host-match", required_argument, NULL, OPT_JOB_HOST_MATCH },
+	{ "node-name-map", required_argument, NULL, OPT_NODE_NAME_MAP },
+	{ "all-lids", no_argument, NULL, OPT_ALL_LIDS },
+	{ "no-metrics", no_argument, NULL, OPT_NO_METRICS },
+	{ "patterns", no_argument, NULL, OPT_PATTERNS },
+	{ "shifts", required_argument, NULL, OPT_SHIFTS },
+	{ "permutations", required_argument, NULL, OPT_PERMUTATIONS },
+	{ "bisections", required_argument, NULL, OPT_BISECTIONS },
+	{ "patterns-seed", required_argument, NULL, OPT_SEED },
+	{ "svg", required_argument, NULL, OPT_SVG },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* A decimal count for option name, at most max. */
+static int parse_count(const char *name, const char *arg, uint64_t max, uint64_t *v)
+{
+	if (num_parse_u64(arg, max, v)) {
+		cli_error("check", "--%s %s: expected a number from 0 to %" PRIu64, name, arg, max);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The metric options; 1 when c is none of them, else 0 or an exit status. */
+static int parse_metrics_arg(int c, struct check_args *a)
+{
+	uint64_t v;
+	int rc = 0;
+
+	switch (c) {
+	case OPT_JOB_MAP:
+		a->job_map = optarg;
+		break;
+	case OPT_NODE_NAME_MAP:
+		a->node_name_map = optarg;
+		break;
+	case OPT_JOB_HOST_MATCH:
+		if (!strcmp(optarg, "first-word")) {
+			a->match = JOB_MATCH_FIRST_WORD;
+		} else if (!strcmp(optarg, "description")) {
+			a->match = JOB_MATCH_DESCRIPTION;
+		} else {
+			cli_error("check",
+				  "--job-host-match %s: expected first-word or description",
+				  optarg);
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_ALL_LIDS:
+		a->mo.all_lids = 1;
+		break;
+	case OPT_NO_METRICS:
+		a->no_metrics = 1;
+		break;
+	case OPT_PATTERNS:
+		a->patterns = 1;
+		break;
+	case OPT_SHIFTS:
+		rc = parse_count("shifts", optarg, UINT32_MAX, &v);
+		a->mo.shifts = (uint32_t)v;
+		break;
+	case OPT_PERMUTATIONS:
+		rc = parse_count("permutations", optarg, 1000000, &v);
+		a->mo.permutations = (uint32_t)v;
+		break;
+	case OPT_BISECTIONS:
+		rc = parse_count("bisections", optarg, 1000000, &v);
+		a->mo.bisections = (uint32_t)v;
+		break;
+	case OPT_SEED:
+		rc = parse_count("patterns-seed", optarg, UINT64_MAX, &v);
+		a->mo.seed = v;
+		break;
+	case OPT_SVG:
+		a->svg = optarg;
+		break;
+	default:
+		return 1;
+	}
+	return rc;
+}
+
+static int parse_input_arg(int c, struct check_args *a)
+{
+	unsigned u;
+
+	switch (c) {
+	case 'd':
+		a->dump_dir = optarg;
+		break;
+	case 's':
+		a->subnet = optarg;
+		break;
+	case 'f':
+		a->fdbs = optarg;
+		break;
+	case 'c':
+		a->path_sl = optarg;
+		break;
+	case 'v':
+		a->sl2vl = optarg;
+		break;
+	case 'j':
+		a->json = 1;
+		break;
+	case 'L':
+		a->live = 1;
+		break;
+	case 'C':
+		a->ca = optarg;
+		break;
+	case 'P':
+		if (num_parse_uint(optarg, 0, 254, &u)) {
+			cli_error("check", "--port %s: expected a port number from 0 to 254",
+				  optarg);
+			return EXIT_USAGE;
+		}
+		a->port = (int)u;
+		break;
+	case 'l':
+		if (num_parse_uint(optarg, 0, 7, &a->lmc)) {
+			cli_error("check", "--lmc %s: expected 0..7", optarg);
+			return EXIT_USAGE;
+		}
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct check_args *a)
+{
+	int c, rc;
+
+	memset(a, 0, sizeof(*a));
+	metrics_options_default(&a->mo);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(check_usage, stdout);
+			return -1;
+		}
+		rc = parse_input_arg(c, a);
+		if (rc == 1)
+			rc = parse_metrics_arg(c, a);
+		if (rc == 1) {
+			cli_error("check", "see 'sarnue check --help'");
+			return EXIT_USAGE;
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc) {
+		cli_error("check", "unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!a->live && !a->dump_dir && !(a->subnet && a->fdbs)) {
+		cli_error("check", "give --dump-dir DIR, --subnet and --fdbs, or --live");
+		return EXIT_USAGE;
+	}
+	if (a->no_metrics && (a->job_map || a->patterns || a->svg)) {
+		cli_error("check", "--no-metrics excludes --job-map, --patterns and --svg");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Fills in the dump-directory file names; optional SL files only when they exist. */
+static int resolve_dump_dir(struct check_args *a, char **owned)
+{
+	owned[0] = join(a->dump_dir, "opensm-subnet.lst");
+	owned[1] = join(a->dump_dir, "opensm.fdbs");
+	owned[2] = join(a->dump_dir, "sarnue-path-sl.dump");
+	owned[3] = join(a->dump_dir, "sarnue-sl2vl.dump");
+	if (!owned[0] || !owned[1] || !owned[2] || !owned[3])
+		return -1;
+	if (!a->subnet)
+		a->subnet = owned[0];
+	if (!a->fdbs)
+		a->fdbs = owned[1];
+	if (!a->path_sl && !access(owned[2], R_OK))
+		a->path_sl = owned[2];
+	if (!a->sl2vl && !access(owned[3], R_OK))
+		a->sl2vl = owned[3];
+	return 0;
+}
+
+static int load_from_files(const struct check_args *a, struct fabric *f, struct routing *r,
+			   struct fab_error *err)
+{
+	if (fabric_load_subnet_lst(f, a->subnet, a->lmc, 15, err))
+		return -1;
+	if (routing_init(r, f, "dump")) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	if (routing_load_lfts(r, f, a->fdbs, err))
+		return -1;
+	if (a->path_sl && routing_load_path_sl(r, f, a->path_sl, err))
+		return -1;
+	if (a->sl2vl && routing_load_sl2vl(r, f, a->sl2vl, err))
+		return -1;
+	return 0;
+}
+
+/* Progress lines on stderr, at most one every few seconds, none for short runs. */
+struct progress_clock {
+	double last;
+};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	struct progress_clock *c = ctx;
+	double t = now_seconds();
+
+	if (t - c->last < 3.0)
+		return;
+	c->last = t;
+	fprintf(stderr, "sarnue check: %s: %" PRIu64 " of %" PRIu64 "\n", phase, done, total);
+}
+
+struct check_metrics {
+	struct metrics_efi efi;
+	struct metrics_jobs jobs;
+	struct metrics_patterns patterns;
+	int have_jobs, have_patterns;
+};
+
+static void check_metrics_free(struct check_metrics *cm)
+{
+	metrics_efi_free(&cm->efi);
+	if (cm->have_jobs)
+		metrics_jobs_free(&cm->jobs);
+}
+
+/* The job map bound through --node-name-map when given; warns of hostnames naming many HCAs. */
+static int bind_jobs(const struct check_args *a, const struct fabric *f, struct job_map *jm,
+		     struct fab_error *err)
+{
+	struct node_name_map names;
+	int rc = -1;
+
+	node_name_map_init(&names);
+	if (a->node_name_map && node_name_map_load(&names, a->node_name_map, err))
+		goto out;
+	rc = job_map_bind(jm, f, a->match, a->node_name_map ? &names : NULL, err);
+	if (!rc && jm->ambiguous_hosts)
+		cli_error(
+			"check",
+			"warning: job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such hostname(s)), "
+			"bound to all of them; name the hosts with --node-name-map FILE",
+			a->job_map, jm->first_ambiguous, jm->first_ambiguous_hcas,
+			jm->first_ambiguous_name, jm->ambiguous_hosts);
+out:
+	node_name_map_free(&names);
+	return rc;
+}
+
+static int compute_metrics(struct check_args *a, const struct fabric *f, const struct routing *r,
+			   struct job_map *jm, struct check_metrics *cm)
+{
+	struct fab_error err = { "" };
+
+	if (metrics_efi(f, r, &a->mo, &cm->efi))
+		goto oom;
+	if (a->job_map) {
+		if (bind_jobs(a, f, jm, &err)) {
+			cli_error("check", "%s", err.msg);
+			return EXIT_INPUT;
+		}
+		if (metrics_effective_efi(f, r, jm, &a->mo, &cm->jobs))
+			goto oom;
+		cm->have_jobs = 1;
+	}
+	if (a->patterns) {
+		if (metrics_patterns(f, r, &a->mo, &cm->patterns))
+			goto oom;
+		cm->have_patterns = 1;
+	}
+	return 0;
+oom:
+	cli_error("check", "out of memory computing metrics");
+	return EXIT_INPUT;
+}
+
+static void print_report(const struct check_args *a, const struct verify_report *rep,
+			 const struct check_metrics *cm, const struct job_map *jm)
+{
+	struct metrics_report m = {
+		.options = &a->mo,
+		.efi = &cm->efi,
+		.jobs = cm->have_jobs ? &cm->jobs : NULL,
+		.jm = jm,
+		.job_map_name = a->job_map,
+		.patterns = cm->have_patterns ? &cm->patterns : NULL,
+	};
+
+	if (a->json) {
+		fputc('{', stdout);
+		verify_print_json_fields(rep, a->live ? "live" : "dump", stdout);
+		if (!a->no_metrics) {
+			fputs(", \"metrics\": ", stdout);
+			metrics_print_json(&m, stdout);
+		}
+		fputs("}\n", stdout);
+		return;
+	}
+	verify_print_text(rep, stdout);
+	if (!a->no_metrics)
+		metrics_print_text(&m, stdout);
+}
+
+static int write_svg(const struct check_args *a, const struct fabric *f,
+		     const struct check_metrics *cm)
+{
+	struct fab_error err = { "" };
+	char title[512];
+	int rc;
+
+	if (cm->have_jobs) {
+		snprintf(title, sizeof(title), "Effective edge forwarding index (job map %s)",
+			 a->job_map);
+		rc = svg_write_loads(a->svg, f, cm->jobs.load, &cm->jobs.dist, title, &err);
+	} else {
+		rc = svg_write_loads(a->svg, f, cm->efi.load, &cm->efi.dist,
+				     "Edge forwarding index (all terminal pairs)", &err);
+	}
+	if (rc)
+		cli_error("check", "%s", err.msg);
+	return rc ? EXIT_INPUT : 0;
+}
+
+int check_main(int argc, char **argv)
+{
+	struct check_args a;
+	struct fabric f;
+	struct routing r;
+	struct verify_report rep;
+	struct job_map jm;
+	struct check_metrics cm;
+	struct progress_clock clock;
+	struct fab_error err = { "" };
+	char *owned[4] = { NULL, NULL, NULL, NULL };
+	int rc, i;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	a.mo.progress = show_progress;
+	a.mo.progress_ctx = &clock;
+	fabric_init(&f);
+	job_map_init(&jm);
+	memset(&r, 0, sizeof(r));
+	memset(&cm, 0, sizeof(cm));
+	/* A job map is an option's argument: reject it before any expensive loading. */
+	if (a.job_map && job_map_parse(&jm, a.job_map, &err)) {
+		cli_error("check", "%s", err.msg);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (a.dump_dir && resolve_dump_dir(&a, owned)) {
+		cli_error("check", "out of memory");
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (a.live ? live_load(&f, &r, a.ca, a.port, &err) ||
+			     (a.path_sl && routing_load_path_sl(&r, &f, a.path_sl, &err))
+		   : load_from_files(&a, &f, &r, &err)) {
+		cli_error("check", "%s", err.msg);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (verify_routing(&f, &r, &rep)) {
+		cli_error("check", "out of memory");
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (!a.no_metrics) {
+		clock.last = now_seconds();
+		rc = compute_metrics(&a, &f, &r, &jm, &cm);
+		if (rc)
+			goto out;
+	}
+	print_report(&a, &rep, &cm, &jm);
+	if (a.svg) {
+		rc = write_svg(&a, &f, &cm);
+		if (rc)
+			goto out;
+	}
+	rc = verify_ok(&rep) ? EXIT_VERIFIED : EXIT_ROUTING_FAULT;
+out:
+	check_metrics_free(&cm);
+	job_map_free(&jm);
+	routing_free(&r);
+	fabric_free(&f);
+	for (i = 0; i < 4; i++)
+		free(owned[i]);
+	return rc;
+}

@@ -1,0 +1,27 @@
+/*
+ * cli.h - the subcommands of the `sarnue` command and the helpers they share: loading a
+ * topology (net file or OpenSM dump directory), reporting errors in one consistent form.
+ */
+#ifndef SARNUE_CLI_H
+#define SARNUE_CLI_H
+
+#include "fabric/fabric.h"
+#include "fabric/routing.h"
+
+int check_main(int argc, char **argv);
+int route_main(int argc, char **argv);
+int gen_main(int argc, char **argv);
+int ctl_main(int argc, char **argv);
+
+/* Prints "sarnue <cmd>: message" on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Exit codes, documented in --help. */
+enum {
+	EXIT_VERIFIED = 0,
+	EXIT_ROUTING_FAULT = 1, /* unreachable pairs, loops or credit loops */
+	EXIT_USAGE = 2,
+	EXIT_INPUT = 3, /* unreadable or malformed input */
+};
+
+#endif

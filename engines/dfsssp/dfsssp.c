@@ -1,0 +1,939 @@
+/*
+ * dfsssp.c - path computation of sar-dfsssp and its scheduling-aware variant (see dfsssp.h).
+ *
+ * Destinations are routed one LID at a time, in phases:
+ *   1. job nodes (only with a job map), sorted by descending size of the largest job they run
+ *      (Alg 5.1 line 5); after each, only the paths from nodes sharing a job with the
+ *      destination add weight (lines 8-10); then, beyond the thesis, an improvement step
+ *      re-picks job routes where that lowers the highest intra-job load (improve_jobs);
+ *   2. storage nodes (storage_nodes / storage_guids, the role of OpenSM's io_guid_file);
+ *   3. every other CA port, then the switches' own LIDs ("lower priority for balancing", as
+ *      OpenSM's dfsssp).
+ * With a job map, weights are reset to |N|^2 before phases 2 and 3 (Alg 5.1, lines 11-16:
+ * storage and other traffic are balanced on their own).  The reference patch neither sorts the
+ * job nodes nor resets the weights; dfsssp_opts can reproduce that for comparison, but the
+ * default follows the thesis, section 5.2.2.2.  Without a job map this is plain DFSSSP, in
+ * OpenSM's order: switches by descending number of end ports, their ports in port order.
+ *
+ * Weights live on channels (one per direction of each link, parallel links apart), so the
+ * Dijkstra from the destination switch picks, among equally short routes, the least loaded
+ * channels: that is what balances parallel links and spreads the 2^LMC LIDs of one port.
+ */
+#include "engines/dfsssp/dfsssp.h"
+#include "lib/minheap.h"
+#include "fabric/swgraph.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Work the improvement step may do, in units of the job phase's Dijkstra work. */
+#define IMPROVE_BUDGET 8
+
+enum phase {
+	PH_JOB,
+	PH_STORAGE,
+	PH_OTHER,
+	PH_SWITCH
+};
+
+struct dfsssp {
+	const struct fabric *f;
+	const struct dfsssp_opts *o;
+	struct routing *r;
+	struct swgraph g;
+	struct minheap heap;
+	uint64_t base;	  /* initial channel weight, |N|^2 */
+	uint64_t *weight; /* [ne] per channel */
+	uint64_t *dist;	  /* [nsw] */
+	uint64_t *add;	  /* [nsw] weight the paths from a switch add */
+	uint64_t *acc;	  /* [nsw] */
+	uint32_t *next;	  /* [nsw] channel towards the current destination, FAB_NONE */
+	uint32_t *order;  /* [nsw] Dijkstra's settling order */
+	uint32_t *hop;	  /* [nsw] */
+	uint32_t *nsrc;	  /* [nsw] source LIDs delivered by each switch */
+	uint32_t nsettled;
+	uint32_t *dest;	 /* destination ports in routing order */
+	uint8_t *dphase; /* their phases */
+	uint32_t ndest;
+	uint32_t *job_off; /* CSR over switches: ports with jobs behind each switch */
+	uint32_t *job_port;
+	uint32_t njob; /* dest[0..njob): the job phase */
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void dfsssp_free(struct dfsssp *d)
+{
+	swgraph_free(&d->g);
+	minheap_free(&d->heap);
+	free(d->weight);
+	free(d->dist);
+	free(d->add);
+	free(d->acc);
+	free(d->next);
+	free(d->order);
+	free(d->hop);
+	free(d->nsrc);
+	free(d->dest);
+	free(d->dphase);
+	free(d->job_off);
+	free(d->job_port);
+}
+
+static int dfsssp_alloc(struct dfsssp *d)
+{
+	const struct fabric *f = d->f;
+	uint32_t nsw = f->nswitches, lid, nlids = 0;
+
+	if (swgraph_build(&d->g, f) || minheap_init(&d->heap, nsw))
+		return -1;
+	d->weight = malloc(sizeof(*d->weight) * (d->g.ne + 1));
+	d->dist = malloc(sizeof(*d->dist) * nsw);
+	d->add = malloc(sizeof(*d->add) * nsw);
+	d->acc = malloc(sizeof(*d->acc) * nsw);
+	d->next = malloc(sizeof(*d->next) * nsw);
+	d->order = malloc(sizeof(*d->order) * nsw);
+	d->hop = malloc(sizeof(*d->hop) * nsw);
+	d->nsrc = calloc(nsw, sizeof(*d->nsrc));
+	d->dest = malloc(sizeof(*d->dest) * (f->nendports + 1));
+	d->dphase = malloc(f->nendports + 1);
+	if (!d->weight || !d->dist || !d->add || !d->acc || !d->next || !d->order || !d->hop ||
+	    !d->nsrc || !d->dest || !d->dphase)
+		return -1;
+	for (lid = 1; lid <= f->max_lid; lid++) {
+		uint32_t s = routing_lid_switch(f, lid);
+
+		if (s == FAB_NONE)
+			continue;
+		d->nsrc[s]++;
+		nlids++;
+	}
+	/* "initialize with P^2 to force shortest paths" (OpenSM), P = LIDs of all end ports. */
+	d->base = (uint64_t)nlids * nlids;
+	return 0;
+}
+
+static void reset_weights(struct dfsssp *d)
+{
+	uint32_t e;
+
+	for (e = 0; e < d->g.ne; e++)
+		d->weight[e] = d->base;
+}
+
+/* Shortest routes of every switch towards switch t; settling order in order[]. */
+static void dijkstra(struct dfsssp *d, uint32_t t)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++) {
+		d->dist[s] = UINT64_MAX;
+		d->next[s] = FAB_NONE;
+	}
+	d->nsettled = 0;
+	d->dist[t] = 0;
+	d->hop[t] = 0;
+	minheap_set(&d->heap, t, 0);
+	while (d->heap.size) {
+		uint32_t v = minheap_pop(&d->heap), e;
+
+		d->order[d->nsettled++] = v;
+		if (v != t)
+			d->hop[v] = d->hop[d->g.to[d->next[v]]] + 1;
+		for (e = off[v]; e < off[v + 1]; e++) {
+			uint32_t u = d->g.to[e], c = d->g.rev[e];
+			uint64_t nd = d->dist[v] + d->weight[c];
+
+			/* Strict: among equal channels the first (lowest port) wins. */
+			if (nd < d->dist[u]) {
+				d->dist[u] = nd;
+				d->next[u] = c;
+				minheap_set(&d->heap, u, nd);
+			}
+		}
+	}
+}
+
+/*
+ * The intra-job load one switch's sources would leave behind on a candidate next channel e
+ * (towards v): its own channel's load and the mean per-channel load of v's onward route, both
+ * including what this destination's farther switches already committed.  Squared, so that
+ * spreading wins over stacking.
+ */
+static uint64_t spread_cost(const struct dfsssp *d, uint32_t s, uint32_t e, uint32_t v)
+{
+	uint64_t up = d->weight[e] - d->base + d->acc[s], dn = 0;
+
+	if (d->hop[v])
+		dn = (d->dist[v] - d->hop[v] * d->base) / d->hop[v] + d->acc[v] + d->acc[s];
+	return up * up + dn * dn * d->hop[v];
+}
+
+/* Switch s picks its next channel among those one hop closer to the destination. */
+static void spread_switch(struct dfsssp *d, uint32_t s)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	uint32_t e, v, best = d->next[s];
+	uint64_t cost, low = UINT64_MAX;
+
+	for (e = off[s]; d->acc[s] && e < off[s + 1]; e++) {
+		v = d->g.to[e];
+		if (d->dist[v] == UINT64_MAX || d->hop[v] + 1 != d->hop[s])
+			continue;
+		cost = spread_cost(d, s, e, v);
+		/* Dijkstra's own choice wins ties. */
+		if (cost < low || (cost == low && e == d->next[s])) {
+			low = cost;
+			best = e;
+		}
+	}
+	d->next[s] = best;
+	d->weight[best] += d->acc[s];
+	d->acc[d->g.to[best]] += d->acc[s];
+}
+
+/*
+ * Job phase: Dijkstra sends every switch of one destination the same way when few switches
+ * hold the job's sources (the other switches add nothing), so one destination's whole intra-job
+ * traffic lands on one spine and one down-link (thesis figure 5.2: 66 where plain DFSSSP has
+ * 60).  Here the switches, farthest first, re-pick among their minimum-hop next channels
+ * knowing what this destination's farther switches already put there, and the weights grow
+ * as they go, still only by intra-job paths (Alg 5.1 lines 8-10).  Hop counts and hence
+ * the layering stay those of Dijkstra; plain DFSSSP and the later phases do not use this.
+ */
+static void spread_tree(struct dfsssp *d)
+{
+	uint32_t i, h, maxhop = 0;
+
+	for (i = 0; i < d->nsettled; i++) {
+		uint32_t s = d->order[i];
+
+		d->acc[s] = d->add[s];
+		if (d->hop[s] > maxhop)
+			maxhop = d->hop[s];
+	}
+	for (h = maxhop; h >= 1; h--)
+		for (i = d->nsettled; i-- > 1;)
+			if (d->hop[d->order[i]] == h)
+				spread_switch(d, d->order[i]);
+}
+
+/* Every route adds add[s] to each channel from its source switch s to the destination. */
+static void update_weights(struct dfsssp *d)
+{
+	uint32_t i, s;
+
+	for (s = 0; s < d->g.nsw; s++)
+		d->acc[s] = d->add[s];
+	/* Reverse settling order: a switch comes after everything routed through it. */
+	for (i = d->nsettled; i-- > 1;) {
+		uint32_t c;
+
+		s = d->order[i];
+		c = d->next[s];
+		if (!d->acc[s])
+			continue;
+		d->weight[c] += d->acc[s];
+		d->acc[d->g.to[c]] += d->acc[s];
+	}
+}
+
+static void set_lft(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_port, int to_ca)
+{
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++) {
+		uint8_t port, hops;
+
+		if (s == t) {
+			port = exit_port;
+			hops = (uint8_t)to_ca;
+		} else {
+			port = (uint8_t)swgraph_port_num(d->f, d->next[s]);
+			hops = (uint8_t)(d->hop[s] + to_ca > 255 ? 255 : d->hop[s] + to_ca);
+		}
+		routing_lft(d->r, s)[lid] = port;
+		routing_hops(d->r, s)[lid] = hops;
+	}
+}
+
+/* Sources at switch s of intra-job paths to dst_node (Alg 5.1 line 9): its ports sharing a job. */
+static uint64_t job_add_at(const struct dfsssp *d, uint32_t s, uint32_t dst_node)
+{
+	uint64_t add = 0;
+	uint32_t i;
+
+	for (i = d->job_off[s]; i < d->job_off[s + 1]; i++) {
+		const struct fab_port *p = &d->f->ports[d->job_port[i]];
+
+		if (job_map_share_job(d->o->jobs, p->node, dst_node))
+			add += 1u << p->lmc;
+	}
+	return add;
+}
+
+static void job_additions(struct dfsssp *d, uint32_t dst_node)
+{
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++)
+		d->add[s] = job_add_at(d, s, dst_node);
+}
+
+static void plain_additions(struct dfsssp *d)
+{
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++)
+		d->add[s] = d->nsrc[s];
+}
+
+/* Routes every LID of port p (an end port or a switch's port 0); spread: job phase. */
+static int route_port(struct dfsssp *d, uint32_t p, int spread)
+{
+	const struct fabric *f = d->f;
+	const struct fab_port *port = &f->ports[p];
+	int to_ca = !fabric_is_switch(f, port->node);
+	uint32_t t = routing_lid_switch(f, port->base_lid), k, s;
+	uint8_t exit_port = to_ca ? f->ports[port->remote].num : 0;
+
+	if (t == FAB_NONE)
+		return 0;
+	for (k = 0; k < (1u << port->lmc); k++) {
+		uint32_t lid = port->base_lid + k;
+
+		if (lid > f->max_lid || f->lid_port[lid] != p)
+			continue;
+		dijkstra(d, t);
+		for (s = 0; s < d->g.nsw; s++)
+			if (s != t && d->next[s] == FAB_NONE)
+				return -1;
+		if (spread)
+			spread_tree(d);
+		set_lft(d, lid, t, exit_port, to_ca);
+		if (!spread)
+			update_weights(d);
+	}
+	return 0;
+}
+
+/* The largest job a node runs: its size (ports) and index; size 0 when it runs none. */
+static uint32_t node_job_size(const struct job_map *jm, uint32_t node, uint32_t *job)
+{
+	uint32_t n, i, best = 0;
+	const uint32_t *jobs = job_map_node_jobs(jm, node, &n);
+
+	*job = UINT32_MAX;
+	for (i = 0; i < n; i++) {
+		if (jm->job_ports[jobs[i]] > best) {
+			best = jm->job_ports[jobs[i]];
+			*job = jobs[i];
+		}
+	}
+	return best;
+}
+
+struct job_key {
+	uint32_t size, job, pos, port;
+};
+
+static int cmp_job_key(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Alg 5.1 line 5: job nodes by descending job size, a job's nodes together. */
+static int sort_job_ports(struct dfsssp *d, uint32_t n)
+{
+	struct job_key *k = malloc(sizeof(*k) * (n + 1));
+	uint32_t i;
+
+	if (!k)
+		return -1;
+	for (i = 0; i < n; i++) {
+		k[i].port = d->dest[i];
+		k[i].pos = i;
+		k[i].size = node_job_size(d->o->jobs, d->f->ports[d->dest[i]].node, &k[i].job);
+	}
+	qsort(k, n, sizeof(*k), cmp_job_key);
+	for (i = 0; i < n; i++)
+		d->dest[i] = k[i].port;
+	free(k);
+	return 0;
+}
+
+struct sw_key {
+	uint32_t sw, ends;
+};
+
+static int cmp_sw_key(const void *a, const void *b)
+{
+	const struct sw_key *x = a, *y = b;
+
+	if (x->ends != y->ends)
+		return x->ends > y->ends ? -1 : 1;
+	return x->sw < y->sw ? -1 : x->sw > y->sw;
+}
+
+static int port_phase(const struct dfsssp *d, uint32_t p)
+{
+	uint32_t node = d->f->ports[p].node, n;
+
+	if (d->o->jobs) {
+		job_map_node_jobs(d->o->jobs, node, &n);
+		if (n)
+			return PH_JOB;
+	}
+	if (d->o->storage && d->o->storage[node])
+		return PH_STORAGE;
+	return PH_OTHER;
+}
+
+/* End ports behind switch s (attached through an active link), in port order. */
+static uint32_t ends_of(const struct fabric *f, uint32_t s, uint32_t *out)
+{
+	const struct fab_node *n = &f->nodes[f->switches[s]];
+	uint32_t k, count = 0;
+
+	for (k = 1; k <= n->nports; k++) {
+		uint32_t p = n->first_port + k, q;
+
+		if (!fabric_channel_up(f, p))
+			continue;
+		q = f->ports[p].remote;
+		if (fabric_is_switch(f, f->ports[q].node) || !f->ports[q].base_lid)
+			continue;
+		if (out)
+			out[count] = q;
+		count++;
+	}
+	return count;
+}
+
+/* Builds dest[] in routing order and the per-switch lists of job ports. */
+static int order_destinations(struct dfsssp *d)
+{
+	const struct fabric *f = d->f;
+	uint32_t nsw = d->g.nsw, i, ph, *buf, njob = 0;
+	struct sw_key *sk = malloc(sizeof(*sk) * (nsw + 1));
+	int ret = -1;
+
+	buf = malloc(sizeof(*buf) * (f->nports + 1));
+	d->job_off = calloc(nsw + 1, sizeof(*d->job_off));
+	d->job_port = malloc(sizeof(*d->job_port) * (f->nendports + 1));
+	if (!sk || !buf || !d->job_off || !d->job_port)
+		goto out;
+	for (i = 0; i < nsw; i++) {
+		sk[i].sw = i;
+		sk[i].ends = ends_of(f, i, NULL);
+	}
+	qsort(sk, nsw, sizeof(*sk), cmp_sw_key);
+	d->ndest = 0;
+	for (ph = PH_JOB; ph <= PH_OTHER; ph++) {
+		for (i = 0; i < nsw; i++) {
+			uint32_t n = ends_of(f, sk[i].sw, buf), j;
+
+			for (j = 0; j < n; j++) {
+				if (port_phase(d, buf[j]) != (int)ph)
+					continue;
+				d->dphase[d->ndest] = (uint8_t)ph;
+				d->dest[d->ndest++] = buf[j];
+			}
+		}
+		if (ph == PH_JOB)
+			njob = d->ndest;
+	}
+	d->njob = njob;
+	for (i = 0; i < nsw; i++) {
+		d->dphase[d->ndest] = PH_SWITCH;
+		d->dest[d->ndest++] = f->nodes[f->switches[sk[i].sw]].first_port;
+	}
+	if (njob && !d->o->skip_job_sort && sort_job_ports(d, njob))
+		goto out;
+	/* Job ports per switch, for the intra-job weight rule. */
+	for (i = 0; i < njob; i++)
+		d->job_off[routing_lid_switch(f, f->ports[d->dest[i]].base_lid) + 1]++;
+	for (i = 0; i < nsw; i++)
+		d->job_off[i + 1] += d->job_off[i];
+	memcpy(buf, d->job_off, sizeof(*buf) * nsw);
+	for (i = 0; i < njob; i++)
+		d->job_port[buf[routing_lid_switch(f, f->ports[d->dest[i]].base_lid)]++] =
+			d->dest[i];
+	ret = 0;
+out:
+	free(sk);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Improvement step after the job phase.  This goes beyond the thesis: Algorithm 5.1 (section
+ * 5.2.2.2) routes every job destination once, greedily, and never revisits it.  On the thesis's
+ * own figure 5.2 fabric that greedy pass, like every destination-based engine OpenSM ships,
+ * stops at a maximum effective EFI of 60 where 54 is reachable, and on some job mixes it ends
+ * above plain DFSSSP: an early destination's choice only looks bad once later destinations
+ * have filled the other channels.  So the job trees are revisited: for each channel with the
+ * highest intra-job load, and each job destination whose tree crosses it, the switches whose
+ * routes reach it re-pick among their next channels one hop closer to the destination.  A
+ * move is kept only when it lowers, in this order, the maximum load, the number of channels at
+ * that maximum and the sum of squared loads, so the search ends; sweeps repeat while they
+ * move something, within a work budget.  Routes stay minimal and destination-based (a move
+ * changes one LFT entry), so the layering and the verifier treat them as any other.  The
+ * trees are read back from the LFTs, which hold the only copy of them.
+ */
+struct move {
+	uint32_t lid, s, e;
+	int64_t dcnt, dsq;
+};
+
+struct improve {
+	const uint32_t *lids; /* the job phase's LIDs */
+	uint32_t nlids;
+	uint64_t max;  /* the highest load when the sweep began */
+	uint64_t nmax; /* channels still at max */
+	uint64_t work; /* LFT entries read; stops the search at budget */
+	uint64_t budget;
+};
+
+static uint64_t load_of(const struct dfsssp *d, uint32_t e)
+{
+	return d->weight[e] - d->base;
+}
+
+/* Switch s's next channel towards lid; FAB_NONE at the destination's switch. */
+static uint32_t next_of(const struct dfsssp *d, uint32_t s, uint32_t lid)
+{
+	return swgraph_channel(d->f, &d->g, s, routing_lft(d->r, s)[lid]);
+}
+
+/*
+ * The switches whose routes to lid pass through switch u, u first and each before those it
+ * is reached from, into order[]; acc[] gets the intra-job sources routed through each.
+ * Returns their number.
+ */
+static uint32_t load_subtree(struct dfsssp *d, struct improve *im, uint32_t lid, uint32_t u)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	uint32_t dst = d->f->ports[d->f->lid_port[lid]].node, n = 1, i, e, x;
+
+	d->order[0] = u;
+	for (i = 0; i < n; i++) {
+		x = d->order[i];
+		d->acc[x] = job_add_at(d, x, dst);
+		for (e = off[x]; e < off[x + 1]; e++)
+			if (routing_lft(d->r, d->g.to[e])[lid] ==
+			    swgraph_port_num(d->f, d->g.rev[e]))
+				d->order[n++] = d->g.to[e];
+		im->work += off[x + 1] - off[x];
+	}
+	for (i = n; i-- > 1;) {
+		x = d->order[i];
+		d->acc[d->g.to[next_of(d, x, lid)]] += d->acc[x];
+	}
+	return n;
+}
+
+/*
+ * What moving switch s's flow to lid from its next channel to e1 does, up to where the old and
+ * the new route meet (both are minimal, so they meet at the same distance).  Returns 0 when a
+ * channel would go above max.
+ */
+static int eval_move(const struct dfsssp *d, struct improve *im, uint32_t s, struct move *m)
+{
+	int64_t a = (int64_t)d->acc[s];
+	uint32_t e0 = next_of(d, s, m->lid), e1 = m->e;
+
+	m->dcnt = 0;
+	m->dsq = 0;
+	for (;;) {
+		int64_t lo = (int64_t)load_of(d, e0), ln = (int64_t)load_of(d, e1);
+
+		im->work++;
+		if ((uint64_t)(ln + a) > im->max)
+			return 0;
+		m->dcnt += ((uint64_t)(ln + a) == im->max) - ((uint64_t)lo == im->max);
+		m->dsq += 2 * a * (ln - lo + a);
+		if (d->g.to[e0] == d->g.to[e1])
+			return 1;
+		e0 = next_of(d, d->g.to[e0], m->lid);
+		e1 = next_of(d, d->g.to[e1], m->lid);
+	}
+}
+
+static void apply_move(struct dfsssp *d, const struct move *m)
+{
+	uint64_t a = d->acc[m->s];
+	uint32_t e0 = next_of(d, m->s, m->lid), e1 = m->e;
+
+	routing_lft(d->r, m->s)[m->lid] = (uint8_t)swgraph_port_num(d->f, e1);
+	for (;;) {
+		d->weight[e0] -= a;
+		d->weight[e1] += a;
+		if (d->g.to[e0] == d->g.to[e1])
+			return;
+		e0 = next_of(d, d->g.to[e0], m->lid);
+		e1 = next_of(d, d->g.to[e1], m->lid);
+	}
+}
+
+/* Lexicographically lower (channels at the maximum, sum of squares) than *best. */
+static int better(const struct move *m, const struct move *best)
+{
+	if (m->dcnt != best->dcnt)
+		return m->dcnt < best->dcnt;
+	return m->dsq < best->dsq;
+}
+
+/* The best improving move at the n switches of order[] (a subtree loaded by load_subtree). */
+static void best_in_subtree(struct dfsssp *d, struct improve *im, uint32_t lid, uint32_t n,
+			    struct move *best)
+{
+	const uint32_t *off = d->f->sw_adj_off;
+	struct move m = { .lid = lid };
+	uint32_t i, s, cur;
+
+	for (i = 0; i < n; i++) {
+		s = d->order[i];
+		if (!d->acc[s])
+			continue;
+		cur = next_of(d, s, lid);
+		for (m.e = off[s]; m.e < off[s + 1]; m.e++) {
+			if (m.e == cur || routing_hops(d->r, d->g.to[m.e])[lid] + 1u !=
+						  routing_hops(d->r, s)[lid])
+				continue;
+			m.s = s;
+			if (eval_move(d, im, s, &m) && better(&m, best))
+				*best = m;
+		}
+	}
+}
+
+/* Finds and applies the best move through channel c; 0 when none improves. */
+static int relieve(struct dfsssp *d, struct improve *im, uint32_t c)
+{
+	uint32_t u = d->g.from[c], i, n;
+	uint8_t port = (uint8_t)swgraph_port_num(d->f, c);
+	struct move best = { .lid = FAB_NONE };
+
+	for (i = 0; i < im->nlids && im->work < im->budget; i++) {
+		if (routing_lft(d->r, u)[im->lids[i]] != port)
+			continue;
+		n = load_subtree(d, im, im->lids[i], u);
+		if (d->acc[u])
+			best_in_subtree(d, im, im->lids[i], n, &best);
+	}
+	im->work += im->nlids;
+	if (best.lid == FAB_NONE)
+		return 0;
+	load_subtree(d, im, best.lid, u);
+	apply_move(d, &best);
+	im->nmax += best.dcnt;
+	return 1;
+}
+
+/* The job phase's LIDs, as routed by route_port. */
+static uint32_t *job_lids(const struct dfsssp *d, uint32_t *n)
+{
+	const struct fabric *f = d->f;
+	uint32_t i, k, *lids = malloc(sizeof(*lids) * (f->max_lid + 1));
+
+	*n = 0;
+	for (i = 0; lids && i < d->njob; i++) {
+		const struct fab_port *p = &f->ports[d->dest[i]];
+
+		for (k = 0; k < (1u << p->lmc); k++)
+			if (p->base_lid + k <= f->max_lid &&
+			    f->lid_port[p->base_lid + k] == d->dest[i])
+				lids[(*n)++] = p->base_lid + k;
+	}
+	return lids;
+}
+
+/*
+ * One sweep over the channels at the highest load.  It ends early when none is left there:
+ * the bound max would then let a move raise a channel above the new maximum.
+ */
+static uint64_t improve_sweep(struct dfsssp *d, struct improve *im)
+{
+	uint64_t moves = 0;
+	uint32_t e;
+
+	im->max = 0;
+	im->nmax = 0;
+	for (e = 0; e < d->g.ne; e++) {
+		if (load_of(d, e) > im->max) {
+			im->max = load_of(d, e);
+			im->nmax = 0;
+		}
+		im->nmax += load_of(d, e) == im->max;
+	}
+	for (e = 0; im->max && im->nmax && e < d->g.ne && im->work < im->budget; e++)
+		if (load_of(d, e) == im->max && relieve(d, im, e))
+			moves++;
+	return moves;
+}
+
+static int improve_jobs(struct dfsssp *d, struct dfsssp_report *rep)
+{
+	struct improve im = { 0 };
+	uint32_t *lids = job_lids(d, &im.nlids);
+	uint64_t moves;
+
+	if (!lids)
+		return -1;
+	im.lids = lids;
+	/* IMPROVE_BUDGET times what the job phase's Dijkstras cost, roughly. */
+	im.budget = IMPROVE_BUDGET * (uint64_t)im.nlids * (d->g.ne + d->g.nsw);
+	do {
+		moves = improve_sweep(d, &im);
+		rep->improve_moves += moves;
+		rep->improve_sweeps++;
+	} while (moves && im.work < im.budget);
+	rep->improve_work = im.work;
+	rep->improve_stopped = im.work >= im.budget;
+	free(lids);
+	return 0;
+}
+
+static int improve(struct dfsssp *d, struct dfsssp_report *rep, struct fab_error *err)
+{
+	double t0 = now();
+	int ret = 0;
+
+	if (!d->o->skip_improve)
+		ret = improve_jobs(d, rep);
+	rep->improve_seconds = now() - t0;
+	if (ret)
+		fab_error_set(err, "out of memory");
+	return ret;
+}
+
+static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_error *err)
+{
+	const struct fabric *f = d->f;
+	int resets = d->o->jobs && !d->o->skip_weight_reset;
+	uint32_t i;
+	int last = -1;
+
+	reset_weights(d);
+	for (i = 0; i < d->ndest; i++) {
+		uint32_t p = d->dest[i];
+		int ph = d->dphase[i];
+
+		if (last == PH_JOB && ph != PH_JOB && improve(d, rep, err))
+			return -1;
+		if (ph != last && resets &&
+		    (ph == PH_STORAGE || (ph >= PH_OTHER && last < PH_OTHER)))
+			reset_weights(d);
+		last = ph;
+		if (ph == PH_JOB)
+			job_additions(d, f->ports[p].node);
+		else
+			plain_additions(d);
+		if (route_port(d, p, ph == PH_JOB)) {
+			fab_error_set(err, "no route from every switch to %s port %u (LID %u)",
+				      fabric_node_desc(f, f->ports[p].node), f->ports[p].num,
+				      f->ports[p].base_lid);
+			return -1;
+		}
+		rep->lids_routed += 1u << f->ports[p].lmc;
+		if (ph == PH_JOB)
+			rep->job_lids += 1u << f->ports[p].lmc;
+		else if (ph == PH_STORAGE)
+			rep->storage_lids += 1u << f->ports[p].lmc;
+	}
+	if (last == PH_JOB && improve(d, rep, err))
+		return -1;
+	return 0;
+}
+
+static uint32_t count_overflow(const struct fabric *f, const struct routing *r,
+			       const uint8_t *layer, unsigned max_vls)
+{
+	uint32_t s, dlid, n = 0;
+
+	for (dlid = 1; dlid < r->lft_len; dlid++) {
+		for (s = 0; s < f->nswitches; s++) {
+			if (layer[(size_t)s * r->lft_len + dlid] >= max_vls) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * The layers need more VLs than the fabric (or the operator) allows.  OpenSM's dfsssp gives up
+ * and lets OpenSM fall back to minhop, which is not deadlock-free.
+ *
+ * TODO (thesis section 6.2.5, Nue's destination partitioning, and 6.3): keep layers 0..max_vls-1
+ * for the destinations that fit and route the destinations counted here with Nue inside the
+ * remaining VL budget; r->sl_by_pair holds each path's layer at this point, so a destination
+ * d does not fit iff some switch s has sl_by_pair[s * lft_len + d] >= max_vls.
+ */
+static int layers_overflow(const struct fabric *f, const struct routing *r,
+			   struct dfsssp_report *rep, struct fab_error *err)
+{
+	rep->overflow_dlids = count_overflow(f, r, r->sl_by_pair, rep->max_vls);
+	fab_error_set(err,
+		      "needs %s%u layers, %u VL%s available (%u destination LIDs do not fit); "
+		      "raise the VLs (dfsssp_vls, qos) or use another engine",
+		      rep->layers_capped ? "more than " : "",
+		      rep->layers_capped ? LAYERS_MAX : rep->layers_needed, rep->max_vls,
+		      rep->max_vls == 1 ? "" : "s", rep->overflow_dlids);
+	return -1;
+}
+
+static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsssp_report *rep,
+			 struct fab_error *err)
+{
+	struct layers_result lr;
+	unsigned sl;
+
+	if (routing_alloc_sl_by_pair(r, d->f)) {
+		fab_error_set(err, "out of memory for the path SL table");
+		return -1;
+	}
+	if (layers_assign(d->f, r, r->sl_by_pair, &lr, err))
+		return -1;
+	rep->layers_needed = lr.needed;
+	rep->layers_capped = lr.capped;
+	rep->paths = lr.paths;
+	rep->moved = lr.moved;
+	rep->cycles = lr.cycles;
+	if (lr.capped || lr.needed > rep->max_vls)
+		return layers_overflow(d->f, r, rep, err);
+	layers_spread(d->f, r, r->sl_by_pair, &lr, rep->max_vls);
+	rep->vls_used = rep->max_vls;
+	/* SL = VL on the layers' VLs; unused SLs stay on VL 0 like sar-updn's. */
+	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
+	for (sl = 0; sl < rep->vls_used; sl++)
+		r->sl2vl_uniform[sl] = (uint8_t)sl;
+	r->vls_used = rep->vls_used;
+	return 0;
+}
+
+int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
+		 struct dfsssp_report *rep, struct fab_error *err)
+{
+	struct dfsssp d = { .f = f, .o = o, .r = r };
+	double t0 = now();
+	int ret = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->max_vls = o->max_vls < 1 ? 1 : o->max_vls > 15 ? 15 : o->max_vls;
+	if (fabric_check_routable(f, err))
+		return -1;
+	if (dfsssp_alloc(&d) || order_destinations(&d)) {
+		fab_error_set(err, "out of memory");
+		goto out;
+	}
+	r->sl_mode = ROUTING_SL_UNIFORM;
+	r->sl_uniform = 0;
+	if (route_all(&d, rep, err))
+		goto out;
+	rep->paths_seconds = now() - t0;
+	t0 = now();
+	ret = assign_layers(&d, r, rep, err);
+	rep->layers_seconds = now() - t0;
+out:
+	dfsssp_free(&d);
+	return ret;
+}
+
+static int mark_guid(const struct fabric *f, uint64_t guid, uint8_t *flags)
+{
+	uint32_t n, k, hit = 0;
+
+	for (n = 0; n < f->nnodes; n++) {
+		const struct fab_node *node = &f->nodes[n];
+
+		if (node->type == FAB_SWITCH)
+			continue;
+		if (node->guid == guid)
+			hit = 1;
+		for (k = 1; k <= node->nports && !hit; k++)
+			hit = f->ports[node->first_port + k].guid == guid;
+		if (hit) {
+			flags[n] = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct guid_file {
+	const struct fabric *f;
+	const char *path;
+	uint8_t *flags;
+	struct storage_match *m;
+};
+
+static int guid_file_line(void *ctx, char *line, unsigned lineno, struct fab_error *err)
+{
+	struct guid_file *gf = ctx;
+	const char *p = line + strspn(line, " \t");
+	uint64_t guid;
+
+	if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+		return 0;
+	if (fab_scan_guid(&p, &guid) || !fab_rest_blank(p)) {
+		fab_error_set(err, "%s:%u: expected one GUID per line", gf->path, lineno);
+		return -1;
+	}
+	gf->m->guids++;
+	gf->m->guids_found += mark_guid(gf->f, guid, gf->flags);
+	return 0;
+}
+
+static int read_guid_file(const struct fabric *f, const char *path, uint8_t *flags,
+			  struct storage_match *m, struct fab_error *err)
+{
+	struct guid_file gf = { .f = f, .path = path, .flags = flags, .m = m };
+
+	return fab_read_lines(path, FAB_LIMIT_LIST, "storage_guids", guid_file_line, &gf, err);
+}
+
+int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
+			uint8_t *flags, uint32_t *count, struct storage_match *m,
+			struct fab_error *err)
+{
+	struct storage_match local;
+	uint32_t n;
+
+	if (!m)
+		m = &local;
+	memset(m, 0, sizeof(*m));
+	memset(flags, 0, f->nnodes);
+	*count = 0;
+	if (guid_file && *guid_file && read_guid_file(f, guid_file, flags, m, err))
+		return -1;
+	for (n = 0; n < f->nnodes; n++) {
+		if (f->nodes[n].type == FAB_SWITCH)
+			continue;
+		if (pattern && *pattern && !fnmatch(pattern, fabric_node_desc(f, n), 0)) {
+			flags[n] = 1;
+			m->by_pattern++;
+		}
+		*count += flags[n];
+	}
+	return 0;
+}

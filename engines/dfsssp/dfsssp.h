@@ -1,0 +1,69 @@
+/*
+ * dfsssp.h - deadlock-free single-source shortest-path routing (DFSSSP, thesis sections 3.3.2
+ * and 3.3.8) with the scheduling-aware weights of SAR (Algorithm 5.1, section 5.2.2.2): the
+ * engine behind `sar-dfsssp`.
+ *
+ * Paths: one Dijkstra per destination LID on the switch multigraph, channel weights starting at
+ * |N|^2 and growing with every route that uses them, so that later destinations avoid loaded
+ * channels.  Deadlock freedom: the paths are spread over virtual layers whose channel dependency
+ * graphs are acyclic (layers.h); a path's layer is its SL, per (source switch, destination LID).
+ */
+#ifndef SARNUE_DFSSSP_H
+#define SARNUE_DFSSSP_H
+
+#include "fabric/fabric.h"
+#include "fabric/jobmap.h"
+#include "engines/dfsssp/vlassign.h"
+#include "fabric/routing.h"
+
+struct dfsssp_opts {
+	const struct job_map *jobs; /* bound to the fabric; NULL: plain DFSSSP */
+	const uint8_t *storage;	    /* [f->nnodes] non-zero for storage nodes; NULL: none */
+	unsigned max_vls;	    /* VLs the layers may occupy, 1..15 */
+	/*
+	 * What the reference SAR patch does instead of Alg 5.1: job nodes in fabric order rather
+	 * than by descending job size, and no weight reset between the phases.  For comparison.
+	 */
+	int skip_job_sort, skip_weight_reset;
+	/* No improvement step after the job phase: Alg 5.1's single greedy pass. */
+	int skip_improve;
+};
+
+struct dfsssp_report {
+	unsigned max_vls, layers_needed, vls_used;
+	int layers_capped; /* more than LAYERS_MAX layers needed */
+	uint32_t lids_routed, job_lids, storage_lids;
+	uint32_t overflow_dlids; /* destinations with a path beyond max_vls layers */
+	uint64_t paths, moved, cycles;
+	/* The improvement step: job routes re-picked, sweeps, work done, budget exhausted. */
+	uint64_t improve_moves, improve_sweeps, improve_work;
+	int improve_stopped;
+	double paths_seconds, layers_seconds, improve_seconds;
+};
+
+/*
+ * Fills r (routing_init'ed for f).  Returns 0, or -1 with err set; when the layers need more
+ * VLs than max_vls, err says "needs X layers, Y VLs available" and rep->overflow_dlids counts
+ * the destinations that did not fit.
+ */
+int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
+		 struct dfsssp_report *rep, struct fab_error *err);
+
+/* What each storage option found, so that one matching nothing can be warned about. */
+struct storage_match {
+	uint32_t by_pattern;	     /* CA nodes the pattern matched */
+	uint32_t guids, guids_found; /* GUIDs in the file, and those naming a CA node here */
+};
+
+/*
+ * Marks storage nodes in flags[f->nnodes]: CA nodes whose description matches the fnmatch(3)
+ * pattern (may be NULL or empty), and nodes with a node or port GUID listed in guid_file (may
+ * be NULL or empty; one GUID per line, '#' comments, as OpenSM's io_guid_file).  *count gets the
+ * number of nodes marked, *m (may be NULL) what each option found.  Returns -1 with err naming
+ * file:line on a malformed line.
+ */
+int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
+			uint8_t *flags, uint32_t *count, struct storage_match *m,
+			struct fab_error *err);
+
+#endif

@@ -1,0 +1,424 @@
+/*
+ * layers.c - virtual-layer assignment and balancing (see layers.h).
+ *
+ * Cycle search is an iterative three-colour DFS over channels.  Breaking a cycle only removes
+ * dependencies from the layer being searched, so channels already finished (black) cannot have
+ * gained a path to a cycle: after a break the DFS path is cut back to where it is still intact
+ * and the search resumes, which keeps a layer's whole search near O(channels + dependencies)
+ * plus the path moves, instead of restarting from scratch for every cycle.
+ */
+#include "engines/dfsssp/vlassign.h"
+#include "fabric/swgraph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	WHITE = 0,
+	GRAY,
+	BLACK
+};
+
+struct lay {
+	const struct fabric *f;
+	const struct routing *r;
+	struct swgraph g;
+	uint8_t *layer;
+	uint32_t lft_len;
+	uint32_t *dep_off; /* [nsw + 1]: first dependency of each switch; deg^2 of them */
+	uint32_t ndeps;
+	uint32_t *cnt[LAYERS_MAX]; /* pairs per dependency, allocated when a layer is first used */
+	uint32_t *nsrc;		   /* [nsw] source LIDs per switch */
+	uint32_t *dst_sw;	   /* [lft_len] switch delivering each LID */
+	uint32_t *ch_off;	   /* CSR over channels: the LIDs routed over each */
+	uint16_t *ch_lid;
+	uint8_t *color;
+	uint32_t *stack, *iter, *queue, *seen;
+	uint32_t stamp;
+	struct layers_result *res;
+};
+
+static void lay_free(struct lay *l)
+{
+	unsigned i;
+
+	swgraph_free(&l->g);
+	for (i = 0; i < LAYERS_MAX; i++)
+		free(l->cnt[i]);
+	free(l->dep_off);
+	free(l->nsrc);
+	free(l->dst_sw);
+	free(l->ch_off);
+	free(l->ch_lid);
+	free(l->color);
+	free(l->stack);
+	free(l->iter);
+	free(l->queue);
+	free(l->seen);
+}
+
+static int lay_alloc(struct lay *l)
+{
+	const struct fabric *f = l->f;
+	uint32_t s, lid, nsw = f->nswitches;
+	uint64_t total = 0;
+
+	if (swgraph_build(&l->g, f))
+		return -1;
+	l->dep_off = malloc(sizeof(*l->dep_off) * (nsw + 1));
+	l->nsrc = calloc(nsw + 1, sizeof(*l->nsrc));
+	l->dst_sw = malloc(sizeof(*l->dst_sw) * l->lft_len);
+	l->color = malloc(l->g.ne + 1);
+	l->stack = malloc(sizeof(*l->stack) * (l->g.ne + 1));
+	l->iter = malloc(sizeof(*l->iter) * (l->g.ne + 1));
+	l->queue = malloc(sizeof(*l->queue) * (nsw + 1));
+	l->seen = calloc(nsw + 1, sizeof(*l->seen));
+	if (!l->dep_off || !l->nsrc || !l->dst_sw || !l->color || !l->stack || !l->iter ||
+	    !l->queue || !l->seen)
+		return -1;
+	for (s = 0; s < nsw; s++) {
+		uint64_t deg = f->sw_adj_off[s + 1] - f->sw_adj_off[s];
+
+		l->dep_off[s] = (uint32_t)total;
+		total += deg * deg;
+		if (total > UINT32_MAX / 2)
+			return -1;
+	}
+	l->dep_off[nsw] = (uint32_t)total;
+	l->ndeps = (uint32_t)total;
+	for (lid = 0; lid < l->lft_len; lid++) {
+		l->dst_sw[lid] = lid ? routing_lid_switch(f, lid) : FAB_NONE;
+		if (l->dst_sw[lid] != FAB_NONE)
+			l->nsrc[l->dst_sw[lid]]++;
+	}
+	l->cnt[0] = calloc(l->ndeps + 1, sizeof(uint32_t));
+	return l->cnt[0] ? 0 : -1;
+}
+
+/* Dependency at switch x from arriving channel in (leaving the previous switch) to out. */
+static inline uint32_t dep_id(const struct lay *l, uint32_t x, uint32_t in, uint32_t out)
+{
+	const uint32_t *off = l->f->sw_adj_off;
+	uint32_t deg = off[x + 1] - off[x];
+
+	return l->dep_off[x] + (l->g.rev[in] - off[x]) * deg + (out - off[x]);
+}
+
+/*
+ * Moves path (s, dlid) from layer `from` (-1: none yet) to layer `to` in the dependency counts.
+ * Returns -1 when the LFTs do not lead from s to the destination switch.
+ */
+static int move_path(struct lay *l, uint32_t s, uint32_t dlid, int from, unsigned to)
+{
+	const struct fabric *f = l->f;
+	uint32_t t = l->dst_sw[dlid], x = s, in = FAB_NONE, hops = 0, w = l->nsrc[s];
+
+	while (x != t) {
+		uint32_t e = swgraph_channel(f, &l->g, x, routing_lft(l->r, x)[dlid]);
+
+		if (e == FAB_NONE || ++hops > l->g.nsw)
+			return -1;
+		if (in != FAB_NONE) {
+			uint32_t d = dep_id(l, x, in, e);
+
+			if (from >= 0)
+				l->cnt[from][d] -= w;
+			l->cnt[to][d] += w;
+		}
+		in = e;
+		x = l->g.to[e];
+	}
+	return 0;
+}
+
+/*
+ * LIDs by the channel their route leaves each switch on, so that finding the paths of one
+ * dependency looks at one channel's LIDs instead of every LID for every cycle broken.
+ */
+static int index_channels(struct lay *l)
+{
+	const struct fabric *f = l->f;
+	uint32_t s, dlid, e, *fill;
+	uint64_t total = 0;
+
+	l->ch_off = calloc(l->g.ne + 2, sizeof(*l->ch_off));
+	if (!l->ch_off)
+		return -1;
+	for (s = 0; s < l->g.nsw; s++) {
+		const uint8_t *row = routing_lft(l->r, s);
+
+		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			e = swgraph_channel(f, &l->g, s, row[dlid]);
+			if (e != FAB_NONE) {
+				l->ch_off[e + 1]++;
+				total++;
+			}
+		}
+	}
+	if (total >= UINT32_MAX)
+		return -1;
+	for (e = 0; e < l->g.ne; e++)
+		l->ch_off[e + 1] += l->ch_off[e];
+	l->ch_lid = malloc(sizeof(*l->ch_lid) * (total + 1));
+	fill = malloc(sizeof(*fill) * (l->g.ne + 1));
+	if (!l->ch_lid || !fill) {
+		free(fill);
+		return -1;
+	}
+	memcpy(fill, l->ch_off, sizeof(*fill) * (l->g.ne + 1));
+	for (s = 0; s < l->g.nsw; s++) {
+		const uint8_t *row = routing_lft(l->r, s);
+
+		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			e = swgraph_channel(f, &l->g, s, row[dlid]);
+			if (e != FAB_NONE)
+				l->ch_lid[fill[e]++] = (uint16_t)dlid;
+		}
+	}
+	free(fill);
+	return 0;
+}
+
+static int fill_layer0(struct lay *l, struct fab_error *err)
+{
+	uint32_t s, dlid;
+
+	for (s = 0; s < l->g.nsw; s++) {
+		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			if (l->dst_sw[dlid] == FAB_NONE || l->dst_sw[dlid] == s)
+				continue;
+			l->res->paths++;
+			if (move_path(l, s, dlid, -1, 0)) {
+				fab_error_set(
+					err, "switch 0x%016llx has no route to LID %u",
+					(unsigned long long)l->f->nodes[l->f->switches[s]].guid,
+					dlid);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Moves every path of layer L that induces the dependency a -> b (channel a into switch v, then
+ * b) to layer L + 1: for each destination routed over a then b, the sources are the switches
+ * whose route passes a's switch, found by walking the destination's tree backwards.
+ */
+static int move_dependency(struct lay *l, unsigned L, uint32_t a, uint32_t b)
+{
+	const struct fabric *f = l->f;
+	uint32_t u = l->g.from[a], v = l->g.to[a], i;
+	uint8_t pb = (uint8_t)swgraph_port_num(f, b);
+	const uint8_t *lv = routing_lft(l->r, v);
+
+	for (i = l->ch_off[a]; i < l->ch_off[a + 1]; i++) {
+		uint32_t head = 0, tail = 0, dlid = l->ch_lid[i];
+
+		if (lv[dlid] != pb || l->dst_sw[dlid] == FAB_NONE)
+			continue;
+		l->stamp++;
+		l->queue[tail++] = u;
+		l->seen[u] = l->stamp;
+		while (head < tail) {
+			uint32_t x = l->queue[head++], e;
+			uint8_t *cell = &l->layer[(size_t)x * l->lft_len + dlid];
+
+			if (*cell == L) {
+				if (move_path(l, x, dlid, (int)L, L + 1))
+					return -1;
+				*cell = (uint8_t)(L + 1);
+				l->res->moved++;
+			}
+			for (e = f->sw_adj_off[x]; e < f->sw_adj_off[x + 1]; e++) {
+				uint32_t y = l->g.to[e], back = l->g.rev[e];
+
+				if (l->seen[y] != l->stamp &&
+				    routing_lft(l->r, y)[dlid] == swgraph_port_num(f, back)) {
+					l->seen[y] = l->stamp;
+					l->queue[tail++] = y;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* The cycle is cyc[0] -> cyc[1] -> ... -> cyc[n-1] -> cyc[0]; breaks its weakest dependency. */
+static int break_cycle(struct lay *l, unsigned L, const uint32_t *cyc, uint32_t n)
+{
+	uint32_t i, best = 0, best_cnt = UINT32_MAX;
+
+	for (i = 0; i < n; i++) {
+		uint32_t a = cyc[i], b = cyc[(i + 1) % n];
+		uint32_t c = l->cnt[L][dep_id(l, l->g.to[a], a, b)];
+
+		if (c < best_cnt) {
+			best_cnt = c;
+			best = i;
+		}
+	}
+	if (!l->cnt[L + 1]) {
+		l->cnt[L + 1] = calloc(l->ndeps + 1, sizeof(uint32_t));
+		if (!l->cnt[L + 1])
+			return -1;
+	}
+	l->res->cycles++;
+	if (move_dependency(l, L, cyc[best], cyc[(best + 1) % n]))
+		return -1;
+	/* Every inducing path moved, or the search would find this cycle forever. */
+	return l->cnt[L][dep_id(l, l->g.to[cyc[best]], cyc[best], cyc[(best + 1) % n])] ? -1 : 0;
+}
+
+/*
+ * After a break, the DFS path stays valid up to its first dependency that lost all its paths
+ * in this layer; the channels above go back to white and the search goes on from there.
+ */
+static uint32_t valid_depth(const struct lay *l, unsigned L, uint32_t depth)
+{
+	uint32_t i;
+
+	for (i = 1; i < depth; i++) {
+		uint32_t a = l->stack[i - 1], b = l->stack[i];
+
+		if (!l->cnt[L][dep_id(l, l->g.to[a], a, b)])
+			break;
+	}
+	return i < depth ? i : depth;
+}
+
+/* Returns 0 when layer L is acyclic, 1 when it has a cycle and no layer is left, -1 on error. */
+static int make_acyclic(struct lay *l, unsigned L)
+{
+	const uint32_t *off = l->f->sw_adj_off;
+	uint32_t root;
+
+	memset(l->color, WHITE, l->g.ne);
+	for (root = 0; root < l->g.ne; root++) {
+		uint32_t depth = 0;
+
+		if (l->color[root] != WHITE)
+			continue;
+		l->stack[depth] = root;
+		l->iter[depth++] = 0;
+		l->color[root] = GRAY;
+		while (depth) {
+			uint32_t c = l->stack[depth - 1], v = l->g.to[c], e2, k, keep;
+
+			if (off[v] + l->iter[depth - 1] == off[v + 1]) {
+				l->color[c] = BLACK;
+				depth--;
+				continue;
+			}
+			e2 = off[v] + l->iter[depth - 1]++;
+			if (!l->cnt[L][dep_id(l, v, c, e2)] || l->color[e2] == BLACK)
+				continue;
+			if (l->color[e2] == WHITE) {
+				l->color[e2] = GRAY;
+				l->stack[depth] = e2;
+				l->iter[depth++] = 0;
+				continue;
+			}
+			if (L + 1 >= LAYERS_MAX)
+				return 1;
+			for (k = depth; k-- > 0 && l->stack[k] != e2;)
+				;
+			if (break_cycle(l, L, l->stack + k, depth - k))
+				return -1;
+			keep = valid_depth(l, L, depth);
+			while (depth > keep)
+				l->color[l->stack[--depth]] = WHITE;
+		}
+	}
+	return 0;
+}
+
+static void count_pairs(struct lay *l)
+{
+	uint32_t s, dlid;
+
+	memset(l->res->pairs, 0, sizeof(l->res->pairs));
+	l->res->needed = 1;
+	for (s = 0; s < l->g.nsw; s++) {
+		const uint8_t *row = l->layer + (size_t)s * l->lft_len;
+
+		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			if (l->dst_sw[dlid] == FAB_NONE || l->dst_sw[dlid] == s)
+				continue;
+			l->res->pairs[row[dlid]] += l->nsrc[s];
+			if (row[dlid] + 1u > l->res->needed)
+				l->res->needed = row[dlid] + 1u;
+		}
+	}
+}
+
+int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
+		  struct layers_result *res, struct fab_error *err)
+{
+	struct lay l = { .f = f, .r = r, .layer = layer, .lft_len = r->lft_len, .res = res };
+	unsigned L;
+	int ret = -1, rc;
+
+	memset(res, 0, sizeof(*res));
+	if (lay_alloc(&l)) {
+		fab_error_set(err, "out of memory for the channel dependency graph");
+		goto out;
+	}
+	if (index_channels(&l)) {
+		fab_error_set(err, "out of memory for the channel dependency graph");
+		goto out;
+	}
+	if (fill_layer0(&l, err))
+		goto out;
+	for (L = 0; L < LAYERS_MAX && l.cnt[L]; L++) {
+		rc = make_acyclic(&l, L);
+		if (rc < 0) {
+			fab_error_set(err, "layer %u: could not move the paths of a dependency", L);
+			goto out;
+		}
+		if (rc > 0)
+			res->capped = 1;
+	}
+	count_pairs(&l);
+	if (res->capped)
+		res->needed = LAYERS_MAX + 1;
+	ret = 0;
+out:
+	lay_free(&l);
+	return ret;
+}
+
+void layers_spread(const struct fabric *f, const struct routing *r, uint8_t *layer,
+		   const struct layers_result *res, unsigned vls)
+{
+	unsigned split[LAYERS_MAX], base[LAYERS_MAX], rr[LAYERS_MAX] = { 0 }, L, spare;
+	uint32_t s, dlid, *dst_sw = malloc(sizeof(*dst_sw) * r->lft_len);
+
+	for (L = 0; L < LAYERS_MAX; L++)
+		split[L] = L < res->needed ? 1 : 0;
+	for (spare = res->needed; spare < vls; spare++) {
+		unsigned best = 0;
+
+		for (L = 1; L < res->needed; L++)
+			if (res->pairs[L] * split[best] > res->pairs[best] * split[L])
+				best = L;
+		split[best]++;
+	}
+	for (L = 0, base[0] = 0; L + 1 < LAYERS_MAX; L++)
+		base[L + 1] = base[L] + split[L];
+	for (dlid = 0; dst_sw && dlid < r->lft_len; dlid++)
+		dst_sw[dlid] = dlid ? routing_lid_switch(f, dlid) : FAB_NONE;
+	for (s = 0; s < f->nswitches; s++) {
+		uint8_t *row = layer + (size_t)s * r->lft_len;
+
+		for (dlid = 1; dlid < r->lft_len; dlid++) {
+			L = row[dlid];
+			/* Without the delivery table (no memory) every path keeps its layer's base.
+			 */
+			if (dst_sw && (dst_sw[dlid] == FAB_NONE || dst_sw[dlid] == s))
+				continue;
+			row[dlid] = (uint8_t)(base[L] + (split[L] > 1 ? rr[L]++ % split[L] : 0));
+		}
+	}
+	free(dst_sw);
+}

@@ -1,0 +1,44 @@
+/*
+ * layers.h - virtual-layer assignment for destination-based routing (DFSSSP, thesis section
+ * 3.3.8, Algorithm 3.6): every path starts in layer 0; while a layer's channel dependency graph
+ * has a cycle, the paths inducing the cycle's weakest dependency (fewest source/destination
+ * pairs) move to the next layer.  Spare VLs then go to the most loaded layers.
+ *
+ * A path is (source switch, destination LID): all end ports behind one switch share the route
+ * onward, so one layer per such pair is enough and fits ROUTING_SL_PER_SWITCH_DLID.  The
+ * dependency graph is never built: its edges are (in channel, out channel) pairs at each
+ * switch, numbered densely, and each layer keeps only a pair count per edge.
+ */
+#ifndef SARNUE_LAYERS_H
+#define SARNUE_LAYERS_H
+
+#include "fabric/fabric.h"
+#include "fabric/routing.h"
+
+#define LAYERS_MAX ROUTING_MAX_SL
+
+struct layers_result {
+	unsigned needed; /* layers the paths occupy */
+	int capped;	 /* LAYERS_MAX layers were not enough: needed is a lower bound */
+	uint64_t paths;	 /* (source switch, destination LID) paths with at least one hop */
+	uint64_t moved;	 /* path moves to a higher layer */
+	uint64_t cycles; /* cycles broken */
+	uint64_t pairs[LAYERS_MAX]; /* (source LID, destination LID) pairs per layer */
+};
+
+/*
+ * Assigns a layer to every path of r (complete, loop-free LFTs for f): layer[sw * r->lft_len +
+ * dlid], zero on entry.  Returns 0, or -1 with err set (out of memory, broken LFTs).
+ */
+int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
+		  struct layers_result *res, struct fab_error *err);
+
+/*
+ * Splits layers over vls >= res->needed VLs, each spare VL to the layer with the most pairs per
+ * VL (DFSSSP's balancing), and rewrites layer[] in place into SLs 0..vls-1, spreading a
+ * layer's paths round-robin over its VLs: any subset of an acyclic path set is acyclic.
+ */
+void layers_spread(const struct fabric *f, const struct routing *r, uint8_t *layer,
+		   const struct layers_result *res, unsigned vls);
+
+#endif

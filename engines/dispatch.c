@@ -1,0 +1,855 @@
+/*
+ * engines.c - dispatch to the routing engines and the verification every result passes before
+ * anyone may use it (see engines.h).
+ */
+#include "engines/engines.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engines/dfsssp/dfsssp.h"
+#include "engines/fit.h"
+#include "engines/nue/nue.h"
+#include "fabric/layersfile.h"
+#include "lib/threads.h"
+#include "engines/updn/updn.h"
+
+const char *const engine_names[] = { "sar-updn", "sar-nue", "sar-dfsssp", NULL };
+
+int engine_known(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; engine_names[i]; i++)
+		if (!strcmp(engine_names[i], name))
+			return 1;
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void add_warning(struct engine_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int run_updn(const struct fabric *f, const struct sarnue_options *o, struct routing *r,
+		    struct engine_result *res, struct fab_error *err)
+{
+	struct updn_opts uo = { .root_guids = o->updn_roots, .nroots = o->n_updn_roots };
+	struct updn_report rep;
+	size_t used;
+	unsigned i;
+
+	if (updn_route(f, &uo, r, &rep, err))
+		return -1;
+	used = (size_t)snprintf(res->summary, sizeof(res->summary),
+				"%u root(s) from %s, max rank %u, %u LIDs routed, %llu turn "
+				"entries, roots",
+				rep.nroots, rep.root_source, rep.max_rank, rep.lids_routed,
+				(unsigned long long)rep.turn_routes);
+	for (i = 0; i < rep.nroots && i < 4 && used < sizeof(res->summary); i++)
+		used += (size_t)snprintf(res->summary + used, sizeof(res->summary) - used,
+					 " 0x%016llx", (unsigned long long)rep.root_guids[i]);
+	if (rep.nroots > 4 && used < sizeof(res->summary))
+		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
+	/* One root carries every route that climbs: on a multi-level tree, many times ftree's load.
+	 */
+	if (rep.fell_back_from)
+		add_warning(res,
+			    "sar-updn: %u root(s) could not route every LID (%s); routing with the "
+			    "single most central switch as root, which concentrates the load on "
+			    "it: name roots with updn_roots=, or use sar-nue or sar-dfsssp",
+			    rep.fell_back_from, rep.fall_back_why);
+	return 0;
+}
+
+void engine_ctx_init(struct engine_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	job_map_init(&c->jobs);
+}
+
+void engine_ctx_free(struct engine_ctx *c)
+{
+	job_map_free(&c->jobs);
+	escape_plane_free(&c->escape);
+	engine_ctx_init(c);
+}
+
+static void add_warning(struct engine_result *res, const char *fmt, ...)
+{
+	size_t used = strlen(res->warning);
+	va_list ap;
+
+	if (used && used + 2 < sizeof(res->warning)) {
+		strcpy(res->warning + used, "; ");
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(res->warning + used, sizeof(res->warning) - used, fmt, ap);
+	va_end(ap);
+}
+
+/* The job map as messages name it: the file the client passed over the socket, or the option. */
+static const char *job_map_label(const struct sarnue_options *o)
+{
+	return o->job_map_name[0] ? o->job_map_name : o->job_map;
+}
+
+/*
+ * Binds the job map through the node-name map when the options name one.  A node-name map that
+ * cannot be read binds by descriptions alone, with a warning: the routing must not fail for it.
+ */
+static int bind_job_map(const struct fabric *f, const struct sarnue_options *o, struct job_map *jm,
+			struct engine_result *res, struct fab_error *err)
+{
+	struct node_name_map names;
+	struct fab_error nerr = { "" };
+	int use_names = 0, rc;
+
+	node_name_map_init(&names);
+	if (o->node_name_map[0]) {
+		use_names = !node_name_map_load(&names, o->node_name_map, &nerr);
+		if (!use_names)
+			add_warning(res,
+				    "node_name_map %s; job map hosts bound by node descriptions",
+				    nerr.msg);
+	}
+	rc = job_map_bind(jm, f, o->job_host_match, use_names ? &names : NULL, err);
+	node_name_map_free(&names);
+	return rc;
+}
+
+/*
+ * Reads the job map named by the options and binds it to f.  A malformed file changes nothing:
+ * with a context the previous map (if any) stays in force and a warning says why; offline it is
+ * an error.  *use is the map to route with, NULL for none.
+ */
+static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
+			struct engine_ctx *ctx, struct job_map *tmp, struct job_map **use,
+			struct engine_result *res, struct fab_error *err)
+{
+	struct fab_error perr = { "" };
+
+	*use = NULL;
+	if (!o->job_map[0])
+		return 0;
+	if (job_map_parse_named(tmp, o->job_map, job_map_label(o), &perr)) {
+		if (!ctx) {
+			fab_error_set(err, "job map %s", perr.msg);
+			return -1;
+		}
+		add_warning(res, "job map %s; %s", perr.msg,
+			    ctx->have_jobs ? "the previous job map stays in force"
+					   : "routing without a job map");
+		if (!ctx->have_jobs)
+			return 0;
+		*use = &ctx->jobs;
+	} else if (ctx) {
+		job_map_free(&ctx->jobs);
+		ctx->jobs = *tmp;
+		ctx->have_jobs = 1;
+		job_map_init(tmp);
+		*use = &ctx->jobs;
+	} else {
+		*use = tmp;
+	}
+	if (bind_job_map(f, o, *use, res, err))
+		return -1;
+	res->jobs = (*use)->njobs;
+	res->job_hosts = job_map_bound_nodes(*use);
+	res->unknown_hosts = (*use)->unknown_hosts;
+	if ((*use)->unknown_hosts)
+		add_warning(res, "job map %s: %u hostname(s) not in the fabric, first '%s'",
+			    job_map_label(o), (*use)->unknown_hosts, (*use)->first_unknown);
+	if ((*use)->ambiguous_hosts)
+		add_warning(res,
+			    "job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such "
+			    "hostname(s)), bound to all of them; name the hosts with "
+			    "node_name_map=PATH (README: job maps on real fabrics)",
+			    job_map_label(o), (*use)->first_ambiguous, (*use)->first_ambiguous_hcas,
+			    (*use)->first_ambiguous_name, (*use)->ambiguous_hosts);
+	return 0;
+}
+
+/*
+ * A storage option that marks nothing is almost always a typo or a file for another fabric,
+ * and would otherwise route silently as if it were not set: one warning per routing.
+ */
+static void warn_unmatched_storage(const struct sarnue_options *o, const struct storage_match *m,
+				   struct engine_result *res)
+{
+	if (o->storage_nodes[0] && !m->by_pattern)
+		add_warning(res, "storage_nodes '%s' matches no CA node of the fabric",
+			    o->storage_nodes);
+	if (o->storage_guids[0] && !m->guids)
+		add_warning(res, "storage_guids %s lists no GUID", o->storage_guids);
+	else if (o->storage_guids[0] && !m->guids_found)
+		add_warning(res,
+			    "storage_guids %s: none of its %u GUID(s) is a CA node of the fabric",
+			    o->storage_guids, m->guids);
+}
+
+static int storage_flags(const struct fabric *f, const struct sarnue_options *o,
+			 struct engine_ctx *ctx, uint8_t **flags, uint32_t *count,
+			 struct engine_result *res, struct fab_error *err)
+{
+	struct fab_error serr = { "" };
+	struct storage_match m;
+
+	*flags = NULL;
+	*count = 0;
+	if (!o->storage_nodes[0] && !o->storage_guids[0])
+		return 0;
+	*flags = malloc(f->nnodes + 1);
+	if (!*flags) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	if (!dfsssp_mark_storage(f, o->storage_nodes, o->storage_guids, *flags, count, &m, &serr)) {
+		warn_unmatched_storage(o, &m, res);
+		return 0;
+	}
+	free(*flags);
+	*flags = NULL;
+	*count = 0;
+	if (!ctx) {
+		fab_error_set(err, "%s", serr.msg);
+		return -1;
+	}
+	add_warning(res, "%s; routing without storage nodes", serr.msg);
+	return 0;
+}
+
+static unsigned dfsssp_vls(const struct fabric *f, const struct sarnue_options *o,
+			   const struct engine_ctx *ctx, struct engine_result *res)
+{
+	unsigned vls = fabric_min_op_vls(f);
+
+	if (o->dfsssp_vls && o->dfsssp_vls < vls)
+		vls = o->dfsssp_vls;
+	if (vls > 1 && ctx && ctx->sl2vl_off) {
+		add_warning(res,
+			    "OpenSM's qos is off, so no SL2VL tables get programmed: routing with"
+			    " 1 VL instead of %u (set qos TRUE for more layers)",
+			    vls);
+		vls = 1;
+	}
+	return vls;
+}
+
+static void nue_summary(const struct nue_report *rep, struct engine_result *res);
+
+/*
+ * DFSSSP found more layers than VLs (OpenSM's dfsssp then falls back to minhop, which deadlocks
+ * on tori and random graphs).  With one VL, Nue routes everything on it.  With V >= 2 VLs the
+ * destinations whose paths all lie in DFSSSP's layers 0..V-2 keep them, and the others are routed
+ * by Nue on VL V-1.  Both halves stay deadlock-free: dropping paths from an acyclic layer keeps it
+ * acyclic, and Nue's own layer is acyclic by construction and shares no VL with DFSSSP's.  The
+ * verifier checks the union as for any routing.
+ */
+static int dfsssp_overflow_to_nue(const struct fabric *f, const struct job_map *jobs,
+				  const struct dfsssp_report *drep, struct routing *r,
+				  struct engine_result *res, struct fab_error *err)
+{
+	struct nue_opts no = { .vls = drep->max_vls, .jobs = jobs };
+	struct nue_report rep;
+
+	add_warning(res,
+		    "DFSSSP needs %s%u layers but %u VL%s available; routed with Nue layering on "
+		    "%u VL%s instead",
+		    drep->layers_capped ? "more than " : "", drep->layers_needed, drep->max_vls,
+		    drep->max_vls == 1 ? " is" : "s are", drep->max_vls,
+		    drep->max_vls == 1 ? "" : "s");
+	err->msg[0] = '\0';
+	if (nue_route(f, &no, r, &rep, err))
+		return -1;
+	snprintf(res->summary, sizeof(res->summary), "DFSSSP needs %u layers, %u VLs: Nue, ",
+		 drep->layers_needed, drep->max_vls);
+	nue_summary(&rep, res);
+	res->fallbacks = rep.destinations;
+	return 0;
+}
+
+/* Destination LIDs, those of hosts running a job first (they matter most to SAR), then by LID. */
+static uint32_t *destination_order(const struct fabric *f, const struct job_map *jobs, uint32_t *n)
+{
+	uint32_t *order = malloc(sizeof(*order) * (f->max_lid + 1));
+	uint32_t dlid, pass, njobs;
+
+	*n = 0;
+	if (!order)
+		return NULL;
+	for (pass = 0; pass < 2; pass++) {
+		for (dlid = 1; dlid <= f->max_lid; dlid++) {
+			uint32_t port = f->lid_port[dlid];
+
+			if (port == FAB_NONE)
+				continue;
+			njobs = 0;
+			if (jobs)
+				job_map_node_jobs(jobs, f->ports[port].node, &njobs);
+			if ((njobs > 0) == (pass == 0))
+				order[(*n)++] = dlid;
+		}
+	}
+	return order;
+}
+
+/* Rewrites r's SLs per destination: its fitted layer, or Nue's column on VL nue_base + layer. */
+static void merge_fitted(const struct fabric *f, struct routing *r, const struct routing *nr,
+			 const uint8_t *layer_of, unsigned nue_base)
+{
+	uint16_t any_src = f->ports[f->endports[0]].base_lid;
+	uint32_t s, dlid;
+
+	for (dlid = 1; dlid < r->lft_len; dlid++) {
+		int moved = layer_of[dlid] == FIT_NONE;
+		uint8_t sl = layer_of[dlid];
+
+		if (f->lid_port[dlid] == FAB_NONE)
+			continue;
+		/* Nue's SL depends on the destination only: its layer. */
+		if (moved)
+			sl = (uint8_t)(nue_base + routing_path_sl(nr, any_src, (uint16_t)dlid));
+		for (s = 0; s < f->nswitches; s++) {
+			if (moved) {
+				routing_lft(r, s)[dlid] = routing_lft(nr, s)[dlid];
+				routing_hops(r, s)[dlid] = routing_hops(nr, s)[dlid];
+			}
+			routing_set_pair_sl(r, s, dlid, sl);
+		}
+	}
+}
+
+/*
+ * How the VLs are shared.  First fit of whole destinations into all V VLs; when some are left
+ * over, Nue gets a share of the VLs in proportion to what it must route (at least one: on a
+ * single VL Nue balances far worse than on several), and DFSSSP's destinations are fitted into
+ * the rest.  Returns the VLs left to Nue (0: every destination kept its paths; V: none do) and
+ * sets *left to the number of destinations Nue routes; -1 on failure.
+ */
+static int nue_share(const struct fabric *f, const struct routing *r, const struct job_map *jobs,
+		     unsigned vls, uint8_t *layer_of, uint32_t *ndest, int64_t *left,
+		     struct fab_error *err)
+{
+	uint32_t *order = destination_order(f, jobs, ndest);
+	unsigned nue_vls = 0;
+	int64_t placed;
+	uint32_t i;
+
+	if (!order) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	placed = fit_destinations(f, r, order, *ndest, vls, layer_of, err);
+	if (placed >= 0 && placed < *ndest) {
+		nue_vls = (unsigned)(((uint64_t)(*ndest - placed) * vls + *ndest / 2) / *ndest);
+		nue_vls = nue_vls < 1 ? 1 : nue_vls > vls ? vls : nue_vls;
+		placed = 0;
+		for (i = 0; i < r->lft_len; i++)
+			layer_of[i] = FIT_NONE;
+		if (nue_vls < vls)
+			placed =
+				fit_destinations(f, r, order, *ndest, vls - nue_vls, layer_of, err);
+	}
+	free(order);
+	*left = (int64_t)*ndest - placed;
+	return placed < 0 ? -1 : (int)nue_vls;
+}
+
+/*
+ * DFSSSP's per-path layering needs more layers than VLs.  Whole destinations keep their
+ * scheduling-aware paths where they fit into acyclic layers (destinations of jobs first); the
+ * others are routed by Nue on the remaining VLs.  Dropping a destination from a layer only
+ * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
+ * and the verifier checks the union as for any routing.
+ */
+static int dfsssp_keep_fitting(const struct fabric *f, const struct job_map *jobs,
+			       const struct dfsssp_report *drep, struct routing *r,
+			       struct engine_result *res, struct fab_error *err)
+{
+	unsigned vls = drep->max_vls, sl;
+	uint8_t *layer_of = malloc(r->lft_len);
+	struct nue_report rep = { 0 };
+	struct nue_opts no = { .jobs = jobs };
+	struct routing nr;
+	uint32_t ndest = 0;
+	int64_t left = 0;
+	int nue_vls, ret = -1;
+
+	err->msg[0] = '\0';
+	if (!layer_of || routing_init(&nr, f, "sar-nue")) {
+		free(layer_of);
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	nue_vls = nue_share(f, r, jobs, vls, layer_of, &ndest, &left, err);
+	if (nue_vls < 0)
+		goto out;
+	no.vls = (unsigned)nue_vls;
+	if (left > 0 && nue_route(f, &no, &nr, &rep, err))
+		goto out;
+	merge_fitted(f, r, &nr, layer_of, vls - (unsigned)nue_vls);
+	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
+	for (sl = 0; sl < vls; sl++)
+		r->sl2vl_uniform[sl] = (uint8_t)sl;
+	r->vls_used = vls;
+	add_warning(res,
+		    "DFSSSP's path layering needs %s%u layers but %u VLs are available; %u of %u"
+		    " destination LIDs keep their paths on %u VL(s), %lld are routed with Nue on %d"
+		    " VL(s)",
+		    drep->layers_capped ? "more than " : "", drep->layers_needed, vls,
+		    ndest - (uint32_t)left, ndest, vls - (unsigned)nue_vls, (long long)left,
+		    nue_vls);
+	snprintf(res->summary, sizeof(res->summary),
+		 "DFSSSP needs %u path layers, %u VLs: %u destination LIDs fitted whole into %u"
+		 " VL(s), %lld on Nue (%d VL(s), %u fall-backs to escape paths); paths %.3f s,"
+		 " layers %.3f s",
+		 drep->layers_needed, vls, ndest - (uint32_t)left, vls - (unsigned)nue_vls,
+		 (long long)left, nue_vls, rep.fallbacks, drep->paths_seconds,
+		 drep->layers_seconds);
+	res->fallbacks = (uint32_t)left;
+	ret = 0;
+out:
+	routing_free(&nr);
+	free(layer_of);
+	return ret;
+}
+
+/* Routes f with DFSSSP (SAR weights with a job map) on at most vls VLs. */
+static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
+		      struct engine_ctx *ctx, unsigned vls, struct routing *r,
+		      struct engine_result *res, struct fab_error *err)
+{
+	struct dfsssp_opts dopts = { 0 };
+	struct dfsssp_report rep;
+	struct job_map tmp, *jobs = NULL;
+	uint8_t *storage = NULL;
+	uint32_t nstorage = 0;
+	int ret = -1;
+
+	job_map_init(&tmp);
+	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||
+	    storage_flags(f, o, ctx, &storage, &nstorage, res, err))
+		goto out;
+	dopts.jobs = jobs && jobs->njobs ? jobs : NULL;
+	dopts.storage = storage;
+	dopts.max_vls = vls;
+	ret = dfsssp_route(f, &dopts, r, &rep, err);
+	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
+		ret = rep.max_vls >= 2 && r->sl_by_pair
+			      ? dfsssp_keep_fitting(f, dopts.jobs, &rep, r, res, err)
+			      : dfsssp_overflow_to_nue(f, dopts.jobs, &rep, r, res, err);
+		goto out;
+	}
+	snprintf(res->summary, sizeof(res->summary),
+		 "%u of %u VLs used, %u layer(s) needed; %u destination LIDs (%u job, %u storage"
+		 " on %u nodes); %u job(s) on %u nodes, %u unknown host(s); %llu paths, %llu"
+		 " moved up for %llu cycles; job routes improved %llu in %llu sweep(s)%s, %.3f s;"
+		 " paths %.3f s, layers %.3f s",
+		 rep.vls_used, rep.max_vls, rep.layers_needed, rep.lids_routed, rep.job_lids,
+		 rep.storage_lids, nstorage, dopts.jobs ? dopts.jobs->njobs : 0,
+		 dopts.jobs ? job_map_bound_nodes(dopts.jobs) : 0,
+		 dopts.jobs ? dopts.jobs->unknown_hosts : 0, (unsigned long long)rep.paths,
+		 (unsigned long long)rep.moved, (unsigned long long)rep.cycles,
+		 (unsigned long long)rep.improve_moves, (unsigned long long)rep.improve_sweeps,
+		 rep.improve_stopped ? " (work budget reached)" : "", rep.improve_seconds,
+		 rep.paths_seconds, rep.layers_seconds);
+out:
+	job_map_free(&tmp);
+	free(storage);
+	return ret;
+}
+
+/*
+ * Without SL2VL programming every SL maps to VL 0, so layers above 0 would share VL 0 and
+ * deadlock: route with one layer and say so.
+ */
+static unsigned nue_layers(const struct sarnue_options *o, const struct engine_ctx *ctx,
+			   struct engine_result *res)
+{
+	if (o->nue_vls <= 1 || !ctx || !ctx->sl2vl_off)
+		return o->nue_vls;
+	add_warning(res,
+		    "nue_vls=%u needs SL2VL tables, which OpenSM programs only with 'qos TRUE'; "
+		    "routing with 1 VL",
+		    o->nue_vls);
+	return 1;
+}
+
+static void add_summary(struct engine_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Appends to the summary; what does not fit is cut off. */
+static void add_summary(struct engine_result *res, const char *fmt, ...)
+{
+	size_t used = strlen(res->summary);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->summary + used, sizeof(res->summary) - used, fmt, ap);
+	va_end(ap);
+}
+
+/* " per layer a/b/c" for more than one layer. */
+static void add_per_layer(struct engine_result *res, unsigned vls, const uint32_t *count)
+{
+	unsigned i;
+
+	for (i = 0; i < vls && vls > 1; i++)
+		add_summary(res, "%s%u", i ? "/" : " per layer ", count[i]);
+}
+
+/*
+ * The torus's positions per dimension, and its arcs per dimension (" 16x16x16 in 2x2x2"), or,
+ * when it had too few layers for blocks (no arcs chosen), how many it needs.
+ */
+static void add_torus_shape(struct engine_result *res, const struct nue_torus *t)
+{
+	int blocks = t->cuts[0] != 0;
+	unsigned d;
+
+	add_summary(res, blocks ? " " : ", torus ");
+	for (d = 0; d < t->dims; d++)
+		add_summary(res, "%s%u", d ? "x" : "", t->len[d]);
+	if (!blocks) {
+		add_summary(res, " needs %u layers for blocks", nue_torus_layers_needed(t));
+		return;
+	}
+	for (d = 0; d < t->dims; d++)
+		add_summary(res, "%s%u", d ? "x" : " in ", t->cuts[d]);
+}
+
+static void nue_summary(const struct nue_report *rep, struct engine_result *res)
+{
+	res->fallbacks = rep->fallbacks;
+	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
+	if (rep->torus.dims)
+		add_torus_shape(res, &rep->torus);
+	add_summary(res, "), %u destinations", rep->destinations);
+	add_per_layer(res, rep->vls, rep->dests_per_layer);
+	add_summary(res, ", %u fall-backs to escape paths", rep->fallbacks);
+	if (rep->fallbacks)
+		add_per_layer(res, rep->vls, rep->fallbacks_per_layer);
+	add_summary(res,
+		    ", %u moved to another layer, %u layers routed again with fewer fall-backs, "
+		    "%u rerouted against the final weights, %u backtracks, %u second attempts, "
+		    "%u third attempts moving aside, %u shortcuts, %u switches moved aside, "
+		    "%u job destinations, %llu cycle searches (%llu spared)",
+		    rep->moved, rep->layers_rerouted, rep->rerouted, rep->backtracks,
+		    rep->second_attempts, rep->aside_attempts, rep->shortcuts, rep->moved_aside,
+		    rep->job_destinations, (unsigned long long)rep->cycle_searches,
+		    (unsigned long long)rep->searches_spared);
+	if (rep->second_order)
+		add_summary(res, ", equally far destinations by descending LID");
+	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST)
+		add_summary(res, "; one layer routed every CA pair on a shortest path");
+	if (rep->single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS)
+		add_summary(res,
+			    "; one layer fell back less than %u layers and had a lower maximum EFI",
+			    rep->vls);
+	if (rep->single_layer)
+		add_summary(res,
+			    ", its destinations spread over the VLs, %u routed again in their VL "
+			    "alone",
+			    rep->vl_rerouted);
+}
+
+/*
+ * The layers of nue_layers= for every destination, in *layers (NULL without the option or with
+ * one layer); a switch of the file that the fabric lacks is only warned about.
+ */
+static int load_nue_layers(const struct fabric *f, const struct sarnue_options *o, unsigned vls,
+			   uint8_t **layers, struct engine_result *res, struct fab_error *err)
+{
+	uint8_t *sw_layer = NULL;
+	uint32_t unknown = 0;
+	int ret = -1;
+
+	*layers = NULL;
+	if (!o->nue_layers[0] || vls < 2)
+		return 0;
+	sw_layer = malloc(f->nswitches ? f->nswitches : 1);
+	*layers = malloc(f->nendports ? f->nendports : 1);
+	if (!sw_layer || !*layers) {
+		fab_error_set(err, "out of memory for the layers of %s", o->nue_layers);
+		goto out;
+	}
+	if (switch_layers_load(f, o->nue_layers, vls, sw_layer, &unknown, err))
+		goto out;
+	if (nue_partition_by_switch(f, sw_layer, *layers)) {
+		fab_error_set(err, "out of memory for the layers of %s", o->nue_layers);
+		goto out;
+	}
+	if (unknown)
+		add_warning(res, "nue_layers %s: %u switch%s not in the fabric, skipped",
+			    o->nue_layers, unknown, unknown == 1 ? "" : "es");
+	ret = 0;
+out:
+	free(sw_layer);
+	if (ret) {
+		free(*layers);
+		*layers = NULL;
+	}
+	return ret;
+}
+
+/* Routes f with Nue on vls layers (and VLs). */
+static int run_nue(const struct fabric *f, const struct sarnue_options *o, struct engine_ctx *ctx,
+		   unsigned vls, struct routing *r, struct engine_result *res,
+		   struct fab_error *err)
+{
+	struct nue_opts no = {
+		.vls = vls,
+		.skip_rebalance = !o->nue_rebalance,
+		.threads = o->nue_threads,
+		.orders = o->nue_orders,
+		.layer_tries = o->nue_layer_tries,
+		.partition = o->nue_partition_metis ? NUE_PARTITION_METIS : NUE_PARTITION_AUTO,
+		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
+	};
+	struct job_map tmp, *jobs = NULL;
+	struct nue_report rep;
+	uint8_t *layers = NULL;
+	int ret = -1;
+
+	job_map_init(&tmp);
+	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||
+	    load_nue_layers(f, o, vls, &layers, res, err))
+		goto out;
+	no.jobs = jobs && jobs->njobs ? jobs : NULL;
+	no.layers = layers;
+	if (nue_route(f, &no, r, &rep, err))
+		goto out;
+	nue_summary(&rep, res);
+	ret = 0;
+out:
+	free(layers);
+	job_map_free(&tmp);
+	return ret;
+}
+
+/* One routing of every LID by the named engine; vls 0: what the engine would use. */
+static int run_plain(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		     struct engine_ctx *ctx, unsigned vls, struct routing *r,
+		     struct engine_result *res, struct fab_error *err)
+{
+	/* The switches no longer hold a kept escape plane's entries. */
+	if (ctx)
+		escape_plane_free(&ctx->escape);
+	if (!strcmp(name, "sar-nue"))
+		return run_nue(f, o, ctx, vls ? vls : nue_layers(o, ctx, res), r, res, err);
+	if (!strcmp(name, "sar-dfsssp"))
+		return run_dfsssp(f, o, ctx, vls ? vls : dfsssp_vls(f, o, ctx, res), r, res, err);
+	return run_updn(f, o, r, res, err);
+}
+
+/* Why two planes cannot be routed (a warning; the engine then routes plainly), or NULL. */
+static const char *no_planes_reason(const char *name, const struct fabric *f, unsigned n)
+{
+	if (!strcmp(name, "sar-updn"))
+		return "planes=on needs sar-dfsssp or sar-nue; sar-updn routes every LID on its "
+		       "one VL";
+	if (fabric_min_end_lmc(f) < 1)
+		return "planes=on needs LMC 1 or more on every end port (OpenSM's lmc); routing "
+		       "without planes";
+	if (n < 2)
+		return "planes=on needs 2 or more VLs (one for the escape plane; with qos FALSE "
+		       "or nue_vls=1 there is one); routing without planes";
+	return NULL;
+}
+
+static void planes_summary(struct engine_result *w, const struct escape_plane *e, const char *why)
+{
+	char base[sizeof(w->summary)];
+	size_t used;
+
+	snprintf(base, sizeof(base), "%s", w->summary);
+	used = (size_t)snprintf(w->summary, sizeof(w->summary),
+				"2 planes: base LIDs on VL%s 0..%u, high LIDs by %s on VL %u (%s",
+				w->plane_vls > 2 ? "s" : "", w->plane_vls - 2, e->engine, e->vl,
+				why);
+	if (e->max_efi && used < sizeof(w->summary))
+		used += (size_t)snprintf(w->summary + used, sizeof(w->summary) - used,
+					 ", max EFI %llu", (unsigned long long)e->max_efi);
+	if (e->other_max_efi && used < sizeof(w->summary))
+		used += (size_t)snprintf(w->summary + used, sizeof(w->summary) - used,
+					 " against %llu of %s",
+					 (unsigned long long)e->other_max_efi,
+					 strcmp(e->engine, "sar-updn") ? "sar-updn" : "sar-nue");
+	if (used < sizeof(w->summary))
+		snprintf(w->summary + used, sizeof(w->summary) - used, "); base: %.400s", base);
+}
+
+/*
+ * Two planes (planes.h): the base LIDs by the engine on n-1 VLs, the high LIDs by the escape
+ * routing on VL n-1, kept from the last routing while the topology is the same.
+ */
+static int run_planes(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		      struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
+		      struct fab_error *err)
+{
+	int dfsssp = !strcmp(name, "sar-dfsssp");
+	unsigned n = !strcmp(name, "sar-updn") ? 1
+		     : dfsssp		       ? dfsssp_vls(f, o, ctx, res)
+					       : nue_layers(o, ctx, res);
+	const char *reason = no_planes_reason(name, f, n), *why = "computed";
+	struct escape_plane local, *e = ctx ? &ctx->escape : &local;
+	struct fabric view;
+	struct routing br;
+	uint64_t fp;
+	int rc = -1;
+
+	if (reason) {
+		add_warning(res, "%s", reason);
+		return run_plain(name, f, o, ctx, n, r, res, err);
+	}
+	escape_plane_init(&local);
+	if (fabric_plane_view(f, FAB_PLANE_BASE, &view)) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	if (routing_init(&br, &view, name)) {
+		fabric_plane_view_free(&view);
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	rc = dfsssp ? run_dfsssp(&view, o, ctx, n - 1, &br, res, err)
+		    : run_nue(&view, o, ctx, n - 1, &br, res, err);
+	if (rc)
+		goto out;
+	rc = -1;
+	fp = fabric_fingerprint(f);
+	if (escape_plane_matches(e, fp, o, n - 1)) {
+		why = "kept: same topology";
+		res->escape_reused = 1;
+	} else {
+		if (e->valid)
+			why = e->fingerprint != fp ? "computed: topology changed"
+						   : "computed: escape options or VLs changed";
+		if (escape_plane_route(f, fp, o, n - 1, e, err))
+			goto out;
+	}
+	if (planes_merge(f, &br, e, r, err))
+		goto out;
+	res->planes = 1;
+	res->plane_vls = n;
+	res->fingerprint = fp;
+	snprintf(res->escape_engine, sizeof(res->escape_engine), "%s", e->engine);
+	planes_summary(res, e, why);
+	rc = 0;
+out:
+	routing_free(&br);
+	fabric_plane_view_free(&view);
+	if (e == &local)
+		escape_plane_free(&local);
+	return rc;
+}
+
+/* With a feed, the checks may have run beside the routing: then only its end is waited for. */
+static int verify_result(const struct fabric *f, const struct routing *r, struct verify_feed *feed,
+			 struct engine_result *res, struct fab_error *err)
+{
+	double t0 = now();
+	const struct verify_report *v = &res->verify;
+	int rc = feed ? verify_feed_report(feed, &res->verify, &res->verify_streamed)
+		      : verify_routing(f, r, &res->verify);
+
+	if (rc) {
+		fab_error_set(err, "verifier ran out of memory");
+		return -1;
+	}
+	res->verify_seconds = now() - t0;
+	res->verified = 1;
+	if (v->unreachable) {
+		fab_error_set(err, "verifier: %llu unreachable pairs, first %s",
+			      (unsigned long long)v->unreachable, v->first_unreachable);
+		return -1;
+	}
+	if (v->loops) {
+		fab_error_set(err, "verifier: %llu paths loop, first %s",
+			      (unsigned long long)v->loops, v->first_loop);
+		return -1;
+	}
+	if (v->credit_loop_vls) {
+		fab_error_set(err, "verifier: credit loop, %.400s", v->cycle);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every engine needs at least VL 0 on every link it may use. */
+static int check_link_vls(const struct fabric *f, struct fab_error *err)
+{
+	uint32_t p;
+
+	for (p = 0; p < f->nports; p++) {
+		const struct fab_port *port = &f->ports[p];
+
+		if (port->num == 0 || !fabric_channel_up(f, p) || port->op_vls)
+			continue;
+		fab_error_set(err, "%s port %u has no operational data VL",
+			      fabric_node_desc(f, port->node), port->num);
+		return -1;
+	}
+	return 0;
+}
+
+int engine_run(const char *name, const struct fabric *f, const struct sarnue_options *o,
+	       struct routing *r, struct engine_result *res, struct fab_error *err)
+{
+	return engine_run_ctx(name, f, o, NULL, r, res, err);
+}
+
+int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		   struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
+		   struct fab_error *err)
+{
+	struct cpu_gate *spare_cpu = ctx ? ctx->spare_cpu : NULL;
+	struct verify_feed *feed = NULL;
+	double t0 = now();
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	/* Only sar-nue routing plainly says when it is done with the second CPU. */
+	if (o->planes || strcmp(name, "sar-nue"))
+		cpu_gate_open(spare_cpu);
+	if (check_link_vls(f, err))
+		goto failed;
+	if (!engine_known(name)) {
+		fab_error_set(err, "unknown engine '%s'", name);
+		goto failed;
+	}
+	/*
+	 * Engines that know when columns are final get checked meanwhile.  Only sar-nue on one
+	 * layer promises any, so its thread option decides: nue_threads=1 keeps it on one thread.
+	 * With planes the engines route a routing of their own, which the feed does not watch.
+	 */
+	if (o->verify && !o->planes && o->nue_threads != 1)
+		feed = verify_feed_attach(f, r);
+	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
+		       : run_plain(name, f, o, ctx, 0, r, res, err);
+	cpu_gate_open(spare_cpu);
+	res->route_seconds = now() - t0;
+	if (!rc && !res->fingerprint)
+		res->fingerprint = fabric_fingerprint(f);
+	if (!rc && o->verify)
+		rc = verify_result(f, r, feed, res, err);
+	verify_feed_detach(feed);
+	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */
+	if (rc && ctx)
+		escape_plane_free(&ctx->escape);
+	return rc ? -1 : 0;
+failed:
+	cpu_gate_open(spare_cpu);
+	return -1;
+}

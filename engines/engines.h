@@ -1,0 +1,72 @@
+/*
+ * engines.h - one entry point for every sarnue routing engine, used by the OpenSM plugin and by
+ * `sarnue route` alike: pick the engine by name, route the fabric model, verify the result, and
+ * describe what happened in one log line.
+ */
+#ifndef SARNUE_ENGINES_H
+#define SARNUE_ENGINES_H
+
+#include "fabric/fabric.h"
+#include "fabric/jobmap.h"
+#include "engines/options.h"
+#include "engines/planes.h"
+#include "fabric/routing.h"
+#include "check/verify.h"
+
+struct cpu_gate;
+
+struct engine_result {
+	double route_seconds, verify_seconds;
+	struct verify_report verify; /* valid when verified */
+	int verified;
+	int verify_streamed; /* the checks ran beside the routing (verify_feed_attach) */
+	char summary[1024];   /* engine-specific: roots, ranks, layers, fall-backs */
+	char warning[512];   /* what the operator should know although routing went on */
+	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */
+	uint32_t fallbacks; /* destinations on escape paths, or moved from DFSSSP to Nue */
+	/* planes=on (see planes.h): routed as two planes; high-LID plane kept from last time */
+	int planes, escape_reused;
+	char escape_engine[16]; /* "sar-updn" or "sar-nue"; empty without planes */
+	unsigned plane_vls;	/* n: base on VLs 0..n-2, escape on VL n-1 */
+	uint64_t fingerprint;	/* fabric_fingerprint() of the fabric routed */
+};
+
+/*
+ * What a long-lived caller (the plugin) keeps between routings and knows about OpenSM.
+ * Without it (offline), a malformed input file is an error instead of a warning.
+ */
+struct engine_ctx {
+	struct job_map jobs; /* the last job map that parsed: kept when a new one is malformed */
+	int have_jobs;
+	int sl2vl_off; /* OpenSM will not program SL2VL (qos FALSE): one VL only */
+	/* the high-LID plane the switches hold, reused while the topology stays the same */
+	struct escape_plane escape;
+	/*
+	 * Set by the caller for one routing, or NULL: opened once the engine's own helper threads
+	 * no longer need the second CPU (see threads.h), at the latest when the routing returns.
+	 */
+	struct cpu_gate *spare_cpu;
+};
+
+void engine_ctx_init(struct engine_ctx *c);
+void engine_ctx_free(struct engine_ctx *c);
+
+/* Names OpenSM's routing_engine option selects; NULL-terminated. */
+extern const char *const engine_names[];
+
+int engine_known(const char *name);
+
+/*
+ * Routes f with the named engine into r (routing_init done by the caller).  Returns 0, or -1 with
+ * err saying why: an engine failure, or verification finding unreachable pairs, loops or credit
+ * loops (then r must not be used).
+ */
+int engine_run(const char *name, const struct fabric *f, const struct sarnue_options *o,
+	       struct routing *r, struct engine_result *res, struct fab_error *err);
+
+/* Same, with the caller's context (may be NULL). */
+int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue_options *o,
+		   struct engine_ctx *ctx, struct routing *r, struct engine_result *res,
+		   struct fab_error *err);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * fit.h - fits whole destinations of a destination-based routing into a few acyclic virtual
+ * layers, keeping their paths.  sar-dfsssp uses it when its per-path layering needs more layers
+ * than there are VLs: the destinations that fit keep the scheduling-aware paths, and only the
+ * others are rerouted (by Nue, on a VL of their own).
+ */
+#ifndef SARNUE_FIT_H
+#define SARNUE_FIT_H
+
+#include "fabric/fabric.h"
+#include "fabric/routing.h"
+
+#define FIT_NONE 0xff
+
+/*
+ * Visits the destination LIDs in order[0..n) and puts each into the first of layers 0..nlayers-1
+ * whose channel dependency graph stays acyclic with all of r's paths towards it.  layer_of
+ * [r->lft_len] receives the layer, or FIT_NONE for a destination that fits nowhere.  Returns the
+ * number placed, or -1 on allocation failure (err says so).
+ */
+int64_t fit_destinations(const struct fabric *f, const struct routing *r, const uint32_t *order,
+			 uint32_t n, unsigned nlayers, uint8_t *layer_of, struct fab_error *err);
+
+#endif

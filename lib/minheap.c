@@ -1,0 +1,155 @@
+/*
+ * minheap.c - 4-ary min-heap with decrease-key (see minheap.h).  Ties are broken by the item
+ * number, so the keys and items form a total order and the items come out in the same sequence
+ * whatever the heap's shape: every Dijkstra built on it is deterministic.  Four children per
+ * node halve the levels a sift climbs; the four siblings share a cache line or two.
+ */
+#include "lib/minheap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int minheap_init(struct minheap *h, uint32_t capacity)
+{
+	memset(h, 0, sizeof(*h));
+	h->capacity = capacity;
+	h->heap = malloc(sizeof(*h->heap) * (capacity ? capacity : 1));
+	h->pos = malloc(sizeof(*h->pos) * (capacity ? capacity : 1));
+	if (!h->heap || !h->pos) {
+		minheap_free(h);
+		return -1;
+	}
+	memset(h->pos, 0xff, sizeof(*h->pos) * capacity);
+	return 0;
+}
+
+void minheap_free(struct minheap *h)
+{
+	free(h->heap);
+	free(h->pos);
+	memset(h, 0, sizeof(*h));
+}
+
+void minheap_clear(struct minheap *h)
+{
+	uint32_t i;
+
+	for (i = 0; i < h->size; i++)
+		h->pos[h->heap[i].item] = MINHEAP_ABSENT;
+	h->size = 0;
+}
+
+static int before(const struct minheap_entry *a, const struct minheap_entry *b)
+{
+	return a->key < b->key || (a->key == b->key && a->item < b->item);
+}
+
+static void place(struct minheap *h, uint32_t i, struct minheap_entry e)
+{
+	h->heap[i] = e;
+	h->pos[e.item] = i;
+}
+
+#define ARITY 4
+
+static void sift_up(struct minheap *h, uint32_t i)
+{
+	struct minheap_entry e = h->heap[i];
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / ARITY;
+
+		if (!before(&e, &h->heap[parent]))
+			break;
+		place(h, i, h->heap[parent]);
+		i = parent;
+	}
+	place(h, i, e);
+}
+
+/* The smallest child of node i, or MINHEAP_ABSENT for a leaf. */
+static inline uint32_t smallest_child(const struct minheap *h, uint32_t i)
+{
+	uint32_t first = ARITY * i + 1, end, c, best;
+
+	if (first >= h->size)
+		return MINHEAP_ABSENT;
+	end = h->size - first > ARITY ? first + ARITY : h->size;
+	best = first;
+	for (c = first + 1; c < end; c++)
+		if (before(&h->heap[c], &h->heap[best]))
+			best = c;
+	return best;
+}
+
+static void sift_down(struct minheap *h, uint32_t i)
+{
+	struct minheap_entry e = h->heap[i];
+	uint32_t best;
+
+	while ((best = smallest_child(h, i)) != MINHEAP_ABSENT && before(&h->heap[best], &e)) {
+		place(h, i, h->heap[best]);
+		i = best;
+	}
+	place(h, i, e);
+}
+
+void minheap_set(struct minheap *h, uint32_t item, uint64_t key)
+{
+	uint32_t i = h->pos[item];
+	uint64_t old;
+
+	if (i == MINHEAP_ABSENT) {
+		i = h->size++;
+		h->heap[i].key = key;
+		h->heap[i].item = item;
+		sift_up(h, i);
+		return;
+	}
+	old = h->heap[i].key;
+	h->heap[i].key = key;
+	/* Dijkstra only ever lowers a key: one direction to look. */
+	if (key < old)
+		sift_up(h, i);
+	else
+		sift_down(h, i);
+}
+
+void minheap_remove(struct minheap *h, uint32_t item)
+{
+	uint32_t i = h->pos[item];
+	struct minheap_entry last;
+
+	if (i == MINHEAP_ABSENT)
+		return;
+	h->pos[item] = MINHEAP_ABSENT;
+	last = h->heap[--h->size];
+	if (i == h->size)
+		return;
+	place(h, i, last);
+	sift_up(h, i);
+	sift_down(h, h->pos[last.item]);
+}
+
+/*
+ * The root's hole sinks to a leaf along the smaller children, then the last entry rises from
+ * there: it belongs near the bottom, so this saves comparing it on every level on the way down.
+ */
+uint32_t minheap_pop(struct minheap *h)
+{
+	uint32_t top, i = 0, best;
+
+	if (!h->size)
+		return MINHEAP_ABSENT;
+	top = h->heap[0].item;
+	h->pos[top] = MINHEAP_ABSENT;
+	if (!--h->size)
+		return top;
+	while ((best = smallest_child(h, i)) != MINHEAP_ABSENT) {
+		place(h, i, h->heap[best]);
+		i = best;
+	}
+	h->heap[i] = h->heap[h->size];
+	sift_up(h, i);
+	return top;
+}

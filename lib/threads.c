@@ -1,0 +1,72 @@
+/*
+ * threads.c - helper threads pinned away from their caller's CPU, and the gate for work that
+ * must wait until the engine is done with that CPU; see threads.h.
+ *
+ * Left to the scheduler, a thread created for a few milliseconds of work often starts on its
+ * creator's CPU, preempts it and finishes before the load balancer moves either of them: inside
+ * OpenSM the routing thread lost 2.6 ms of 19 that way while the other CPU stayed idle.
+ */
+#include "lib/threads.h"
+
+#include <sched.h>
+
+int thread_start_beside(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	cpu_set_t allowed, others;
+	pthread_attr_t attr;
+	int here = sched_getcpu(), cpu, rc = -1;
+
+	if (here < 0 || sched_getaffinity(0, sizeof(allowed), &allowed))
+		return -1;
+	CPU_ZERO(&others);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (cpu != here && CPU_ISSET(cpu, &allowed))
+			CPU_SET(cpu, &others);
+	if (!CPU_COUNT(&others) || pthread_attr_init(&attr))
+		return -1;
+	if (!pthread_attr_setaffinity_np(&attr, sizeof(others), &others) &&
+	    !pthread_create(thread, &attr, fn, arg))
+		rc = 0;
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+int cpu_gate_init(struct cpu_gate *g)
+{
+	g->open = 0;
+	if (pthread_mutex_init(&g->lock, NULL))
+		return -1;
+	if (pthread_cond_init(&g->opened, NULL)) {
+		pthread_mutex_destroy(&g->lock);
+		return -1;
+	}
+	return 0;
+}
+
+void cpu_gate_destroy(struct cpu_gate *g)
+{
+	if (!g)
+		return;
+	pthread_cond_destroy(&g->opened);
+	pthread_mutex_destroy(&g->lock);
+}
+
+void cpu_gate_open(struct cpu_gate *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->lock);
+	g->open = 1;
+	pthread_cond_broadcast(&g->opened);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void cpu_gate_wait(struct cpu_gate *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->lock);
+	while (!g->open)
+		pthread_cond_wait(&g->opened, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
