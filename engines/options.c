@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "lib/numbers.h"
+#include "lib/scan.h"
+#include "lib/input.h"
 
 const char options_help[] =
 	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "lib/input.h"
+#include "lib/error.h"
 
 #define FAB_NONE UINT32_MAX
 #define FAB_MAX_LID 0xbfff  /* highest unicast LID */
@@ -77,10 +77,6 @@ struct fabric {
 	uint32_t *sw_adj_port; /* local port index of each switch-to-switch channel */
 	uint32_t nendports;    /* CA/router ports with a LID plus switch port 0s */
 	uint32_t *endports;    /* port indices of those, in ascending LID order */
-};
-
-struct fab_error {
-	char msg[512];
 };
 
 void fabric_init(struct fabric *f);
@@ -222,59 +218,5 @@ struct fab_guid_map {
 int fab_guid_map_put(struct fab_guid_map *m, uint64_t guid, uint32_t node);
 uint32_t fab_guid_map_get(const struct fab_guid_map *m, uint64_t guid);
 void fab_guid_map_free(struct fab_guid_map *m);
-
-void fab_error_set(struct fab_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * Makes the byte buffer *buf (of *cap bytes) hold at least need bytes, doubling from first:
- * the string arenas of the parsers grow this way.  0, or -1 with the buffer unchanged.
- */
-int fab_reserve(char **buf, size_t *cap, size_t need, size_t first);
-
-/*
- * The same for an array *arr of *cap elements of elem bytes, counted in 32 bits: it holds at
- * least need elements afterwards, doubling from first.  0, or -1 with the array unchanged
- * (out of memory, or more than UINT32_MAX elements).  Every growing array of sarnue grows here.
- */
-int fab_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
-
-/*
- * Appends the n bytes at s and a NUL to the string arena *buf (*len of *cap bytes used) and sets
- * *off to where they start: the arenas of the fabric model, the net-file and job-map parsers and
- * the Slurm job list.  0, or -1 with the arena unchanged (out of memory, or an offset that would
- * not fit 32 bits).
- */
-int fab_strings_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n, uint32_t *off);
-
-/*
- * Field scanners for the line-oriented dump readers, stricter and much faster than sscanf on
- * dumps of millions of lines.  Each advances *p past what it read.
- */
-/* Skips spaces and tabs; whether at least one was there. */
-int fab_skip_blanks(const char **p);
-/* A decimal number below limit; -1 when none or too large. */
-int fab_scan_decimal(const char **p, unsigned limit, unsigned *v);
-/* 1 to max_digits (at most 16) hex digits, no "0x"; -1 when there are none or more. */
-int fab_scan_hex_digits(const char **p, unsigned max_digits, uint64_t *v);
-/* "0x" and 1 to max_digits (at most 16) hex digits; -1 when malformed or longer. */
-int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v);
-/*
- * A GUID as operators write it: "0x" and 1 to 16 hex digits, or a decimal number below 2^64.
- * No sign and no octal: strtoull took "-1" for 0xffffffffffffffff and "010" for 8.
- */
-int fab_scan_guid(const char **p, uint64_t *guid);
-/*
- * Calls each(ctx, line, lineno, err) for every line of the file at path (of a kind limited to
- * max_bytes) until one returns non-zero, having set err.  0, or -1 with err set; an open error
- * reads "WHAT PATH: why" (WHAT omitted when NULL).
- */
-int fab_read_lines(const char *path, uint64_t max_bytes, const char *what,
-		   int (*each)(void *ctx, char *line, unsigned lineno, struct fab_error *err),
-		   void *ctx, struct fab_error *err);
-/* "PATH:LINE: why" into err, for a line_reader that stopped on an error. */
-void fab_error_from_reader(struct fab_error *err, const struct line_reader *lr, const char *path);
-/* Whether only blanks and the line end are left at p. */
-int fab_rest_blank(const char *p);
 
 #endif

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "fabric/jobmap.h"
+#include "lib/arena.h"
+#include "lib/input.h"
 
 /* Open-addressing table of string offsets, used for job ids and for hostnames. */
 struct str_table {

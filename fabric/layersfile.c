@@ -14,6 +14,8 @@
  * and so is a file that names none of the fabric's switches.
  */
 #include "fabric/layersfile.h"
+#include "lib/scan.h"
+#include "lib/input.h"
 
 #include <errno.h>
 #include <stdlib.h>

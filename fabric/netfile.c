@@ -23,6 +23,9 @@
 #include <string.h>
 
 #include "lib/numbers.h"
+#include "lib/scan.h"
+#include "lib/arena.h"
+#include "lib/input.h"
 
 #define SIM_FIRST_SWITCH_GUID 0x200000ull
 #define SIM_FIRST_CA_GUID 0x100000ull

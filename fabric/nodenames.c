@@ -3,6 +3,9 @@
  * name hosts on fabrics whose HCA descriptions do not.
  */
 #include "fabric/nodenames.h"
+#include "lib/scan.h"
+#include "lib/arena.h"
+#include "lib/input.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,8 @@
  * how `sarnue route` hands its offline results to ibdmchk.
  */
 #include "fabric/loaders.h"
+#include "lib/scan.h"
+#include "lib/input.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -2,6 +2,7 @@
  * routing.c - storage and accessors for an engine's output tables (see routing.h).
  */
 #include "fabric/routing.h"
+#include "lib/arena.h"
 
 #include <stdlib.h>
 #include <string.h>

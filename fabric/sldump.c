@@ -10,6 +10,8 @@
  *   SL2VL:    "0x<switch GUID> <in port> <out port> 0x<sl0><sl1> 0x<sl2><sl3> ... (8 bytes)"
  */
 #include "fabric/loaders.h"
+#include "lib/scan.h"
+#include "lib/input.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -43,6 +43,7 @@
 #include "check/metrics.h"
 #include "lib/numbers.h"
 #include "filterd/slurmjobs.h"
+#include "lib/arena.h"
 
 #define DEFAULT_JOB_MAP "/var/lib/sarnue/jobs"
 #define DEFAULT_MAX_OUTPUT 1024 /* MiB of squeue's stdout read at most */

@@ -16,6 +16,9 @@
 
 #include "filterd/jobfilter.h"
 #include "lib/sortu64.h"
+#include "lib/scan.h"
+#include "lib/arena.h"
+#include "lib/input.h"
 
 /* ------------------------------------------------------------------ helpers */
 

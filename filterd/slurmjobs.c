@@ -12,6 +12,7 @@
 
 #include "lib/json.h"
 #include "filterd/slurmjobs.h"
+#include "lib/arena.h"
 
 void slurm_jobs_init(struct slurm_jobs *s)
 {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/ctlclient.h"
+#include "lib/arena.h"
 
 int ctl_connect(const char *path, double timeout_seconds, struct fab_error *err)
 {

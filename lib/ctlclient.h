@@ -5,7 +5,7 @@
 #ifndef SARNUE_CTLCLIENT_H
 #define SARNUE_CTLCLIENT_H
 
-#include "fabric/fabric.h"
+#include "lib/error.h"
 
 #define CTL_DEFAULT_SOCKET "/run/sarnue/ctl.sock"
 #define CTL_LINE_MAX 4096

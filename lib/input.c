@@ -184,3 +184,35 @@ out:
 	errno = saved;
 	return saved ? -1 : 0;
 }
+
+void fab_error_from_reader(struct fab_error *err, const struct line_reader *lr, const char *path)
+{
+	if (err)
+		line_reader_describe(lr, path, err->msg, sizeof(err->msg));
+}
+
+int fab_read_lines(const char *path, uint64_t max_bytes, const char *what,
+		   int (*each)(void *ctx, char *line, unsigned lineno, struct fab_error *err),
+		   void *ctx, struct fab_error *err)
+{
+	struct line_reader lr;
+	char *line;
+	int ret = -1;
+
+	if (line_reader_open(&lr, path, max_bytes)) {
+		fab_error_set(err, "%s%s%s: %s", what ? what : "", what ? " " : "", path,
+			      fab_strerror(errno));
+		return -1;
+	}
+	while ((line = line_reader_next(&lr)))
+		if (each(ctx, line, lr.lineno, err))
+			goto out;
+	if (line_reader_failed(&lr)) {
+		fab_error_from_reader(err, &lr, path);
+		goto out;
+	}
+	ret = 0;
+out:
+	line_reader_close(&lr);
+	return ret;
+}

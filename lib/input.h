@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/error.h"
+
 /* Size limits per kind of input; README's "Limits on input files" lists them. */
 #define FAB_LIMIT_CONFIG (1ull << 20)	/* config=, opensm.conf-style option files */
 #define FAB_LIMIT_LIST (64ull << 20)	/* job maps, layers, storage GUIDs, node-name maps */
@@ -67,4 +69,14 @@ void line_reader_close(struct line_reader *lr);
  */
 int fab_read_text(const char *path, uint64_t max_bytes, char **text, size_t *len);
 
+/*
+ * Calls each(ctx, line, lineno, err) for every line of the file at path (of a kind limited to
+ * max_bytes) until one returns non-zero, having set err.  0, or -1 with err set; an open error
+ * reads "WHAT PATH: why" (WHAT omitted when NULL).
+ */
+int fab_read_lines(const char *path, uint64_t max_bytes, const char *what,
+		   int (*each)(void *ctx, char *line, unsigned lineno, struct fab_error *err),
+		   void *ctx, struct fab_error *err);
+/* "PATH:LINE: why" into err, for a line_reader that stopped on an error. */
+void fab_error_from_reader(struct fab_error *err, const struct line_reader *lr, const char *path);
 #endif

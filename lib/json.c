@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric/fabric.h"
 #include "lib/json.h"
+#include "lib/error.h"
+#include "lib/arena.h"
 
 void json_init(struct json *j, const char *text, size_t len, const char *name,
 	       struct fab_error *err)

@@ -37,6 +37,7 @@
 #include "lib/json.h"
 #include "plugin/plugin.h"
 #include "check/verify.h"
+#include "lib/arena.h"
 
 #define CTL_MAX_CLIENTS 16
 #define CTL_IDLE_SECONDS 30

@@ -10,6 +10,7 @@
 #include "cli/gen/gen.h"
 #include "fabric/fabric.h"
 #include "lib/numbers.h"
+#include "lib/arena.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,6 +22,8 @@
 #include "engines/dfsssp/dfsssp.h"
 #include "lib/minheap.h"
 #include "fabric/swgraph.h"
+#include "lib/scan.h"
+#include "lib/input.h"
 
 #include <errno.h>
 #include <fnmatch.h>

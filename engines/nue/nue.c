@@ -27,6 +27,7 @@
 #include "lib/minheap.h"
 #include "lib/sortu64.h"
 #include "lib/threads.h"
+#include "lib/arena.h"
 
 #define INF_DIST UINT64_MAX
 #define AT_DEST (FAB_NONE - 1) /* out[] of the destination switch: delivery, no dependency */

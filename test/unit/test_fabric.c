@@ -19,6 +19,9 @@
 #include "lib/sortu64.h"
 #include "testfab.h"
 #include "lib/threads.h"
+#include "lib/scan.h"
+#include "lib/arena.h"
+#include "lib/input.h"
 
 static char *write_tmp(const char *text)
 {
