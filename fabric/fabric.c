@@ -318,11 +318,14 @@ static int build_lid_table(struct fabric *f, struct fab_error *err)
 	}
 	/* LIDs do not overlap, so every port with a LID owns its base LID: one entry each. */
 	sn_assert(f->nendports == count);
-	if (sn_expensive_checks())
-		for (l = 0; l < f->nendports; l++)
-			sn_assert(f->lid_port[f->ports[f->endports[l]].base_lid] == f->endports[l] &&
-				  (!l || f->ports[f->endports[l - 1]].base_lid <
-						 f->ports[f->endports[l]].base_lid));
+	if (sn_expensive_checks()) {
+		for (l = 0; l < f->nendports; l++) {
+			p = f->endports[l];
+			sn_assert(f->lid_port[f->ports[p].base_lid] == p);
+			sn_assert(!l ||
+				  f->ports[f->endports[l - 1]].base_lid < f->ports[p].base_lid);
+		}
+	}
 	return 0;
 }
 

@@ -35,7 +35,8 @@ int swgraph_build(struct swgraph *g, const struct fabric *f)
 		g->adj_pos[p] = FAB_NONE;
 	for (s = 0; s < g->nsw; s++) {
 		/* The CSR offsets never decrease and stay inside the channel array. */
-		sn_assert(f->sw_adj_off[s] <= f->sw_adj_off[s + 1] && f->sw_adj_off[s + 1] <= g->ne);
+		sn_assert(f->sw_adj_off[s] <= f->sw_adj_off[s + 1] &&
+			  f->sw_adj_off[s + 1] <= g->ne);
 		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
 			uint32_t r = f->ports[f->sw_adj_port[e]].remote;
 
