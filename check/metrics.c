@@ -17,6 +17,7 @@
 
 #include "lib/json.h"
 #include "check/verify.h"
+#include "lib/assert.h"
 
 #define TREE_ROOT (FAB_NONE - 1) /* the switch hands the packet to the destination */
 
@@ -85,13 +86,17 @@ static int net_terminals(struct net *n)
 		}
 		n->term[n->nterm] = p;
 		n->term_sw[n->nterm++] = f->nodes[sw].sw;
+		sn_assert(f->nodes[sw].sw < n->nsw);
 	}
+	sn_assert(n->nterm + n->detached <= f->nendports);
 	for (i = 0; i < n->nterm; i++)
 		n->sw_term_off[n->term_sw[i] + 2]++;
 	for (k = 0; k < n->nsw; k++)
 		n->sw_term_off[k + 2] += n->sw_term_off[k + 1];
 	for (i = 0; i < n->nterm; i++)
 		n->sw_term[n->sw_term_off[n->term_sw[i] + 1]++] = i;
+	/* Placing shifted every row's start to its end: the last row ends at nterm. */
+	sn_assert(n->sw_term_off[0] == 0 && n->sw_term_off[n->nsw] == n->nterm);
 	return 0;
 }
 
@@ -119,8 +124,10 @@ static int net_init(struct net *n, const struct fabric *f, const struct routing 
 		goto fail;
 	for (i = 0; i < f->nports; i++)
 		n->chan_of_port[i] = FAB_NONE;
-	for (i = 0; i < n->nch; i++)
+	for (i = 0; i < n->nch; i++) {
+		sn_assert(f->sw_adj_port[i] < f->nports);
 		n->chan_of_port[f->sw_adj_port[i]] = i;
+	}
 	if (net_terminals(n))
 		goto fail;
 	return 0;
@@ -131,6 +138,7 @@ fail:
 
 static uint32_t sw_terminals(const struct net *n, uint32_t sw)
 {
+	sn_assert(sw < n->nsw && n->sw_term_off[sw] <= n->sw_term_off[sw + 1]);
 	return n->sw_term_off[sw + 1] - n->sw_term_off[sw];
 }
 
@@ -149,6 +157,8 @@ static void tree_build(struct net *n, unsigned dlid)
 		if (step == LFT_STEP_SWITCH) {
 			n->next[sw] = nx;
 			n->chan[sw] = n->chan_of_port[q];
+			/* A step to another switch leaves by a channel of C*. */
+			sn_assert(nx < n->nsw && n->chan[sw] < n->nch);
 			n->child_off[nx + 2]++;
 		} else if (step == LFT_STEP_DELIVERED) {
 			n->next[sw] = TREE_ROOT;
@@ -171,6 +181,8 @@ static void tree_build(struct net *n, unsigned dlid)
 		for (i = n->child_off[p]; i < n->child_off[p + 1]; i++) {
 			uint32_t c = n->child[i];
 
+			/* A tree has no cycle: each switch joins order[] once, within nsw links. */
+			sn_assert(n->nreach < n->nsw && n->hops[p] < n->nsw);
 			n->hops[c] = n->hops[p] + 1;
 			n->order[n->nreach++] = c;
 		}
@@ -198,6 +210,7 @@ static uint64_t tree_accumulate(struct net *n, uint64_t *load, uint32_t *touched
 		}
 		if (!a)
 			continue;
+		sn_assert(p < n->nsw && n->chan[sw] < n->nch);
 		if (touched && !load[n->chan[sw]])
 			touched[(*ntouched)++] = n->chan[sw];
 		load[n->chan[sw]] += a;
@@ -223,6 +236,7 @@ static void bfs(struct net *n, uint32_t from)
 			uint32_t v = f->nodes[f->ports[f->ports[f->sw_adj_port[e]].remote].node].sw;
 
 			if (n->dist[v] == FAB_NONE) {
+				sn_assert(tail < n->nsw);
 				n->dist[v] = n->dist[u] + 1;
 				n->fill[tail++] = v;
 			}
@@ -272,6 +286,7 @@ static void dist_compute(const uint64_t *v, uint32_t n, struct metrics_dist *d)
 	d->sdv = sqrt(sq / n);
 	d->bin_width = (d->max + METRICS_HIST_BINS) / METRICS_HIST_BINS; /* ceil((max+1)/BINS) */
 	d->nbins = (uint32_t)(d->max / d->bin_width) + 1;
+	sn_assert(d->nbins <= METRICS_HIST_BINS);
 	for (i = 0; i < n; i++)
 		d->bins[v[i] / d->bin_width]++;
 }
@@ -315,6 +330,8 @@ static uint64_t init_all_sources(struct net *n, uint32_t t)
 
 	for (sw = 0; sw < n->nsw; sw++)
 		n->acc[sw] = sw_terminals(n, sw);
+	/* t itself is one of its switch's terminals. */
+	sn_assert(t < n->nterm && n->acc[n->term_sw[t]] > 0);
 	n->acc[n->term_sw[t]]--;
 	return n->nterm - 1;
 }
@@ -338,6 +355,7 @@ static void efi_destination_switch(struct net *n, const struct metrics_options *
 			sources = init_all_sources(n, t);
 			add_stretch(e, n, sum);
 			got = tree_accumulate(n, e->load, NULL, NULL);
+			sn_assert(got <= sources);
 			e->routes += got;
 			e->unrouted += sources - got;
 		}
@@ -401,8 +419,10 @@ static int job_terms_build(const struct net *n, const struct job_map *jm, struct
 		return -1;
 	for (t = 0; t < n->nterm; t++) {
 		jobs = job_map_node_jobs(jm, n->f->ports[n->term[t]].node, &njobs);
-		for (i = 0; i < njobs; i++)
+		for (i = 0; i < njobs; i++) {
+			sn_assert(jobs[i] < jm->njobs);
 			jt->off[jobs[i] + 2]++;
+		}
 		total += njobs;
 		*bound += njobs > 0;
 	}
@@ -416,6 +436,7 @@ static int job_terms_build(const struct net *n, const struct job_map *jm, struct
 		for (i = 0; i < njobs; i++)
 			jt->term[jt->off[jobs[i] + 1]++] = t;
 	}
+	sn_assert(jt->off[jm->njobs] == total);
 	return 0;
 }
 
@@ -434,8 +455,11 @@ static void job_destination(struct net *n, struct job_pass *jp, uint32_t nterms,
 
 	tree_build(n, dlid);
 	memcpy(n->acc, jp->count, sizeof(*n->acc) * n->nsw);
+	sn_assert(n->acc[n->term_sw[t]] > 0);
 	n->acc[n->term_sw[t]]--;
 	got = tree_accumulate(n, jp->load, jp->touched, &jp->ntouched);
+	/* Paths added equal paths counted: a job's route is delivered once or not at all. */
+	sn_assert(got <= nterms - 1 && jp->ntouched <= n->nch);
 	job->routes += got;
 	out->routes += got;
 	out->unrouted += nterms - 1 - got;
@@ -570,6 +594,7 @@ static void shuffle(struct rng *g, uint32_t *a, uint32_t n)
 
 	for (i = n; i > 1; i--) {
 		j = rng_below(g, i);
+		sn_assert(j < i);
 		x = a[i - 1];
 		a[i - 1] = a[j];
 		a[j] = x;
@@ -603,10 +628,14 @@ static int flow_path(const struct net *n, uint32_t src, uint32_t dst, uint32_t *
 	while (len <= n->nsw) {
 		enum lft_step step = verify_lft_step(n->f, n->r, sw, dlid, &q, &nx);
 
-		if (step == LFT_STEP_DELIVERED)
+		/* A delivered route meets no switch twice: fewer links than switches. */
+		if (step == LFT_STEP_DELIVERED) {
+			sn_assert(len < n->nsw);
 			return (int)len;
+		}
 		if (step != LFT_STEP_SWITCH)
 			return -1;
+		sn_assert(n->chan_of_port[q] < n->nch);
 		path[len++] = n->chan_of_port[q];
 		sw = nx;
 	}
@@ -652,6 +681,7 @@ static void instance_run(struct pattern_pass *pp, int judge, struct instance *re
 			if (!pp->load[pp->path[k]]++)
 				pp->touched[pp->ntouched++] = pp->path[k];
 	}
+	sn_assert(res->unrouted <= pp->nflows && pp->ntouched <= pp->n->nch);
 	for (i = 0; i < pp->ntouched; i++)
 		if (pp->load[pp->touched[i]] > res->max_load)
 			res->max_load = pp->load[pp->touched[i]];
@@ -696,6 +726,9 @@ static void run_shifts(struct pattern_pass *pp, const struct metrics_options *o,
 	count = shift_count(nterm, o);
 	for (k = 0; k < count; k++) {
 		uint32_t s = count == all ? k + 1 : 1 + (uint32_t)((uint64_t)k * all / count);
+
+		/* A shift of 0 or of nterm would send every terminal to itself. */
+		sn_assert(s >= 1 && s <= all);
 
 		for (i = 0; i < nterm; i++) {
 			pp->src[i] = i;
@@ -752,6 +785,7 @@ static void run_bisections(struct pattern_pass *pp, const struct metrics_options
 			pp->dst[2 * i] = pp->src[2 * i + 1] = pp->perm[half + i];
 		}
 		pp->nflows = 2 * half;
+		sn_assert(pp->nflows <= nterm);
 		instance_run(pp, 1, &in);
 		family_add(&out->bisection, &in, pp->nflows);
 		unslowed += in.unslowed;

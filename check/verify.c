@@ -28,6 +28,7 @@
 #include "lib/json.h"
 #include "lib/sortu64.h"
 #include "lib/threads.h"
+#include "lib/assert.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -107,6 +108,8 @@ static int deps_grow(struct dep_set *d)
 	uint64_t *nk = calloc(ncap, sizeof(*nk));
 	uint64_t *nl = malloc(ncap / 2 * sizeof(*nl));
 
+	/* Probes wrap with ncap - 1; the list holds every key the table does. */
+	sn_assert(!(ncap & (ncap - 1)) && d->count <= ncap / 2);
 	if (!nk || !nl) {
 		free(nk);
 		free(nl);
@@ -145,6 +148,7 @@ static int deps_add(struct dep_set *d, uint32_t from, uint32_t to)
 			return 0;
 		j = (j + 1) & (d->cap - 1);
 	}
+	sn_assert(d->count < d->cap / 2);
 	d->keys[j] = key;
 	d->list[d->count++] = key;
 	return 0;
@@ -176,6 +180,9 @@ static void note_failure(struct walker *w, int loop, uint32_t src_port, unsigned
 
 static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl_out, uint32_t to)
 {
+	/* A vertex packs the VL into 4 bits above a 28-bit channel. */
+	sn_assert(vl_in < VERIFY_MAX_VLS && vl_out < VERIFY_MAX_VLS);
+	sn_assert(from < w->f->nports && to < w->f->nports && w->f->nports <= 1u << 28);
 	w->rep->vls_used |= (uint16_t)((1u << vl_in) | (1u << vl_out));
 	if (deps_add(&w->deps, VERTEX(vl_in, from), VERTEX(vl_out, to)))
 		w->oom = 1;
@@ -184,9 +191,13 @@ static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl
 enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
 			      unsigned dlid, uint32_t *channel, uint32_t *next_sw)
 {
-	const struct fab_node *n = &f->nodes[f->switches[sw]];
-	unsigned out = routing_lft(r, sw)[dlid];
+	const struct fab_node *n;
+	unsigned out;
 	uint32_t q, peer;
+
+	sn_assert(sw < f->nswitches && sw < r->nswitches && dlid < r->lft_len);
+	n = &f->nodes[f->switches[sw]];
+	out = routing_lft(r, sw)[dlid];
 
 	*channel = FAB_NONE;
 	*next_sw = FAB_NONE;
@@ -202,6 +213,7 @@ enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, u
 	if (!fabric_is_switch(f, f->ports[peer].node))
 		return f->lid_port[dlid] == peer ? LFT_STEP_DELIVERED : LFT_STEP_WRONG_PORT;
 	*next_sw = f->nodes[f->ports[peer].node].sw;
+	sn_assert(*next_sw < f->nswitches);
 	return LFT_STEP_SWITCH;
 }
 
@@ -242,6 +254,8 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 		uint32_t key = sw * VERIFY_MAX_VLS + vl_out, q, next;
 		enum lft_step step;
 
+		sn_assert(vl_out < VERIFY_MAX_VLS && sl < ROUTING_MAX_SL);
+
 		/*
 		 * A channel leaving an end port has no predecessor, so it cannot lie on a cycle:
 		 * only dependencies between switch-to-switch channels are kept.
@@ -262,6 +276,8 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 		}
 		w->stamp[key] = w->pass;
 		w->state[key] = W_ACTIVE;
+		/* Each (switch, VL) is entered once per pass: the path fits its array. */
+		sn_assert(depth < f->nswitches * VERIFY_MAX_VLS);
 		w->path[depth++] = key;
 		step = verify_lft_step(f, w->r, sw, dlid, &q, &next);
 		if (step == LFT_STEP_DELIVERED) {
@@ -299,6 +315,7 @@ static int source_entry(const struct fabric *f, uint32_t p, uint32_t *sw, uint32
 	if (!fabric_channel_up(f, p) || !fabric_is_switch(f, f->ports[port->remote].node))
 		return -1;
 	*sw = f->nodes[f->ports[port->remote].node].sw;
+	sn_assert(*sw < f->nswitches);
 	*in_ch = p;
 	return 0;
 }
@@ -312,6 +329,7 @@ static void record_hops(struct walker *w, unsigned hops, uint64_t n)
 		return;
 	if (hops > VERIFY_MAX_HOPS)
 		hops = VERIFY_MAX_HOPS;
+	sn_assert(hops < sizeof(rep->hop_hist) / sizeof(rep->hop_hist[0]));
 	rep->hop_hist[hops] += n;
 	if (!w->delivered || hops < rep->min_hops)
 		rep->min_hops = hops;
@@ -358,6 +376,7 @@ static uint16_t sls_towards(struct walker *w, unsigned dlid)
 			struct source_group *g = &w->groups->g[i];
 
 			g->sl = routing_path_sl(w->r, g->sl_lid, (uint16_t)dlid);
+			sn_assert(g->sl < ROUTING_MAX_SL);
 			mask |= (uint16_t)(1u << g->sl);
 		}
 		return mask;
@@ -420,6 +439,8 @@ static int check_groups(struct walker *w, unsigned dlid, unsigned sl)
 		int st = W_FAIL;
 
 		g->state = W_NONE;
+		/* Only the destination's own LIDs are skipped, and only those in the group. */
+		sn_assert(g->skip_ca <= g->ca_lids && g->skip_self <= g->self_lids);
 		if (g->ca_lids == g->skip_ca && g->self_lids == g->skip_self)
 			continue;
 		if (per_source && g->sl != sl)
@@ -461,8 +482,14 @@ static void skip_destination(struct walker *w, unsigned dlid, int skip)
 
 	if (e == FAB_NONE)
 		return;
+	sn_assert(e < f->nendports && f->endports[e] == d);
 	for (j = sg->elem_first[e]; j < sg->elem_first[e + 1]; j++) {
-		struct source_group *g = &sg->g[sg->elem_group[j]];
+		struct source_group *g;
+
+		sn_assert(sg->elem_group[j] < sg->n);
+		g = &sg->g[sg->elem_group[j]];
+		/* Every skip is undone once the destination's passes are over: they balance. */
+		sn_assert(skip || (self ? g->skip_self : g->skip_ca) > 0);
 
 		if (self)
 			g->skip_self = skip ? g->skip_self + 1 : g->skip_self - 1;
@@ -556,6 +583,7 @@ static int groups_build(const struct fabric *f, const struct routing *r, struct 
 		}
 	}
 	sg->elem_first[f->nendports] = j;
+	sn_assert(j == nelem);
 	sort_u64(keys, nelem);
 	for (i = 0; i < nelem; i++) {
 		uint32_t e = (uint32_t)(keys[i] & ((1u << GROUP_ELEM_BITS) - 1)), p = port[e];
@@ -570,6 +598,7 @@ static int groups_build(const struct fabric *f, const struct routing *r, struct 
 			g->in_ch = FAB_NONE;
 			g->sl_lid = lid[e];
 		}
+		sn_assert(e < nelem && sg->n <= nelem && (sw == none || sw < f->nswitches));
 		g = &sg->g[sg->n - 1];
 		sg->elem_group[e] = sg->n - 1;
 		if (fabric_is_switch(f, f->ports[p].node)) {
@@ -650,6 +679,9 @@ static int dep_graph_build(const struct fabric *f, const struct dep_set *d, unsi
 	if (!slot_id || !edges || !g->to)
 		goto out;
 	for (i = 0; i < d->count; i++) {
+		/* nvls covers the highest VL any dependency uses. */
+		sn_assert(vertex_slot(f, dep_from(d->list[i])) < nslots &&
+			  vertex_slot(f, dep_to(d->list[i])) < nslots);
 		slot_id[vertex_slot(f, dep_from(d->list[i]))] = 1;
 		slot_id[vertex_slot(f, dep_to(d->list[i]))] = 1;
 	}
@@ -671,8 +703,11 @@ static int dep_graph_build(const struct fabric *f, const struct dep_set *d, unsi
 		by_to[slot_id[vertex_slot(f, dep_to(d->list[i]))] + 1]++;
 		g->off[slot_id[vertex_slot(f, dep_from(d->list[i]))] + 1]++;
 	}
+	sn_assert(v == g->nv);
 	prefix_sums(by_to, g->nv);
 	prefix_sums(g->off, g->nv);
+	/* Every edge is counted once by its target and once by its source. */
+	sn_assert(by_to[g->nv] == d->count && g->off[g->nv] == d->count);
 	memcpy(at, by_to, sizeof(*at) * g->nv);
 	for (i = 0; i < d->count; i++)
 		edges[at[slot_id[vertex_slot(f, dep_to(d->list[i]))]]++] = d->list[i];
@@ -696,6 +731,7 @@ static void print_cycle(struct walker *w, const struct dep_graph *g, const uint3
 	size_t used = 0;
 	uint32_t i;
 
+	sn_assert(start < depth && depth <= g->nv);
 	for (i = start; i <= depth && used < sizeof(rep->cycle); i++) {
 		uint32_t v = g->vertex[stack[i == depth ? start : i]];
 		char name[160];
@@ -741,6 +777,7 @@ static int find_cycle(struct walker *w, const struct dep_graph *g)
 				continue;
 			}
 			v = g->to[iter[depth - 1]++];
+			sn_assert(v < g->nv);
 			if (color[v] == 1) {
 				uint32_t start = depth;
 
@@ -749,6 +786,8 @@ static int find_cycle(struct walker *w, const struct dep_graph *g)
 				print_cycle(w, g, stack, depth, start);
 				found = 1;
 			} else if (!color[v]) {
+				/* Grey vertices are on the stack, each once. */
+				sn_assert(depth < g->nv);
 				color[v] = 1;
 				stack[depth] = v;
 				iter[depth++] = g->off[v];
@@ -769,6 +808,7 @@ static int check_credit_loops(struct walker *w)
 	struct dep_graph g;
 	int ret;
 
+	sn_assert(nvls >= 1 && nvls <= VERIFY_MAX_VLS);
 	w->rep->dependencies = w->deps.count;
 	if (dep_graph_build(w->f, &w->deps, nvls, &g)) {
 		dep_graph_free(&g);
@@ -826,6 +866,7 @@ static int walker_check(struct walker *w, unsigned from, unsigned to)
 {
 	unsigned dlid;
 
+	sn_assert(from >= 1 && from <= to && to <= w->f->max_lid + 1);
 	for (dlid = from; dlid < to; dlid++) {
 		if (w->f->lid_port[dlid] == FAB_NONE)
 			continue;
@@ -894,6 +935,7 @@ static void copy_columns(struct verify_feed *vf, uint32_t from, uint32_t to)
 {
 	size_t len = vf->r->lft_len, s;
 
+	sn_assert(from <= to && to <= len);
 	for (s = 0; s < vf->r->nswitches; s++)
 		memcpy(vf->copy + s * len + from, vf->r->lft + s * len + from, to - from);
 }
@@ -920,6 +962,8 @@ static void *feed_main(void *arg)
 		upto = promised_upto(vf);
 		if (upto > done + FEED_STEP)
 			upto = done + FEED_STEP;
+		/* Promises only rise, and never past the table. */
+		sn_assert(upto >= done && upto <= vf->end);
 		if (upto > done) {
 			copy_columns(vf, done, upto);
 			/* LID 0 is nobody's, but its column is compared at the end as well. */
@@ -945,6 +989,9 @@ static void feed_columns_final(void *arg, uint32_t below)
 
 	if (vf->state == FEED_NO_THREAD)
 		return;
+	/* One thread makes the promises, with rising bounds (routing.h). */
+	sn_assert(below <= vf->end &&
+		  below >= atomic_load_explicit(&vf->final_below, memory_order_relaxed));
 	atomic_store_explicit(&vf->final_below, below, memory_order_release);
 	if (vf->state == FEED_RUNNING)
 		return;

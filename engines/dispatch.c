@@ -16,6 +16,7 @@
 #include "fabric/layersfile.h"
 #include "lib/threads.h"
 #include "engines/updn/updn.h"
+#include "lib/assert.h"
 
 const char *const engine_names[] = { "sar-updn", "sar-nue", "sar-dfsssp", NULL };
 
@@ -297,8 +298,11 @@ static uint32_t *destination_order(const struct fabric *f, const struct job_map 
 			njobs = 0;
 			if (jobs)
 				job_map_node_jobs(jobs, f->ports[port].node, &njobs);
-			if ((njobs > 0) == (pass == 0))
+			if ((njobs > 0) == (pass == 0)) {
+				/* Each LID goes in exactly one of the two passes. */
+				sn_assert(*n < f->max_lid);
 				order[(*n)++] = dlid;
+			}
 		}
 	}
 	return order;
@@ -311,6 +315,7 @@ static void merge_fitted(const struct fabric *f, struct routing *r, const struct
 	uint16_t any_src = f->ports[f->endports[0]].base_lid;
 	uint32_t s, dlid;
 
+	sn_assert(f->nendports > 0 && r->nswitches == f->nswitches && nr->lft_len == r->lft_len);
 	for (dlid = 1; dlid < r->lft_len; dlid++) {
 		int moved = layer_of[dlid] == FIT_NONE;
 		uint8_t sl = layer_of[dlid];
@@ -320,8 +325,13 @@ static void merge_fitted(const struct fabric *f, struct routing *r, const struct
 		/* Nue's SL depends on the destination only: its layer. */
 		if (moved)
 			sl = (uint8_t)(nue_base + routing_path_sl(nr, any_src, (uint16_t)dlid));
+		/* Fitted layers lie below nue_base, Nue's above it: all within the VLs. */
+		sn_assert(sl < ROUTING_MAX_SL && (moved || sl < nue_base));
 		for (s = 0; s < f->nswitches; s++) {
 			if (moved) {
+				sn_assert(routing_lft(nr, s)[dlid] == FAB_NO_PORT ||
+					  routing_lft(nr, s)[dlid] <=
+						  f->nodes[f->switches[s]].nports);
 				routing_lft(r, s)[dlid] = routing_lft(nr, s)[dlid];
 				routing_hops(r, s)[dlid] = routing_hops(nr, s)[dlid];
 			}
@@ -351,9 +361,11 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
 		return -1;
 	}
 	placed = fit_destinations(f, r, order, *ndest, vls, layer_of, err);
+	sn_assert(placed <= (int64_t)*ndest);
 	if (placed >= 0 && placed < *ndest) {
 		nue_vls = (unsigned)(((uint64_t)(*ndest - placed) * vls + *ndest / 2) / *ndest);
 		nue_vls = nue_vls < 1 ? 1 : nue_vls > vls ? vls : nue_vls;
+		sn_assert(nue_vls >= 1 && nue_vls <= vls);
 		placed = 0;
 		for (i = 0; i < r->lft_len; i++)
 			layer_of[i] = FIT_NONE;
@@ -362,6 +374,8 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
 				fit_destinations(f, r, order, *ndest, vls - nue_vls, layer_of, err);
 	}
 	free(order);
+	/* Fitted and left over add up to the destinations. */
+	sn_assert(placed <= (int64_t)*ndest);
 	*left = (int64_t)*ndest - placed;
 	return placed < 0 ? -1 : (int)nue_vls;
 }
@@ -395,6 +409,7 @@ static int dfsssp_keep_fitting(const struct fabric *f, const struct job_map *job
 	nue_vls = nue_share(f, r, jobs, vls, layer_of, &ndest, &left, err);
 	if (nue_vls < 0)
 		goto out;
+	sn_assert((unsigned)nue_vls <= vls && vls < ROUTING_MAX_SL && left >= 0 && left <= ndest);
 	no.vls = (unsigned)nue_vls;
 	if (left > 0 && nue_route(f, &no, &nr, &rep, err))
 		goto out;
@@ -713,6 +728,8 @@ static int run_planes(const char *name, const struct fabric *f, const struct sar
 		add_warning(res, "%s", reason);
 		return run_plain(name, f, o, ctx, n, r, res, err);
 	}
+	/* One VL at least for the base plane, and the escape VL below 16. */
+	sn_assert(n >= 2 && n <= ROUTING_MAX_SL);
 	escape_plane_init(&local);
 	if (fabric_plane_view(f, FAB_PLANE_BASE, &view)) {
 		fab_error_set(err, "out of memory");

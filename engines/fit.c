@@ -12,6 +12,7 @@
 
 #include "engines/cdg.h"
 #include "engines/fit.h"
+#include "lib/assert.h"
 
 struct fit {
 	const struct fabric *f;
@@ -26,7 +27,10 @@ struct fit {
 static uint32_t next_channel(const struct fit *x, const struct cdg *g, uint32_t sw, uint32_t dlid)
 {
 	const struct fabric *f = x->f;
-	uint8_t port = routing_lft(x->r, sw)[dlid];
+	uint8_t port;
+
+	sn_assert(sw < f->nswitches && dlid < x->r->lft_len);
+	port = routing_lft(x->r, sw)[dlid];
 
 	if (port == 0 || port == FAB_NO_PORT || port > f->nodes[f->switches[sw]].nports)
 		return FAB_NONE;
@@ -67,6 +71,8 @@ static int try_destination(struct fit *x, struct cdg *g, uint32_t dlid)
 			undo_attempt(x, g, cdg_turn_index(g, in, out));
 			return -1;
 		}
+		/* A destination adds at most one turn per switch. */
+		sn_assert(x->nadded < x->f->nswitches);
 		if (rc > 0)
 			x->added[x->nadded++] = cdg_turn_index(g, in, out);
 	}
@@ -110,12 +116,15 @@ int64_t fit_destinations(const struct fabric *f, const struct routing *r, const 
 	uint32_t i;
 	unsigned l;
 
+	/* layer_of holds a layer in a byte, FIT_NONE apart. */
+	sn_assert(nlayers < FIT_NONE);
 	for (i = 0; i < r->lft_len; i++)
 		layer_of[i] = FIT_NONE;
 	if (fit_alloc(&x, err))
 		goto out;
 	placed = 0;
 	for (i = 0; i < n; i++) {
+		sn_assert(order[i] >= 1 && order[i] < r->lft_len);
 		for (l = 0; l < nlayers; l++) {
 			if (try_destination(&x, &x.layer[l], order[i]) == 0) {
 				layer_of[order[i]] = (uint8_t)l;

@@ -12,6 +12,7 @@
 #include "lib/numbers.h"
 #include "lib/scan.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 const char options_help[] =
 	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"
@@ -129,6 +130,7 @@ static int parse_guid_list(struct sarnue_options *o, const char *v)
 		if (*p++ != ',')
 			return -1;
 	}
+	sn_assert(n >= 1 && n <= SARNUE_MAX_ROOTS);
 	memcpy(o->updn_roots, guids, sizeof(guids[0]) * n);
 	o->n_updn_roots = n;
 	return 0;
@@ -223,6 +225,7 @@ static int parse_mode(const char *v, unsigned *out)
 	}
 	if (p == v || *p || (x & 0600) != 0600)
 		return -1;
+	sn_assert(x <= 0777);
 	*out = x;
 	return 0;
 }
@@ -281,6 +284,8 @@ enum keyword_field {
 
 static void set_keyword_field(struct sarnue_options *o, enum keyword_field field, int value)
 {
+	/* The keyword tables hold small non-negative enum values only. */
+	sn_assert(value >= 0);
 	switch (field) {
 	case KW_HOST_MATCH:
 		o->job_host_match = (enum job_host_match)value;
@@ -406,6 +411,7 @@ int options_set(struct sarnue_options *o, const char *pair, const char *source, 
 	klen = (size_t)(eq - pair);
 	if (klen >= sizeof(key))
 		return report(on_error, ctx, source, line, "unknown option '%.60s'%s", pair, "");
+	sn_assert(klen < sizeof(key));
 	memcpy(key, pair, klen);
 	key[klen] = '\0';
 	if (!strcmp(key, "config")) {
@@ -435,6 +441,7 @@ int options_parse_line(struct sarnue_options *o, const char *text, const char *s
 	if (!copy)
 		return report(on_error, ctx, source, line, "out of memory%s%s", "", "");
 	for (tok = strtok_r(copy, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
+		sn_assert(*tok);
 		if (*tok == '#')
 			break;
 		errors += options_set(o, tok, source, line, on_error, ctx);

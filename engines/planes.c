@@ -4,6 +4,7 @@
  * file only picks the escape routing, remembers it, and puts the two tables together.
  */
 #include "engines/planes.h"
+#include "lib/assert.h"
 
 #include <string.h>
 
@@ -118,6 +119,7 @@ int escape_plane_route(const struct fabric *f, uint64_t fp, const struct sarnue_
 	int rc = -1;
 
 	escape_plane_free(e);
+	sn_assert(vl < ROUTING_MAX_SL);
 	if (fabric_plane_view(f, FAB_PLANE_HIGH, &view)) {
 		fab_error_set(err, "out of memory");
 		return -1;
@@ -153,6 +155,7 @@ static int merge_sls(const struct fabric *f, const struct routing *base, uint8_t
 {
 	uint32_t s, dlid;
 
+	sn_assert(esc < ROUTING_MAX_SL && out->nswitches == f->nswitches);
 	out->sl_uniform = base->sl_uniform;
 	if (base->sl_mode == ROUTING_SL_PER_SWITCH_DLID) {
 		/* Sources now include high LIDs: sl_src_sw comes from the whole fabric. */
@@ -182,6 +185,7 @@ static int check_base_vls(const struct fabric *f, const struct routing *out, uin
 	uint16_t used = 0;
 	unsigned sl;
 
+	sn_assert(esc < ROUTING_MAX_SL && out->lft_len == f->max_lid + 1);
 	for (dlid = 1; dlid < out->lft_len; dlid++) {
 		if (f->lid_port[dlid] == FAB_NONE || fabric_lid_is_high(f, dlid))
 			continue;
@@ -215,12 +219,16 @@ int planes_merge(const struct fabric *f, const struct routing *base, const struc
 		fab_error_set(err, "planes: tables of different fabrics");
 		return -1;
 	}
+	/* The escape VL is the last of at most 16. */
+	sn_assert(e->vl < ROUTING_MAX_SL && out->nswitches == f->nswitches);
 	memcpy(out->lft, base->lft, cells);
 	memcpy(out->hops, base->hops, cells);
 	for (dlid = 1; dlid < out->lft_len; dlid++) {
 		if (!fabric_lid_is_high(f, dlid))
 			continue;
 		for (s = 0; s < out->nswitches; s++) {
+			sn_assert(routing_lft(&e->r, s)[dlid] == FAB_NO_PORT ||
+				  routing_lft(&e->r, s)[dlid] <= f->nodes[f->switches[s]].nports);
 			routing_lft(out, s)[dlid] = routing_lft(&e->r, s)[dlid];
 			routing_hops(out, s)[dlid] = routing_hops(&e->r, s)[dlid];
 		}

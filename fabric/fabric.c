@@ -16,6 +16,7 @@
 
 #include "lib/numbers.h"
 #include "lib/arena.h"
+#include "lib/assert.h"
 
 void fabric_init(struct fabric *f)
 {
@@ -80,6 +81,7 @@ uint32_t fabric_add_node(struct fabric *f, enum fab_node_type type, uint64_t gui
 	}
 	f->nports = first + nports + 1;
 	f->nnodes = n + 1;
+	sn_assert(f->nports <= f->ports_cap && f->nnodes <= f->nodes_cap);
 	return n;
 }
 
@@ -99,11 +101,13 @@ struct fab_port *fabric_port(const struct fabric *f, uint32_t node, unsigned num
 
 const char *fabric_node_desc(const struct fabric *f, uint32_t node)
 {
+	sn_assert(node < f->nnodes && f->nodes[node].desc < f->strings_len);
 	return f->strings + f->nodes[node].desc;
 }
 
 const char *fabric_node_id(const struct fabric *f, uint32_t node)
 {
+	sn_assert(node < f->nnodes && f->nodes[node].id < f->strings_len);
 	return f->strings + f->nodes[node].id;
 }
 
@@ -147,6 +151,7 @@ int fabric_link(struct fabric *f, uint32_t node_a, unsigned port_a, uint32_t nod
 	}
 	f->ports[a].remote = b;
 	f->ports[b].remote = a;
+	sn_assert(f->ports[a].node == node_a && f->ports[b].node == node_b);
 	return 0;
 }
 
@@ -154,18 +159,23 @@ uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port)
 {
 	uint32_t r;
 
+	sn_assert(port < f->nports);
 	if (!fabric_channel_up(f, port))
 		return FAB_NONE;
 	r = f->ports[port].remote;
+	sn_assert(r < f->nports && f->ports[r].remote == port);
 	return fabric_is_switch(f, f->ports[r].node) ? f->ports[r].node : FAB_NONE;
 }
 
 uint32_t fabric_endport_switch(const struct fabric *f, uint32_t port)
 {
-	uint32_t node = f->ports[port].node;
+	uint32_t node;
 
+	sn_assert(port < f->nports);
+	node = f->ports[port].node;
 	if (!fabric_is_switch(f, node))
 		node = fabric_attached_switch(f, port);
+	sn_assert(node == FAB_NONE || f->nodes[node].sw < f->nswitches);
 	return node == FAB_NONE ? FAB_NONE : f->nodes[node].sw;
 }
 
@@ -191,9 +201,13 @@ static int build_switch_list(struct fabric *f)
 	for (n = 0; n < f->nnodes; n++)
 		if (fabric_is_switch(f, n))
 			f->switches[i++] = n;
+	sn_assert(i == f->nswitches);
 	qsort_r(f->switches, f->nswitches, sizeof(*f->switches), cmp_switch_guid, f);
-	for (i = 0; i < f->nswitches; i++)
+	for (i = 0; i < f->nswitches; i++) {
+		/* check_guids ran first: node GUIDs are unique, so the order is strict. */
+		sn_assert(!i || f->nodes[f->switches[i - 1]].guid < f->nodes[f->switches[i]].guid);
 		f->nodes[f->switches[i]].sw = i;
+	}
 	return 0;
 }
 
@@ -224,6 +238,9 @@ static int build_switch_adjacency(struct fabric *f)
 	for (s = 0; s < f->nswitches; s++) {
 		const struct fab_node *n = &f->nodes[f->switches[s]];
 
+		/* The second pass counts what the first did: the CSR rows line up. */
+		sn_assert(total == f->sw_adj_off[s] && f->sw_adj_off[s] <= f->sw_adj_off[s + 1]);
+		sn_assert(n->type == FAB_SWITCH && n->sw == s);
 		for (k = 1; k <= n->nports; k++) {
 			uint32_t p = n->first_port + k;
 
@@ -232,6 +249,7 @@ static int build_switch_adjacency(struct fabric *f)
 				f->sw_adj_port[total++] = p;
 		}
 	}
+	sn_assert(total == f->sw_adj_off[f->nswitches]);
 	return 0;
 }
 
@@ -281,6 +299,7 @@ static int build_lid_table(struct fabric *f, struct fab_error *err)
 		if (!port_has_lid(f, p))
 			continue;
 		for (l = port->base_lid; l < port->base_lid + (1u << port->lmc); l++) {
+			sn_assert(l >= 1 && l <= f->max_lid);
 			if (f->lid_port[l] != FAB_NONE) {
 				fab_error_set(err, "LID %u used by both %s port %u and %s port %u",
 					      l, fabric_node_id(f, f->ports[f->lid_port[l]].node),
@@ -296,6 +315,16 @@ static int build_lid_table(struct fabric *f, struct fab_error *err)
 		p = f->lid_port[l];
 		if (p != FAB_NONE && f->ports[p].base_lid == l)
 			f->endports[f->nendports++] = p;
+	}
+	/* LIDs do not overlap, so every port with a LID owns its base LID: one entry each. */
+	sn_assert(f->nendports == count);
+	if (sn_expensive_checks()) {
+		for (l = 0; l < f->nendports; l++) {
+			p = f->endports[l];
+			sn_assert(f->lid_port[f->ports[p].base_lid] == p);
+			sn_assert(!l ||
+				  f->ports[f->endports[l - 1]].base_lid < f->ports[p].base_lid);
+		}
 	}
 	return 0;
 }
@@ -341,6 +370,7 @@ static int first_clash(const struct fabric *f, uint32_t *idx, uint32_t n, int po
 		a = port ? f->ports[idx[i]].node : idx[i];
 		if (g && (!i || g != clash_guid(f, idx[i - 1], port)))
 			continue;
+		sn_assert(!g || i > 0);
 		b = g ? (port ? f->ports[idx[i - 1]].node : idx[i - 1]) : a;
 		c->guid = g;
 		c->port = port;
@@ -443,6 +473,8 @@ static unsigned align_up(unsigned v, unsigned a)
 /* Marks, or tests, the LIDs [lid, lid + count) in the in-use map. */
 static void lids_mark(uint8_t *used, unsigned lid, unsigned count)
 {
+	/* The map covers the unicast LIDs; finalize refused any block that would pass them. */
+	sn_assert(count >= 1 && lid + count - 1 <= FAB_MAX_LID);
 	memset(used + lid, 1, count);
 }
 
@@ -504,6 +536,7 @@ int fabric_fill_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
 		next = lids_find(used, next, 1, step);
 		if (!next)
 			goto full;
+		sn_assert(next % step == 0);
 		p0->base_lid = (uint16_t)next;
 		p0->lmc = 0;
 		lids_mark(used, next, 1);
@@ -520,6 +553,7 @@ int fabric_fill_lids(struct fabric *f, unsigned lmc, struct fab_error *err)
 			next = lids_find(used, next, step, step);
 			if (!next)
 				goto full;
+			sn_assert(next % step == 0 && next + step - 1 <= FAB_MAX_LID);
 			p->base_lid = (uint16_t)next;
 			p->lmc = (uint8_t)lmc;
 			lids_mark(used, next, step);
@@ -592,7 +626,10 @@ unsigned fabric_switch_components(const struct fabric *f, uint32_t *first_stray_
 				uint32_t r = f->ports[f->sw_adj_port[e]].remote;
 				uint32_t v = f->nodes[f->ports[r].node].sw;
 
+				sn_assert(v < f->nswitches);
 				if (comp[v] == FAB_NONE) {
+					/* Each switch is pushed once: the stack never overflows. */
+					sn_assert(top < f->nswitches);
 					comp[v] = ncomp;
 					stack[top++] = v;
 				}
@@ -608,6 +645,8 @@ out:
 
 static uint32_t guid_slot(uint64_t guid, uint32_t cap)
 {
+	/* Probing masks with cap - 1: the table size is a power of two. */
+	sn_assert(cap && !(cap & (cap - 1)));
 	guid ^= guid >> 31;
 	guid *= 0x9e3779b97f4a7c15ull;
 	return (uint32_t)(guid >> 32) & (cap - 1);
@@ -652,6 +691,8 @@ int fab_guid_map_put(struct fab_guid_map *m, uint64_t guid, uint32_t node)
 		return -1;
 	if ((m->count + 1) * 2 > m->cap && guid_map_grow(m))
 		return -1;
+	/* At most half full after growing, so the probe finds an empty slot. */
+	sn_assert(m->count < m->cap / 2 + 1);
 	j = guid_slot(guid, m->cap);
 	while (m->guids[j] && m->guids[j] != guid)
 		j = (j + 1) & (m->cap - 1);
@@ -710,6 +751,7 @@ uint32_t fabric_lid_switch(const struct fabric *f, uint32_t lid, uint8_t *exit_p
 
 	if (p == FAB_NONE)
 		return FAB_NONE;
+	sn_assert(p < f->nports && lid >= f->ports[p].base_lid);
 	port = &f->ports[p];
 	if (fabric_is_switch(f, port->node)) {
 		*exit_port = 0;

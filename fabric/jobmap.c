@@ -10,6 +10,7 @@
 #include "fabric/jobmap.h"
 #include "lib/arena.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 /* Open-addressing table of string offsets, used for job ids and for hostnames. */
 struct str_table {
@@ -32,6 +33,8 @@ static int str_table_init(struct str_table *t, uint32_t expected)
 	t->cap = 16;
 	while (t->cap < 2 * expected + 16)
 		t->cap *= 2;
+	/* A power of two at most half full: probes wrap with a mask and always end. */
+	sn_assert(!(t->cap & (t->cap - 1)) && t->cap >= 2 * expected);
 	t->slot = calloc(t->cap, sizeof(*t->slot));
 	return t->slot ? 0 : -1;
 }
@@ -118,9 +121,11 @@ static int intern_job(struct job_map *jm, struct str_table *t, const char *name,
 		free(t->slot);
 		*t = bigger;
 	}
+	sn_assert(2 * (jm->njobs + 1) <= t->cap);
 	slot = str_table_find(t, name, len, job_name_of, job_len_of, jm);
 	if (*slot) {
 		*job = *slot - 1;
+		sn_assert(*job < jm->njobs);
 		return 0;
 	}
 	if (fab_grow((void **)&jm->job_name, &jm->jobs_cap, jm->njobs + 1, sizeof(*jm->job_name),
@@ -299,6 +304,7 @@ static int host_index_build(struct host_index *hi, const struct fabric *f,
 		if (*slot) {
 			uint32_t m = *slot - 1;
 
+			sn_assert(m < n);
 			while (hi->next_node[m] != FAB_NONE)
 				m = hi->next_node[m];
 			hi->next_node[m] = n;
@@ -332,6 +338,8 @@ static void compact_node_jobs(struct job_map *jm)
 	for (n = 0; n < jm->nnodes; n++) {
 		uint32_t end = jm->node_off[n + 1], i, first = w;
 
+		/* CSR offsets never decrease; compacting only moves entries down. */
+		sn_assert(start <= end && w <= start);
 		qsort(jm->node_jobs + start, end - start, sizeof(uint32_t), cmp_u32);
 		for (i = start; i < end; i++)
 			if (w == first || jm->node_jobs[w - 1] != jm->node_jobs[i])
@@ -355,8 +363,10 @@ static void count_job_ports(struct job_map *jm, const struct fabric *f)
 		for (p = 1; p <= node->nports; p++)
 			if (f->ports[node->first_port + p].base_lid)
 				lid_ports++;
-		for (i = jm->node_off[n]; i < jm->node_off[n + 1]; i++)
+		for (i = jm->node_off[n]; i < jm->node_off[n + 1]; i++) {
+			sn_assert(jm->node_jobs[i] < jm->njobs);
 			jm->job_ports[jm->node_jobs[i]] += lid_ports;
+		}
 	}
 }
 
@@ -364,6 +374,7 @@ static const char *entry_host_of(const void *ctx, uint32_t entry)
 {
 	const struct job_map *jm = ctx;
 
+	sn_assert(entry < jm->nentries && jm->entries[entry].host < jm->strings_len);
 	return jm->strings + jm->entries[entry].host;
 }
 
@@ -400,6 +411,7 @@ static void note_ambiguous(struct job_map *jm, const struct host_index *hi, uint
 	noted[node] = 1;
 	for (m = node; m != FAB_NONE; m = hi->next_node[m])
 		count++;
+	sn_assert(count >= 2);
 	if (jm->ambiguous_hosts++)
 		return;
 	jm->first_ambiguous_hcas = count;
@@ -420,8 +432,11 @@ static int place_entries(struct job_map *jm, const struct host_index *hi)
 	for (e = 0; e < jm->nentries; e++) {
 		uint32_t node = host_index_first(hi, entry_host_of(jm, e));
 
-		for (; node != FAB_NONE; node = hi->next_node[node])
+		for (; node != FAB_NONE; node = hi->next_node[node]) {
+			/* The first pass counted exactly these slots: no row overflows. */
+			sn_assert(node < jm->nnodes && cursor[node] < jm->node_off[node + 1]);
 			jm->node_jobs[cursor[node]++] = jm->entries[e].job;
+		}
 	}
 	free(cursor);
 	return 0;
@@ -459,6 +474,7 @@ int job_map_bind(struct job_map *jm, const struct fabric *f, enum job_host_match
 	}
 	for (n = 0; n < f->nnodes; n++)
 		jm->node_off[n + 1] += jm->node_off[n];
+	sn_assert(jm->node_off[f->nnodes] == total);
 	jm->node_jobs = malloc((total ? total : 1) * sizeof(*jm->node_jobs));
 	if (!jm->node_jobs || place_entries(jm, &hi))
 		goto nomem;

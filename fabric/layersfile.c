@@ -16,6 +16,7 @@
 #include "fabric/layersfile.h"
 #include "lib/scan.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ static uint32_t name_index_find(const struct name_index *ix, const char *name, u
 	while (lo + n < ix->n && !strcmp(ix->e[lo + n].name, name))
 		n++;
 	*first = n ? ix->e[lo].sw : FAB_NONE;
+	sn_assert(n <= ix->n && (!n || *first < ix->n));
 	return n;
 }
 
@@ -125,6 +127,7 @@ static int parse_switch(struct reader *rd, char *text, uint32_t *sw)
 			return -1;
 		}
 		*sw = node == FAB_NONE ? FAB_NONE : rd->f->nodes[node].sw;
+		sn_assert(*sw == FAB_NONE || *sw < rd->f->nswitches);
 		return 0;
 	}
 	if (len >= 2 && text[0] == '"' && text[len - 1] == '"') {
@@ -172,6 +175,7 @@ static int parse_line(struct reader *rd, char *line)
 		rd->unknown++;
 		return 0;
 	}
+	sn_assert(sw < rd->f->nswitches && layer < rd->k);
 	if (rd->sw_line[sw]) {
 		fab_error_set(rd->err, "%s:%u: switch %s was given on line %u already", rd->path,
 			      rd->lineno, line, rd->sw_line[sw]);
@@ -215,6 +219,8 @@ int switch_layers_load(const struct fabric *f, const char *path, unsigned k, uin
 		fab_error_set(err, "%s names none of the fabric's %u switches", path, f->nswitches);
 		goto out;
 	}
+	/* Each switch is named at most once. */
+	sn_assert(rd.named <= f->nswitches);
 	*unknown = rd.unknown;
 	ret = 0;
 out:

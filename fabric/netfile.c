@@ -26,6 +26,7 @@
 #include "lib/scan.h"
 #include "lib/arena.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 #define SIM_FIRST_SWITCH_GUID 0x200000ull
 #define SIM_FIRST_CA_GUID 0x100000ull
@@ -89,8 +90,11 @@ static int index_put(struct netparse *np, uint32_t node)
 	const char *id = fabric_node_id(np->f, node);
 	uint32_t i;
 
+	sn_assert(node < np->f->nnodes);
 	if (np->f->nnodes * 2 >= np->index.cap && index_grow(np))
 		return -1;
+	/* Under half full and a power of two: the probe below ends, the mask wraps it. */
+	sn_assert(np->f->nnodes * 2 < np->index.cap && !(np->index.cap & (np->index.cap - 1)));
 	i = (uint32_t)(hash_str(id) & (np->index.cap - 1));
 	while (np->index.slots[i])
 		i = (i + 1) & (np->index.cap - 1);
@@ -129,6 +133,7 @@ static uint32_t index_get(const struct netparse *np, const char *id)
 	while (np->index.slots[i]) {
 		uint32_t n = np->index.slots[i] - 1;
 
+		sn_assert(n < np->f->nnodes);
 		if (!strcmp(fabric_node_id(np->f, n), id))
 			return n;
 		i = (i + 1) & (np->index.cap - 1);
@@ -337,6 +342,7 @@ static int parse_header(struct netparse *np, char *s)
 	np->cur_node = fabric_add_node(np->f, type, guid, nports, id, desc ? desc : id);
 	if (np->cur_node == FAB_NONE || index_put(np, np->cur_node) || grow_per_port(np))
 		return fail(np, "out of memory");
+	sn_assert(np->cur_node < np->node_line_cap && np->f->nports <= np->facts_cap);
 	np->node_line[np->cur_node] = np->line;
 	if (type == FAB_SWITCH)
 		np->facts[fabric_port_index(np->f, np->cur_node, 0)].lid = (uint16_t)lid;
@@ -359,12 +365,16 @@ static uint32_t keep_id(struct netparse *np, const char *id)
  */
 static void port_comment(struct netparse *np, char *c, struct pending_link *l)
 {
-	struct port_facts *own = &np->facts[fabric_port_index(np->f, l->node, l->port)];
+	uint32_t own_port = fabric_port_index(np->f, l->node, l->port);
+	struct port_facts *own = &np->facts[own_port];
 	char *quote = strchr(c, '"'), *close = quote ? strchr(quote + 1, '"') : NULL;
 	unsigned lid = 0, lmc = 0;
 
+	/* parse_port_line checked the port against the node before recording the link. */
+	sn_assert(own_port != FAB_NONE && own_port < np->facts_cap);
 	if (!fabric_is_switch(np->f, l->node)) {
 		comment_lid(c, quote, &lid, &lmc);
+		sn_assert(lid <= FAB_MAX_LID && lmc < 8);
 		own->lid = (uint16_t)lid;
 		own->lmc = (uint8_t)lmc;
 	}
@@ -423,6 +433,7 @@ static int parse_port_line(struct netparse *np, char *s)
 	if (own_guid && !fabric_is_switch(np->f, np->cur_node)) {
 		uint32_t p = fabric_port_index(np->f, np->cur_node, (unsigned)port);
 
+		sn_assert(p != FAB_NONE && p < np->facts_cap);
 		np->f->ports[p].guid = own_guid;
 		np->facts[p].guid_given = 1;
 	}
@@ -522,8 +533,12 @@ static int check_far_end(struct netparse *np, const struct pending_link *l, uint
 	struct fabric *f = np->f;
 	int sw = fabric_is_switch(f, remote);
 	uint32_t rp = fabric_port_index(f, remote, sw ? 0 : l->remote_port);
-	struct port_facts *far = &np->facts[rp];
+	struct port_facts *far;
 	char msg[400];
+
+	/* resolve_links checked the remote port against the node's ports. */
+	sn_assert(rp != FAB_NONE && rp < np->facts_cap);
+	far = &np->facts[rp];
 
 	if (l->remote_lid && far->lid && far->lid != l->remote_lid) {
 		snprintf(msg, sizeof(msg),
@@ -553,10 +568,14 @@ static int resolve_links(struct netparse *np)
 
 	for (i = 0; i < np->nlinks; i++) {
 		const struct pending_link *l = &np->links[i];
-		const char *rid = np->ids + l->remote_id;
-		uint32_t remote = index_get(np, rid);
+		const char *rid;
+		uint32_t remote;
 		struct fab_error lerr;
 		char msg[300];
+
+		sn_assert(l->remote_id < np->ids_len && l->node < np->f->nnodes);
+		rid = np->ids + l->remote_id;
+		remote = index_get(np, rid);
 
 		np->line = l->line;
 		if (remote == FAB_NONE) {
@@ -607,6 +626,8 @@ static unsigned apply_file_lids(struct netparse *np)
 	int any = 0;
 	uint32_t p;
 
+	/* Every node added grew the per-port facts with it. */
+	sn_assert(f->nports <= np->facts_cap);
 	for (p = 0; p < f->nports; p++) {
 		const struct fab_port *port = &f->ports[p];
 
@@ -644,6 +665,7 @@ static int check_guids(struct netparse *np)
 	if (!found)
 		return 0;
 	what = c.port ? "port GUID" : "node GUID";
+	sn_assert(c.first < np->f->nnodes && (c.second == FAB_NONE || c.second < np->f->nnodes));
 	if (c.second == FAB_NONE) {
 		np->line = np->node_line[c.first];
 		fab_error_set(np->err, "%s:%u: %s 0 is not a valid GUID", np->path, np->line, what);

@@ -6,6 +6,7 @@
 #include "lib/scan.h"
 #include "lib/arena.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ static int parse_entry(void *ctx, char *line, unsigned lineno, struct fab_error 
 		return -1;
 	}
 	name = p + 1;
+	sn_assert(end >= name);
 	if (!guid) {
 		fab_error_set(err, "%s:%u: GUID 0 is not a valid GUID", path, lineno);
 		return -1;
@@ -80,5 +82,6 @@ const char *node_name_map_get(const struct node_name_map *m, uint64_t guid)
 {
 	uint32_t off = fab_guid_map_get(&m->by_guid, guid);
 
+	sn_assert(off == FAB_NONE || off < m->strings_len);
 	return off == FAB_NONE ? NULL : m->strings + off;
 }

@@ -8,6 +8,7 @@
 #include "fabric/loaders.h"
 #include "lib/scan.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -180,6 +181,8 @@ static uint32_t lst_node(struct fabric *f, struct fab_guid_map *map, const struc
 		}
 	}
 	p = fabric_port(f, n, e->port);
+	/* lst_end_parse kept PN within Ports, and lst_node_agrees Ports with the node's. */
+	sn_assert(p && p->node == n);
 	p->state = FAB_PORT_ACTIVE;
 	p->op_vls = (uint8_t)vls;
 	if (e->type != FAB_SWITCH) {
@@ -341,6 +344,7 @@ static int lft_header(struct lft_reader *lt, uint64_t guid, struct fab_error *er
 		snprintf(msg, sizeof(msg), "a second block for switch 0x%016" PRIx64, guid);
 		return lft_fail(lt, err, msg);
 	}
+	sn_assert(lt->sw < lt->f->nswitches);
 	lt->block_seen[lt->sw] = 1;
 	lt->block++;
 	return 0;
@@ -368,8 +372,11 @@ static int lft_line(struct lft_reader *lt, const char *line, struct fab_error *e
 		return lft_fail(lt, err, msg);
 	}
 	lt->lid_block[lid] = lt->block;
-	if (lid < lt->r->lft_len)
+	if (lid < lt->r->lft_len) {
+		sn_assert(lt->sw < lt->r->nswitches);
+		sn_assert(port == FAB_NO_PORT || port <= f->nodes[f->switches[lt->sw]].nports);
 		routing_lft(lt->r, lt->sw)[lid] = (uint8_t)port;
+	}
 	return 0;
 }
 
@@ -428,6 +435,7 @@ int fabric_write_subnet_lst(const struct fabric *f, FILE *out)
 
 		if (a->num == 0 || !fabric_channel_up(f, p))
 			continue;
+		sn_assert(a->remote < f->nports && f->ports[a->remote].remote == p);
 		ends[0] = a;
 		ends[1] = &f->ports[a->remote];
 		for (i = 0; i < 2; i++) {
@@ -454,6 +462,7 @@ int routing_write_fdbs(const struct routing *r, const struct fabric *f, FILE *ou
 {
 	uint32_t sw, lid;
 
+	sn_assert(r->nswitches == f->nswitches && r->lft_len == f->max_lid + 1);
 	for (sw = 0; sw < f->nswitches; sw++) {
 		const uint8_t *lft = routing_lft(r, sw);
 		const uint8_t *hops = routing_hops(r, sw);

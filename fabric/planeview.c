@@ -13,6 +13,7 @@
  * routing: only then may the escape plane be recomputed.
  */
 #include "fabric/fabric.h"
+#include "lib/assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ int fabric_lid_is_high(const struct fabric *f, uint32_t lid)
 {
 	uint32_t p = lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE;
 
+	sn_assert(p == FAB_NONE || (p < f->nports && f->ports[p].base_lid <= lid));
 	return p != FAB_NONE && !fabric_is_switch(f, f->ports[p].node) &&
 	       f->ports[p].base_lid != lid;
 }
@@ -39,6 +41,7 @@ unsigned fabric_min_end_lmc(const struct fabric *f)
 		if (p->lmc < lmc)
 			lmc = p->lmc;
 	}
+	sn_assert(!n || lmc <= 7);
 	return n ? lmc : 0;
 }
 
@@ -59,6 +62,7 @@ int fabric_plane_view(const struct fabric *f, enum fab_plane plane, struct fabri
 
 		/* Switch LIDs are never high: they stay in the base plane. */
 		p = f->lid_port[lid];
+		sn_assert(!high || !fabric_is_switch(f, f->ports[p].node));
 		view->lid_port[lid] = (high == (plane == FAB_PLANE_HIGH)) ? p : FAB_NONE;
 	}
 	/*
@@ -121,6 +125,7 @@ static uint64_t hash_node(const struct fabric *f, uint32_t node, uint64_t h)
 		if (k && fabric_channel_up(f, p)) {
 			const struct fab_port *peer = &f->ports[port->remote];
 
+			sn_assert(port->remote < f->nports && peer->remote == p);
 			h = mix(h, f->nodes[peer->node].guid);
 			h = mix(h, peer->num);
 		} else {

@@ -3,6 +3,7 @@
  */
 #include "fabric/routing.h"
 #include "lib/arena.h"
+#include "lib/assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ int routing_init(struct routing *r, const struct fabric *f, const char *engine)
 	snprintf(r->engine, sizeof(r->engine), "%s", engine);
 	r->nswitches = f->nswitches;
 	r->lft_len = f->max_lid + 1;
+	sn_assert(f->max_lid <= FAB_MAX_LID);
 	cells = (size_t)r->nswitches * r->lft_len;
 	r->lft = malloc(cells ? cells : 1);
 	r->hops = malloc(cells ? cells : 1);
@@ -44,8 +46,10 @@ uint8_t routing_path_sl(const struct routing *r, uint16_t slid, uint16_t dlid)
 {
 	if (dlid >= r->lft_len)
 		return r->sl_uniform;
-	if (r->sl_mode == ROUTING_SL_PER_DLID)
+	if (r->sl_mode == ROUTING_SL_PER_DLID) {
+		sn_assert(r->sl_by_dlid);
 		return r->sl_by_dlid[dlid];
+	}
 	if (r->sl_mode == ROUTING_SL_PER_SWITCH_DLID && slid < r->lft_len &&
 	    r->sl_src_sw[slid] < r->nswitches)
 		return r->sl_by_pair[(size_t)r->sl_src_sw[slid] * r->lft_len + dlid];
@@ -71,6 +75,8 @@ int routing_alloc_sl2vl(struct routing *r, const struct fabric *f)
 	for (i = 0; i < f->nswitches; i++)
 		if (f->nodes[f->switches[i]].nports + 1u > stride)
 			stride = f->nodes[f->switches[i]].nports + 1u;
+	/* A node has at most 254 ports plus port 0: ports index the maps as bytes. */
+	sn_assert(stride <= 256 && r->nswitches == f->nswitches);
 	maps = (size_t)r->nswitches * stride * stride;
 	free(r->sl2vl);
 	r->sl2vl = malloc(maps * ROUTING_MAX_SL + 1);
@@ -91,6 +97,7 @@ static int switch_maps_equal(const struct routing *r, const struct fabric *f, ui
 {
 	unsigned nports = f->nodes[f->switches[sw]].nports, in, out;
 
+	sn_assert(sw < r->nswitches && nports < r->sl2vl_stride);
 	for (in = 0; in <= nports; in++) {
 		for (out = 1; out <= nports; out++) {
 			const uint8_t *map = routing_sl2vl_map(r, sw, in, out);
@@ -159,8 +166,11 @@ int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f)
 		return -1;
 	}
 	memset(r->sl_by_pair, r->sl_uniform, cells);
-	for (lid = 0; lid < r->lft_len; lid++)
+	sn_assert(r->lft_len == f->max_lid + 1 && r->nswitches == f->nswitches);
+	for (lid = 0; lid < r->lft_len; lid++) {
 		r->sl_src_sw[lid] = lid ? routing_lid_switch(f, lid) : FAB_NONE;
+		sn_assert(r->sl_src_sw[lid] == FAB_NONE || r->sl_src_sw[lid] < r->nswitches);
+	}
 	r->sl_mode = ROUTING_SL_PER_SWITCH_DLID;
 	return 0;
 }
@@ -168,6 +178,7 @@ int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f)
 /* The SL a packet entering at switch src_sw takes towards dlid. */
 static uint8_t sl_from_switch(const struct routing *r, uint32_t src_sw, uint32_t dlid)
 {
+	sn_assert(src_sw < r->nswitches && dlid < r->lft_len);
 	switch (r->sl_mode) {
 	case ROUTING_SL_PER_DLID:
 		return r->sl_by_dlid[dlid];
@@ -214,8 +225,11 @@ static unsigned merge_ranges(struct routing_lid_range *rg, unsigned n, unsigned 
 		rg[0].last = rg[n - 1].last;
 		return 1;
 	}
-	for (i = 0; i + 1 < n; i++)
+	for (i = 0; i + 1 < n; i++) {
+		/* Ranges come ascending and apart: adjacent LIDs were joined when found. */
+		sn_assert(rg[i + 1].first > rg[i].last + 1);
 		gaps[i] = rg[i + 1].first - rg[i].last;
+	}
 	qsort(gaps, n - 1, sizeof(*gaps), cmp_u32);
 	limit = max > 1 ? gaps[n - max - 1] : UINT32_MAX;
 	free(gaps);
@@ -225,6 +239,8 @@ static unsigned merge_ranges(struct routing_lid_range *rg, unsigned n, unsigned 
 		else
 			rg[++k] = rg[i];
 	}
+	/* At least n - max gaps are at or below the limit and merged away. */
+	sn_assert(k + 1 <= max);
 	return k + 1;
 }
 
@@ -249,10 +265,12 @@ int routing_changed_lids(const struct routing *a, const struct routing *b,
 			free(rg);
 			return -1;
 		}
+		sn_assert(!n || rg[n - 1].last + 1 < lid);
 		rg[n].first = rg[n].last = lid;
 		n++;
 	}
 	n = merge_ranges(rg, n, max);
+	sn_assert(n <= max && n <= *changed);
 	if (n)
 		memcpy(out, rg, sizeof(*rg) * n);
 	free(rg);

@@ -12,6 +12,7 @@
 #include "fabric/loaders.h"
 #include "lib/scan.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,9 +25,10 @@ static char *put_decimal(char *p, uint32_t v)
 	char digits[10];
 	unsigned n = 0;
 
-	do
+	do {
+		sn_assert(n < sizeof(digits));
 		digits[n++] = (char)('0' + v % 10);
-	while (v /= 10);
+	} while (v /= 10);
 	while (n)
 		*p++ = digits[--n];
 	return p;
@@ -68,6 +70,7 @@ int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE 
 			*p++ = ' ';
 			p = put_decimal(p, routing_path_sl(r, src->base_lid, (uint16_t)dlid));
 			*p++ = '\n';
+			sn_assert(p - buf <= BUF);
 		}
 	}
 	if (fwrite(buf, 1, (size_t)(p - buf), out) == (size_t)(p - buf))
@@ -129,6 +132,7 @@ static struct guid_sw *endport_guids(const struct fabric *f)
 		const struct fab_port *p = &f->ports[f->endports[i]];
 		uint32_t sw = routing_lid_switch(f, p->base_lid);
 
+		sn_assert(sw == FAB_NONE || sw < f->nswitches);
 		g[2 * i] = (struct guid_sw){ p->guid, sw };
 		g[2 * i + 1] = (struct guid_sw){ f->nodes[p->node].guid, sw };
 	}
@@ -165,11 +169,14 @@ static uint32_t sl_load_set(struct sl_load *l, const struct guid_sw *g, unsigned
 	struct routing *r = l->r;
 	uint64_t guid = g->guid;
 
+	/* parse_path_sl_line bounded both by the table and the SL count. */
+	sn_assert(dlid < r->lft_len && sl < ROUTING_MAX_SL);
 	for (; g < l->guids_end && g->guid == guid; g++) {
 		size_t cell = (size_t)g->sw * r->lft_len + dlid;
 
 		if (g->sw == FAB_NONE)
 			continue;
+		sn_assert(g->sw < r->nswitches);
 		if ((l->pair_seen[cell / 8] >> (cell % 8)) & 1) {
 			if (r->sl_by_pair[cell] != sl)
 				return g->sw;
@@ -310,6 +317,7 @@ static int parse_sl2vl_line(const char *p, uint64_t *guid, unsigned *in, unsigne
 	for (i = 0; i < 8; i++) {
 		if (!fab_skip_blanks(&p) || fab_scan_hex(&p, 2, &b))
 			return -1;
+		sn_assert(b <= 0xff);
 		vl[2 * i] = (uint8_t)(b >> 4);
 		vl[2 * i + 1] = (uint8_t)(b & 0xf);
 	}
@@ -352,6 +360,7 @@ int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *pa
 				      path, lr.lineno, guid, ip, op);
 			goto out;
 		}
+		sn_assert(ip < r->sl2vl_stride && op < r->sl2vl_stride);
 		memcpy(routing_sl2vl_map(r, f->nodes[n].sw, ip, op), vl, ROUTING_MAX_SL);
 	}
 	if (line_reader_failed(&lr)) {

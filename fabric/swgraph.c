@@ -2,6 +2,7 @@
  * swgraph.c - derived switch-graph arrays (see swgraph.h).
  */
 #include "fabric/swgraph.h"
+#include "lib/assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,24 @@ int swgraph_build(struct swgraph *g, const struct fabric *f)
 	for (p = 0; p < f->nports; p++)
 		g->adj_pos[p] = FAB_NONE;
 	for (s = 0; s < g->nsw; s++) {
+		/* The CSR offsets never decrease and stay inside the channel array. */
+		sn_assert(f->sw_adj_off[s] <= f->sw_adj_off[s + 1] &&
+			  f->sw_adj_off[s + 1] <= g->ne);
 		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
 			uint32_t r = f->ports[f->sw_adj_port[e]].remote;
 
+			sn_assert(f->ports[f->sw_adj_port[e]].node == f->switches[s]);
 			g->from[e] = s;
 			g->to[e] = f->nodes[f->ports[r].node].sw;
+			sn_assert(g->to[e] < g->nsw);
 			g->adj_pos[f->sw_adj_port[e]] = e;
 		}
 	}
-	for (e = 0; e < g->ne; e++)
+	for (e = 0; e < g->ne; e++) {
 		g->rev[e] = g->adj_pos[f->ports[f->sw_adj_port[e]].remote];
+		/* Links are symmetric: the channel back runs between the same two switches. */
+		sn_assert(g->rev[e] < g->ne && g->from[g->rev[e]] == g->to[e] &&
+			  g->to[g->rev[e]] == g->from[e]);
+	}
 	return 0;
 }

@@ -7,6 +7,7 @@
  * the end of the file.
  */
 #include "lib/input.h"
+#include "lib/assert.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +100,8 @@ char *line_reader_next(struct line_reader *lr)
 			lr->error = errno ? errno : EIO;
 		return NULL;
 	}
+	/* getline returns at least the newline or one byte before the end. */
+	sn_assert(n > 0 && lr->line && (size_t)n < lr->cap);
 	lr->lineno++;
 	if ((uint64_t)n > lr->left) {
 		lr->error = EFBIG;
@@ -154,6 +157,8 @@ int fab_read_text(const char *path, uint64_t max_bytes, char **text, size_t *len
 			}
 			buf = grown;
 		}
+		/* One byte stays free for the NUL that ends the text. */
+		sn_assert(used + 1 < cap);
 		n = read(fd, buf + used, cap - used - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -164,6 +169,7 @@ int fab_read_text(const char *path, uint64_t max_bytes, char **text, size_t *len
 		if (n == 0)
 			break;
 		used += (size_t)n;
+		sn_assert(used < cap);
 		if (used > max_bytes) {
 			saved = EFBIG;
 			goto out;

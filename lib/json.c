@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/assert.h"
 #include "lib/error.h"
 #include "lib/arena.h"
 
@@ -31,6 +32,7 @@ int json_fail(struct json *j, const char *reason)
 {
 	size_t i, line = 1, col = 1;
 
+	sn_assert(j->pos <= j->len);
 	for (i = 0; i < j->pos && i < j->len; i++) {
 		if (j->text[i] == '\n') {
 			line++;
@@ -45,6 +47,8 @@ int json_fail(struct json *j, const char *reason)
 
 static void skip_ws(struct json *j)
 {
+	/* No reader ever steps past the end: every advance is bounded by len. */
+	sn_assert(j->pos <= j->len);
 	while (j->pos < j->len) {
 		char c = j->text[j->pos];
 
@@ -96,6 +100,7 @@ static int buf_put(struct json_buf *b, const char *s, size_t n)
 		return -1;
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
+	sn_assert(b->len < b->cap);
 	b->s[b->len] = '\0';
 	return 0;
 }
@@ -122,6 +127,8 @@ static int hex4(struct json *j, uint32_t *v)
 
 static size_t utf8_encode(uint32_t cp, char *out)
 {
+	/* Surrogates were paired or refused before: only scalar values reach here. */
+	sn_assert(cp <= 0x10ffff && (cp < 0xd800 || cp >= 0xe000));
 	if (cp < 0x80) {
 		out[0] = (char)cp;
 		return 1;
@@ -164,6 +171,7 @@ static int unicode_escape(struct json *j, char *out, size_t *n)
 		return json_fail(j, "lone surrogate in \\u escape");
 	}
 	*n = utf8_encode(cp, out);
+	sn_assert(*n >= 1 && *n <= 4);
 	return 0;
 }
 
@@ -181,6 +189,7 @@ static int escape(struct json *j, char *out, size_t *n)
 	p = memchr(from, j->text[j->pos], sizeof(from) - 1);
 	if (!p)
 		return json_fail(j, "bad escape in string");
+	sn_assert(p >= from && (size_t)(p - from) < sizeof(to) - 1);
 	out[0] = to[p - from];
 	*n = 1;
 	j->pos++;
@@ -206,6 +215,7 @@ static int read_string(struct json *j, struct json_buf *out)
 		while (j->pos < j->len && j->text[j->pos] != '"' && j->text[j->pos] != '\\' &&
 		       (unsigned char)j->text[j->pos] >= 0x20)
 			j->pos++;
+		sn_assert(start <= j->pos && j->pos <= j->len);
 		if (out && buf_put(out, j->text + start, j->pos - start))
 			return json_fail(j, "out of memory");
 		if (j->pos >= j->len)
@@ -219,6 +229,7 @@ static int read_string(struct json *j, struct json_buf *out)
 		j->pos++;
 		if (escape(j, enc, &n))
 			return -1;
+		sn_assert(n >= 1 && n <= sizeof(enc));
 		if (out && buf_put(out, enc, n))
 			return json_fail(j, "out of memory");
 	}
@@ -264,6 +275,7 @@ int json_number(struct json *j, double *out)
 		if (digits(j))
 			return -1;
 	}
+	sn_assert(j->pos > start && j->pos <= j->len);
 	if (out) {
 		size_t n = j->pos - start;
 
@@ -285,6 +297,7 @@ static int literal(struct json *j, const char *word)
 	if (j->pos + n > j->len || memcmp(j->text + j->pos, word, n))
 		return json_fail(j, "invalid literal");
 	j->pos += n;
+	sn_assert(j->pos <= j->len);
 	return 0;
 }
 
@@ -338,6 +351,7 @@ static int container_next(struct json *j, unsigned *index, char close)
 		j->pos++;
 	}
 	(*index)++;
+	sn_assert(*index > 0);
 	return 1;
 }
 

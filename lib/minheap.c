@@ -5,6 +5,7 @@
  * node halve the levels a sift climbs; the four siblings share a cache line or two.
  */
 #include "lib/minheap.h"
+#include "lib/assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,11 @@ void minheap_clear(struct minheap *h)
 {
 	uint32_t i;
 
-	for (i = 0; i < h->size; i++)
+	sn_assert(h->size <= h->capacity);
+	for (i = 0; i < h->size; i++) {
+		sn_assert(h->heap[i].item < h->capacity && h->pos[h->heap[i].item] == i);
 		h->pos[h->heap[i].item] = MINHEAP_ABSENT;
+	}
 	h->size = 0;
 }
 
@@ -46,6 +50,7 @@ static int before(const struct minheap_entry *a, const struct minheap_entry *b)
 
 static void place(struct minheap *h, uint32_t i, struct minheap_entry e)
 {
+	sn_assert(i < h->size && e.item < h->capacity);
 	h->heap[i] = e;
 	h->pos[e.item] = i;
 }
@@ -65,6 +70,8 @@ static void sift_up(struct minheap *h, uint32_t i)
 		i = parent;
 	}
 	place(h, i, e);
+	/* Heap order at the element that moved: no child of its new parent comes before it. */
+	sn_assert(i == 0 || !before(&e, &h->heap[(i - 1) / ARITY]));
 }
 
 /* The smallest child of node i, or MINHEAP_ABSENT for a leaf. */
@@ -92,20 +99,25 @@ static void sift_down(struct minheap *h, uint32_t i)
 		i = best;
 	}
 	place(h, i, e);
+	sn_assert(i == 0 || !before(&e, &h->heap[(i - 1) / ARITY]));
 }
 
 void minheap_set(struct minheap *h, uint32_t item, uint64_t key)
 {
-	uint32_t i = h->pos[item];
+	uint32_t i;
 	uint64_t old;
 
+	sn_assert(item < h->capacity);
+	i = h->pos[item];
 	if (i == MINHEAP_ABSENT) {
+		sn_assert(h->size < h->capacity);
 		i = h->size++;
 		h->heap[i].key = key;
 		h->heap[i].item = item;
 		sift_up(h, i);
 		return;
 	}
+	sn_assert(i < h->size && h->heap[i].item == item);
 	old = h->heap[i].key;
 	h->heap[i].key = key;
 	/* Dijkstra only ever lowers a key: one direction to look. */
@@ -117,11 +129,14 @@ void minheap_set(struct minheap *h, uint32_t item, uint64_t key)
 
 void minheap_remove(struct minheap *h, uint32_t item)
 {
-	uint32_t i = h->pos[item];
+	uint32_t i;
 	struct minheap_entry last;
 
+	sn_assert(item < h->capacity);
+	i = h->pos[item];
 	if (i == MINHEAP_ABSENT)
 		return;
+	sn_assert(i < h->size && h->heap[i].item == item);
 	h->pos[item] = MINHEAP_ABSENT;
 	last = h->heap[--h->size];
 	if (i == h->size)
@@ -129,6 +144,7 @@ void minheap_remove(struct minheap *h, uint32_t item)
 	place(h, i, last);
 	sift_up(h, i);
 	sift_down(h, h->pos[last.item]);
+	sn_assert(h->heap[h->pos[last.item]].item == last.item);
 }
 
 /*
@@ -138,10 +154,13 @@ void minheap_remove(struct minheap *h, uint32_t item)
 uint32_t minheap_pop(struct minheap *h)
 {
 	uint32_t top, i = 0, best;
+	struct minheap_entry popped;
 
 	if (!h->size)
 		return MINHEAP_ABSENT;
-	top = h->heap[0].item;
+	popped = h->heap[0];
+	top = popped.item;
+	sn_assert(top < h->capacity && h->pos[top] == 0);
 	h->pos[top] = MINHEAP_ABSENT;
 	if (!--h->size)
 		return top;
@@ -151,5 +170,7 @@ uint32_t minheap_pop(struct minheap *h)
 	}
 	h->heap[i] = h->heap[h->size];
 	sift_up(h, i);
+	/* The new root comes after the one taken: keys leave in order. */
+	sn_assert(!before(&h->heap[0], &popped));
 	return top;
 }

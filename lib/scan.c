@@ -2,6 +2,7 @@
  * scan.c - field scanners (see scan.h).
  */
 #include "lib/scan.h"
+#include "lib/assert.h"
 
 #include <string.h>
 
@@ -22,6 +23,7 @@ int fab_scan_decimal(const char **p, unsigned limit, unsigned *v)
 
 	if (!limit || num_scan_u64(p, limit - 1, &x))
 		return -1;
+	sn_assert(x < limit);
 	*v = (unsigned)x;
 	return 0;
 }
@@ -39,10 +41,13 @@ int fab_scan_hex_digits(const char **p, unsigned max_digits, uint64_t *v)
 	unsigned digits = 0;
 	int d;
 
+	/* More digits than a 64-bit value holds would shift the first ones out unnoticed. */
+	sn_assert(max_digits <= 16);
 	*v = 0;
 	for (; (d = hex_digit(**p)) >= 0; (*p)++) {
 		if (++digits > max_digits)
 			return -1;
+		sn_assert(d < 16);
 		*v = *v << 4 | (uint64_t)d;
 	}
 	return digits ? 0 : -1;

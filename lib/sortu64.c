@@ -4,6 +4,7 @@
  * worst case stays O(n log n) whatever the keys.
  */
 #include "lib/sortu64.h"
+#include "lib/assert.h"
 
 #define SHORT_RUN 16
 
@@ -39,6 +40,7 @@ static void sift_down(uint64_t *a, size_t i, size_t n)
 			break;
 		if (c + 1 < n && a[c + 1] > a[c])
 			c++;
+		sn_assert(c < n);
 		if (a[c] <= v)
 			break;
 		a[i] = a[c];
@@ -71,12 +73,15 @@ static size_t partition(uint64_t *a, size_t n)
 		swap_keys(&a[n - 1], &a[0]);
 	if (a[n - 1] < a[mid])
 		swap_keys(&a[n - 1], &a[mid]);
+	/* The median of three stops both scans inside the run. */
+	sn_assert(a[0] <= a[mid] && a[mid] <= a[n - 1]);
 	pivot = a[mid];
 	for (;;) {
 		while (a[i] < pivot)
 			i++;
 		while (a[j] > pivot)
 			j--;
+		sn_assert(i < n && j < n);
 		if (i >= j)
 			return j + 1;
 		swap_keys(&a[i++], &a[j--]);
@@ -93,6 +98,8 @@ static void intro_sort(uint64_t *a, size_t n, unsigned depth)
 			return;
 		}
 		split = partition(a, n);
+		/* Both sides are shorter than the run, or the loop would not end. */
+		sn_assert(split > 0 && split < n);
 		/* Recurse into the smaller side: the stack stays O(log n). */
 		if (split < n - split) {
 			intro_sort(a, split, depth);
@@ -114,4 +121,7 @@ void sort_u64(uint64_t *a, size_t n)
 	for (m = n; m > 1; m >>= 1)
 		depth += 2;
 	intro_sort(a, n, depth);
+	if (sn_expensive_checks())
+		for (m = 1; m < n; m++)
+			sn_assert(a[m - 1] <= a[m]);
 }

@@ -7,6 +7,7 @@
  * OpenSM the routing thread lost 2.6 ms of 19 that way while the other CPU stayed idle.
  */
 #include "lib/threads.h"
+#include "lib/assert.h"
 
 #include <sched.h>
 
@@ -22,6 +23,7 @@ int thread_start_beside(pthread_t *thread, void *(*fn)(void *), void *arg)
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		if (cpu != here && CPU_ISSET(cpu, &allowed))
 			CPU_SET(cpu, &others);
+	sn_assert(CPU_COUNT(&others) <= CPU_COUNT(&allowed));
 	if (!CPU_COUNT(&others) || pthread_attr_init(&attr))
 		return -1;
 	if (!pthread_attr_setaffinity_np(&attr, sizeof(others), &others) &&
@@ -68,5 +70,7 @@ void cpu_gate_wait(struct cpu_gate *g)
 	pthread_mutex_lock(&g->lock);
 	while (!g->open)
 		pthread_cond_wait(&g->opened, &g->lock);
+	/* A gate once open stays open: nothing ever closes it again. */
+	sn_assert(g->open == 1);
 	pthread_mutex_unlock(&g->lock);
 }

@@ -24,6 +24,7 @@
 #include "fabric/swgraph.h"
 #include "lib/scan.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -117,6 +118,7 @@ static int dfsssp_alloc(struct dfsssp *d)
 
 		if (s == FAB_NONE)
 			continue;
+		sn_assert(s < nsw);
 		d->nsrc[s]++;
 		nlids++;
 	}
@@ -150,9 +152,16 @@ static void dijkstra(struct dfsssp *d, uint32_t t)
 	while (d->heap.size) {
 		uint32_t v = minheap_pop(&d->heap), e;
 
+		/* Each switch settles once, in order of distance. */
+		sn_assert(v < d->g.nsw && d->nsettled < d->g.nsw);
+		sn_assert(!d->nsettled || d->dist[d->order[d->nsettled - 1]] <= d->dist[v]);
 		d->order[d->nsettled++] = v;
-		if (v != t)
+		if (v != t) {
+			sn_assert(d->next[v] < d->g.ne && d->g.from[d->next[v]] == v);
 			d->hop[v] = d->hop[d->g.to[d->next[v]]] + 1;
+			/* A shortest route visits each switch at most once. */
+			sn_assert(d->hop[v] < d->g.nsw);
+		}
 		for (e = off[v]; e < off[v + 1]; e++) {
 			uint32_t u = d->g.to[e], c = d->g.rev[e];
 			uint64_t nd = d->dist[v] + d->weight[c];
@@ -200,6 +209,8 @@ static void spread_switch(struct dfsssp *d, uint32_t s)
 			best = e;
 		}
 	}
+	/* Only minimum-hop channels leaving s are candidates, Dijkstra's own among them. */
+	sn_assert(best < d->g.ne && d->g.from[best] == s);
 	d->next[s] = best;
 	d->weight[best] += d->acc[s];
 	d->acc[d->g.to[best]] += d->acc[s];
@@ -246,6 +257,7 @@ static void update_weights(struct dfsssp *d)
 		c = d->next[s];
 		if (!d->acc[s])
 			continue;
+		sn_assert(c < d->g.ne && d->g.from[c] == s);
 		d->weight[c] += d->acc[s];
 		d->acc[d->g.to[c]] += d->acc[s];
 	}
@@ -255,6 +267,7 @@ static void set_lft(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_por
 {
 	uint32_t s;
 
+	sn_assert(lid >= 1 && lid < d->r->lft_len && t < d->g.nsw);
 	for (s = 0; s < d->g.nsw; s++) {
 		uint8_t port, hops;
 
@@ -265,6 +278,7 @@ static void set_lft(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_por
 			port = (uint8_t)swgraph_port_num(d->f, d->next[s]);
 			hops = (uint8_t)(d->hop[s] + to_ca > 255 ? 255 : d->hop[s] + to_ca);
 		}
+		sn_assert(port <= d->f->nodes[d->f->switches[s]].nports);
 		routing_lft(d->r, s)[lid] = port;
 		routing_hops(d->r, s)[lid] = hops;
 	}
@@ -276,6 +290,7 @@ static uint64_t job_add_at(const struct dfsssp *d, uint32_t s, uint32_t dst_node
 	uint64_t add = 0;
 	uint32_t i;
 
+	sn_assert(s < d->g.nsw && d->job_off[s] <= d->job_off[s + 1]);
 	for (i = d->job_off[s]; i < d->job_off[s + 1]; i++) {
 		const struct fab_port *p = &d->f->ports[d->job_port[i]];
 
@@ -312,6 +327,7 @@ static int route_port(struct dfsssp *d, uint32_t p, int spread)
 
 	if (t == FAB_NONE)
 		return 0;
+	sn_assert(t < d->g.nsw && (!to_ca || exit_port >= 1));
 	for (k = 0; k < (1u << port->lmc); k++) {
 		uint32_t lid = port->base_lid + k;
 
@@ -455,6 +471,7 @@ static int order_destinations(struct dfsssp *d)
 			for (j = 0; j < n; j++) {
 				if (port_phase(d, buf[j]) != (int)ph)
 					continue;
+				sn_assert(d->ndest < f->nendports);
 				d->dphase[d->ndest] = (uint8_t)ph;
 				d->dest[d->ndest++] = buf[j];
 			}
@@ -464,6 +481,7 @@ static int order_destinations(struct dfsssp *d)
 	}
 	d->njob = njob;
 	for (i = 0; i < nsw; i++) {
+		sn_assert(d->ndest <= f->nendports);
 		d->dphase[d->ndest] = PH_SWITCH;
 		d->dest[d->ndest++] = f->nodes[f->switches[sk[i].sw]].first_port;
 	}
@@ -474,6 +492,8 @@ static int order_destinations(struct dfsssp *d)
 		d->job_off[routing_lid_switch(f, f->ports[d->dest[i]].base_lid) + 1]++;
 	for (i = 0; i < nsw; i++)
 		d->job_off[i + 1] += d->job_off[i];
+	/* Job ports are attached to a switch (ends_of), so every one was counted. */
+	sn_assert(d->job_off[nsw] == njob);
 	memcpy(buf, d->job_off, sizeof(*buf) * nsw);
 	for (i = 0; i < njob; i++)
 		d->job_port[buf[routing_lid_switch(f, f->ports[d->dest[i]].base_lid)]++] =
@@ -541,12 +561,16 @@ static uint32_t load_subtree(struct dfsssp *d, struct improve *im, uint32_t lid,
 		d->acc[x] = job_add_at(d, x, dst);
 		for (e = off[x]; e < off[x + 1]; e++)
 			if (routing_lft(d->r, d->g.to[e])[lid] ==
-			    swgraph_port_num(d->f, d->g.rev[e]))
+			    swgraph_port_num(d->f, d->g.rev[e])) {
+				/* Routes to one LID form a tree: no switch joins it twice. */
+				sn_assert(n < d->g.nsw);
 				d->order[n++] = d->g.to[e];
+			}
 		im->work += off[x + 1] - off[x];
 	}
 	for (i = n; i-- > 1;) {
 		x = d->order[i];
+		sn_assert(next_of(d, x, lid) < d->g.ne);
 		d->acc[d->g.to[next_of(d, x, lid)]] += d->acc[x];
 	}
 	return n;
@@ -564,6 +588,7 @@ static int eval_move(const struct dfsssp *d, struct improve *im, uint32_t s, str
 
 	m->dcnt = 0;
 	m->dsq = 0;
+	sn_assert(e0 < d->g.ne && d->g.from[e1] == s);
 	for (;;) {
 		int64_t lo = (int64_t)load_of(d, e0), ln = (int64_t)load_of(d, e1);
 
@@ -584,8 +609,12 @@ static void apply_move(struct dfsssp *d, const struct move *m)
 	uint64_t a = d->acc[m->s];
 	uint32_t e0 = next_of(d, m->s, m->lid), e1 = m->e;
 
+	sn_assert(m->lid >= 1 && m->lid < d->r->lft_len && d->g.from[e1] == m->s);
+	sn_assert(swgraph_port_num(d->f, e1) <= d->f->nodes[d->f->switches[m->s]].nports);
 	routing_lft(d->r, m->s)[m->lid] = (uint8_t)swgraph_port_num(d->f, e1);
 	for (;;) {
+		/* The old route carried these sources: its load cannot go below the base. */
+		sn_assert(e0 < d->g.ne && e1 < d->g.ne && d->weight[e0] >= d->base + a);
 		d->weight[e0] -= a;
 		d->weight[e1] += a;
 		if (d->g.to[e0] == d->g.to[e1])
@@ -644,6 +673,7 @@ static int relieve(struct dfsssp *d, struct improve *im, uint32_t c)
 	im->work += im->nlids;
 	if (best.lid == FAB_NONE)
 		return 0;
+	sn_assert(best.s < d->g.nsw && best.e < d->g.ne);
 	load_subtree(d, im, best.lid, u);
 	apply_move(d, &best);
 	im->nmax += best.dcnt;
@@ -703,6 +733,7 @@ static int improve_jobs(struct dfsssp *d, struct dfsssp_report *rep)
 	im.lids = lids;
 	/* IMPROVE_BUDGET times what the job phase's Dijkstras cost, roughly. */
 	im.budget = IMPROVE_BUDGET * (uint64_t)im.nlids * (d->g.ne + d->g.nsw);
+	sn_assert(im.nlids <= d->f->max_lid);
 	do {
 		moves = improve_sweep(d, &im);
 		rep->improve_moves += moves;
@@ -825,6 +856,8 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 		return layers_overflow(d->f, r, rep, err);
 	layers_spread(d->f, r, r->sl_by_pair, &lr, rep->max_vls);
 	rep->vls_used = rep->max_vls;
+	/* SLs and VLs are numbered below 16. */
+	sn_assert(rep->vls_used >= 1 && rep->vls_used < ROUTING_MAX_SL);
 	/* SL = VL on the layers' VLs; unused SLs stay on VL 0 like sar-updn's. */
 	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
 	for (sl = 0; sl < rep->vls_used; sl++)

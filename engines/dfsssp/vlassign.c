@@ -9,6 +9,7 @@
  */
 #include "engines/dfsssp/vlassign.h"
 #include "fabric/swgraph.h"
+#include "lib/assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,7 @@ static int lay_alloc(struct lay *l)
 	l->ndeps = (uint32_t)total;
 	for (lid = 0; lid < l->lft_len; lid++) {
 		l->dst_sw[lid] = lid ? routing_lid_switch(f, lid) : FAB_NONE;
+		sn_assert(l->dst_sw[lid] == FAB_NONE || l->dst_sw[lid] < nsw);
 		if (l->dst_sw[lid] != FAB_NONE)
 			l->nsrc[l->dst_sw[lid]]++;
 	}
@@ -101,6 +103,8 @@ static inline uint32_t dep_id(const struct lay *l, uint32_t x, uint32_t in, uint
 	const uint32_t *off = l->f->sw_adj_off;
 	uint32_t deg = off[x + 1] - off[x];
 
+	/* in arrives at x and out leaves it: the pair indexes x's deg^2 block. */
+	sn_assert(l->g.to[in] == x && out >= off[x] && out < off[x + 1]);
 	return l->dep_off[x] + (l->g.rev[in] - off[x]) * deg + (out - off[x]);
 }
 
@@ -113,6 +117,7 @@ static int move_path(struct lay *l, uint32_t s, uint32_t dlid, int from, unsigne
 	const struct fabric *f = l->f;
 	uint32_t t = l->dst_sw[dlid], x = s, in = FAB_NONE, hops = 0, w = l->nsrc[s];
 
+	sn_assert(to < LAYERS_MAX && from < (int)LAYERS_MAX && l->cnt[to]);
 	while (x != t) {
 		uint32_t e = swgraph_channel(f, &l->g, x, routing_lft(l->r, x)[dlid]);
 
@@ -121,6 +126,8 @@ static int move_path(struct lay *l, uint32_t s, uint32_t dlid, int from, unsigne
 		if (in != FAB_NONE) {
 			uint32_t d = dep_id(l, x, in, e);
 
+			/* A path leaves the layer it was counted in: the counts balance. */
+			sn_assert(d < l->ndeps && (from < 0 || l->cnt[from][d] >= w));
 			if (from >= 0)
 				l->cnt[from][d] -= w;
 			l->cnt[to][d] += w;
@@ -165,14 +172,18 @@ static int index_channels(struct lay *l)
 		free(fill);
 		return -1;
 	}
+	sn_assert(l->ch_off[l->g.ne] == total);
 	memcpy(fill, l->ch_off, sizeof(*fill) * (l->g.ne + 1));
 	for (s = 0; s < l->g.nsw; s++) {
 		const uint8_t *row = routing_lft(l->r, s);
 
 		for (dlid = 1; dlid < l->lft_len; dlid++) {
 			e = swgraph_channel(f, &l->g, s, row[dlid]);
-			if (e != FAB_NONE)
+			if (e != FAB_NONE) {
+				/* The second pass finds what the first counted. */
+				sn_assert(fill[e] < l->ch_off[e + 1]);
 				l->ch_lid[fill[e]++] = (uint16_t)dlid;
+			}
 		}
 	}
 	free(fill);
@@ -212,6 +223,8 @@ static int move_dependency(struct lay *l, unsigned L, uint32_t a, uint32_t b)
 	uint8_t pb = (uint8_t)swgraph_port_num(f, b);
 	const uint8_t *lv = routing_lft(l->r, v);
 
+	sn_assert(L + 1 < LAYERS_MAX && l->g.from[b] == v);
+
 	for (i = l->ch_off[a]; i < l->ch_off[a + 1]; i++) {
 		uint32_t head = 0, tail = 0, dlid = l->ch_lid[i];
 
@@ -235,6 +248,7 @@ static int move_dependency(struct lay *l, unsigned L, uint32_t a, uint32_t b)
 
 				if (l->seen[y] != l->stamp &&
 				    routing_lft(l->r, y)[dlid] == swgraph_port_num(f, back)) {
+					sn_assert(tail < l->g.nsw);
 					l->seen[y] = l->stamp;
 					l->queue[tail++] = y;
 				}
@@ -249,6 +263,8 @@ static int break_cycle(struct lay *l, unsigned L, const uint32_t *cyc, uint32_t 
 {
 	uint32_t i, best = 0, best_cnt = UINT32_MAX;
 
+	/* A channel never depends on itself: a cycle has two channels at least. */
+	sn_assert(n >= 2 && L + 1 < LAYERS_MAX);
 	for (i = 0; i < n; i++) {
 		uint32_t a = cyc[i], b = cyc[(i + 1) % n];
 		uint32_t c = l->cnt[L][dep_id(l, l->g.to[a], a, b)];
@@ -314,6 +330,8 @@ static int make_acyclic(struct lay *l, unsigned L)
 			if (!l->cnt[L][dep_id(l, v, c, e2)] || l->color[e2] == BLACK)
 				continue;
 			if (l->color[e2] == WHITE) {
+				/* Gray channels are on the stack, each once. */
+				sn_assert(depth < l->g.ne);
 				l->color[e2] = GRAY;
 				l->stack[depth] = e2;
 				l->iter[depth++] = 0;
@@ -323,6 +341,7 @@ static int make_acyclic(struct lay *l, unsigned L)
 				return 1;
 			for (k = depth; k-- > 0 && l->stack[k] != e2;)
 				;
+			sn_assert(k < depth);
 			if (break_cycle(l, L, l->stack + k, depth - k))
 				return -1;
 			keep = valid_depth(l, L, depth);
@@ -345,6 +364,7 @@ static void count_pairs(struct lay *l)
 		for (dlid = 1; dlid < l->lft_len; dlid++) {
 			if (l->dst_sw[dlid] == FAB_NONE || l->dst_sw[dlid] == s)
 				continue;
+			sn_assert(row[dlid] < LAYERS_MAX);
 			l->res->pairs[row[dlid]] += l->nsrc[s];
 			if (row[dlid] + 1u > l->res->needed)
 				l->res->needed = row[dlid] + 1u;
@@ -406,6 +426,9 @@ void layers_spread(const struct fabric *f, const struct routing *r, uint8_t *lay
 	}
 	for (L = 0, base[0] = 0; L + 1 < LAYERS_MAX; L++)
 		base[L + 1] = base[L] + split[L];
+	/* The layers fit the VLs (assign_layers checked), and the split uses them all. */
+	sn_assert(res->needed <= vls && vls <= LAYERS_MAX &&
+		  base[LAYERS_MAX - 1] + split[LAYERS_MAX - 1] == vls);
 	for (dlid = 0; dst_sw && dlid < r->lft_len; dlid++)
 		dst_sw[dlid] = dlid ? routing_lid_switch(f, dlid) : FAB_NONE;
 	for (s = 0; s < f->nswitches; s++) {
@@ -417,7 +440,9 @@ void layers_spread(const struct fabric *f, const struct routing *r, uint8_t *lay
 			 */
 			if (dst_sw && (dst_sw[dlid] == FAB_NONE || dst_sw[dlid] == s))
 				continue;
+			sn_assert(L < res->needed);
 			row[dlid] = (uint8_t)(base[L] + (split[L] > 1 ? rr[L]++ % split[L] : 0));
+			sn_assert(row[dlid] < vls);
 		}
 	}
 	free(dst_sw);

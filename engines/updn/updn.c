@@ -15,6 +15,7 @@
  */
 #include "engines/updn/updn.h"
 #include "check/verify.h"
+#include "lib/assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,7 @@ static int updn_alloc(struct updn *u, const struct fabric *f)
 		uint32_t r = f->ports[f->sw_adj_port[e]].remote;
 
 		u->nbr[e] = f->nodes[f->ports[r].node].sw;
+		sn_assert(u->nbr[e] < nsw);
 	}
 	return 0;
 }
@@ -106,6 +108,8 @@ static void bfs(const struct updn *u, uint32_t *dist)
 			uint32_t v = u->nbr[e];
 
 			if (dist[v] == INF) {
+				/* Each switch enters the queue once. */
+				sn_assert(tail < u->nsw);
 				dist[v] = dist[s] + 1;
 				u->queue[tail++] = v;
 			}
@@ -131,6 +135,7 @@ static int index_lids(struct updn *u, struct fab_error *err)
 				fabric_node_id(f, f->ports[p].node), f->ports[p].num, lid);
 			return -1;
 		}
+		sn_assert(s < u->nsw);
 		u->lid_off[s + 1]++;
 	}
 	for (s = 0; s < u->nsw; s++)
@@ -147,6 +152,8 @@ static int index_lids(struct updn *u, struct fab_error *err)
 		if (f->lid_port[lid] == FAB_NONE)
 			continue;
 		s = fabric_lid_switch(f, lid, &exit_port);
+		/* The second pass finds the LIDs the first counted, switch for switch. */
+		sn_assert(s < u->nsw && fill[s] < u->lid_off[s + 1]);
 		u->lid_list[fill[s]++] = lid;
 	}
 	free(fill);
@@ -256,8 +263,11 @@ static void rank_switches(struct updn *u)
 	}
 	bfs(u, u->rank);
 	qsort_r(u->order, u->nsw, sizeof(uint32_t), cmp_key, u->rank);
-	for (s = 0; s < u->nsw; s++)
+	for (s = 0; s < u->nsw; s++) {
+		/* (rank, switch) is a total order: up hops form a DAG. */
+		sn_assert(!s || cmp_key(&u->order[s - 1], &u->order[s], u->rank) < 0);
 		u->pos[u->order[s]] = s;
+	}
 }
 
 static inline int is_up(const struct updn *u, uint32_t from, uint32_t to)
@@ -283,6 +293,7 @@ static int distances_to(struct updn *u, uint32_t d)
 
 			/* w -> v must be a down hop, i.e. v -> w is up. */
 			if (u->dist_down[w] == INF && is_up(u, v, w)) {
+				sn_assert(tail < u->nsw);
 				u->dist_down[w] = u->dist_down[v] + 1;
 				u->queue[tail++] = w;
 			}
@@ -301,6 +312,8 @@ static int distances_to(struct updn *u, uint32_t d)
 			    u->dist_legal[v] + 1 < u->dist_legal[s])
 				u->dist_legal[s] = u->dist_legal[v] + 1;
 		}
+		/* A legal route meets each switch once: fewer hops than switches. */
+		sn_assert(u->dist_legal[s] == INF || u->dist_legal[s] < u->nsw);
 	}
 	return 0;
 }
@@ -345,6 +358,7 @@ static void down_distances(struct updn *u, uint32_t t, uint32_t *dist)
 			uint32_t w = u->nbr[e];
 
 			if (dist[w] == INF && is_up(u, v, w)) {
+				sn_assert(tail < u->nsw);
 				dist[w] = dist[v] + 1;
 				u->queue[tail++] = w;
 			}
@@ -376,8 +390,10 @@ static void choose_turn_switch(struct updn *u)
 			u->turn = t;
 		}
 	}
-	if (u->turn != FAB_NONE)
+	if (u->turn != FAB_NONE) {
+		sn_assert(u->turn < u->nsw && !u->is_root[u->turn]);
 		down_distances(u, u->turn, u->dist_turn);
+	}
 }
 
 /* Least loaded port of s that continues the legal route towards the current destination. */
@@ -387,6 +403,9 @@ static uint32_t pick_port(const struct updn *u, uint32_t s)
 	int descend = u->dist_down[s] != INF;
 	uint32_t want = u->dist_legal[s] - 1, best = FAB_NONE, e;
 
+	/* Only switches other than the destination's pick, and each has a route. */
+	sn_assert(u->via_turn[s] ? u->dist_turn[s] != INF && u->dist_turn[s] > 0
+				 : u->dist_legal[s] != INF && u->dist_legal[s] > 0);
 	for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
 		uint32_t v = u->nbr[e], p = f->sw_adj_port[e];
 		int ok;
@@ -401,6 +420,7 @@ static uint32_t pick_port(const struct updn *u, uint32_t s)
 		if (ok && (best == FAB_NONE || u->load[p] < u->load[best]))
 			best = p;
 	}
+	sn_assert(best == FAB_NONE || f->ports[best].node == f->switches[s]);
 	return best;
 }
 
@@ -410,10 +430,14 @@ static int route_lid(struct updn *u, struct routing *r, uint32_t d, uint32_t lid
 	int to_ca = !fabric_is_switch(f, f->ports[f->lid_port[lid]].node);
 	uint32_t s;
 
+	sn_assert(lid >= 1 && lid < r->lft_len && d < u->nsw && r->nswitches == u->nsw);
 	for (s = 0; s < u->nsw; s++) {
 		uint32_t p;
 
 		if (s == d) {
+			/* The exit leads to the LID's port, or is 0 for the switch itself. */
+			sn_assert(u->lid_exit[lid] <= f->nodes[f->switches[s]].nports &&
+				  (u->lid_exit[lid] != 0) == to_ca);
 			routing_lft(r, s)[lid] = u->lid_exit[lid];
 			routing_hops(r, s)[lid] = (uint8_t)to_ca;
 			continue;
@@ -422,6 +446,8 @@ static int route_lid(struct updn *u, struct routing *r, uint32_t d, uint32_t lid
 		if (p == FAB_NONE)
 			return -1;
 		u->load[p]++;
+		sn_assert(f->ports[p].num >= 1 &&
+			  f->ports[p].num <= f->nodes[f->switches[s]].nports);
 		routing_lft(r, s)[lid] = f->ports[p].num;
 		if (u->via_turn[s]) {
 			routing_hops(r, s)[lid] =
@@ -497,6 +523,7 @@ static void fill_report(const struct updn *u, struct updn_report *rep, const cha
 		rep->nroots++;
 	}
 	rep->lids_routed = u->lid_off[u->nsw];
+	sn_assert(rep->lids_routed <= u->f->max_lid && rep->nroots >= 1);
 	rep->turn_routes = u->turn_routes;
 }
 
