@@ -79,17 +79,6 @@ int wire_error(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-const char *wire_kind_name(enum wire_kind kind)
-{
-	switch (kind) {
-	case WIRE_KIND_UNPATH:
-		return "unpath";
-	case WIRE_KIND_REPATH:
-		return "repath";
-	}
-	return "unknown";
-}
-
 uint16_t wire_kind_trap(enum wire_kind kind)
 {
 	return kind == WIRE_KIND_UNPATH ? WIRE_TRAP_UNPATH : WIRE_TRAP_REPATH;
