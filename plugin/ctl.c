@@ -33,11 +33,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fabric/jobmap.h"
-#include "lib/json.h"
-#include "plugin/plugin.h"
+#include <opensm/osm_config.h> /* first: see context.h */
+
 #include "check/verify.h"
+#include "engines/engines.h"
+#include "fabric/jobmap.h"
 #include "lib/arena.h"
+#include "lib/json.h"
+#include "plugin/context.h"
+#include "plugin/ctl.h"
+#include "plugin/log.h"
+#include "plugin/update.h"
 
 #define CTL_MAX_CLIENTS 16
 #define CTL_IDLE_SECONDS 30

@@ -13,13 +13,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <opensm/osm_config.h> /* first: see plugin.h */
+#include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_switch.h>
 
 #include "engines/engines.h"
+#include "fabric/fabric.h"
 #include "fabric/loaders.h"
-#include "plugin/plugin.h"
+#include "fabric/routing.h"
 #include "lib/threads.h"
+#include "plugin/context.h"
+#include "plugin/ctl.h"
+#include "plugin/engines_glue.h"
+#include "plugin/log.h"
+#include "plugin/subnet.h"
+#include "plugin/update.h"
+
+/*
+ * One engine's state in the plugin: the last fabric model and routing tables that OpenSM's
+ * callbacks (path_sl, update_sl2vl) answer from.
+ */
+struct sarnue_engine {
+	struct sarnue_plugin *plugin;
+	const char *name;
+	struct fabric fabric;
+	struct routing routing;
+	osm_switch_t **osm_switches; /* [fabric.nswitches]: OpenSM's switch for each model switch */
+	int ready;		     /* routing holds verified tables for the current sweep */
+	/* Tables a five-phase update announced, waiting for the hosts (update.h). */
+	struct routing pending;
+	int have_pending;
+	unsigned routings; /* successful runs, for the log */
+	unsigned dumped;   /* value of routings when the dumps were last written */
+};
 
 /* An engine's OpenSM context: the plugin's engine state plus what engine_run_ctx() keeps. */
 struct glue_engine {
@@ -77,6 +102,7 @@ static void store_hops(struct sarnue_engine *e)
 		osm_switch_t *sw = e->osm_switches[i];
 		const uint8_t *lft = routing_lft(&e->routing, i);
 		const uint8_t *hops = routing_hops(&e->routing, i);
+
 
 		for (lid = 1; lid <= e->fabric.max_lid && lid <= sw->max_lid_ho; lid++)
 			if (lft[lid] != FAB_NO_PORT)

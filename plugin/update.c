@@ -10,11 +10,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <opensm/osm_config.h> /* first: see plugin.h */
+#include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_opensm.h>
 
 #include "lib/json.h"
-#include "plugin/plugin.h"
+#include "plugin/context.h"
+#include "plugin/log.h"
+#include "plugin/notify.h"
 #include "plugin/update.h"
 #include "update/phases.h"
 
