@@ -39,6 +39,7 @@
 #include "engines/engines.h"
 #include "fabric/jobmap.h"
 #include "lib/arena.h"
+#include "lib/assert.h"
 #include "lib/json.h"
 #include "plugin/context.h"
 #include "plugin/ctl.h"
@@ -110,6 +111,7 @@ struct ctl_server {
 
 static size_t unsent(const struct ctl_client *c)
 {
+	sn_assert(c->out_sent <= c->out_len);
 	return c->out_len - c->out_sent;
 }
 
@@ -526,9 +528,11 @@ static ssize_t recv_client(struct ctl_client *c, void *buf, size_t len)
 static void client_read(struct ctl_client *c)
 {
 	char scratch[CTL_LINE_MAX];
-	ssize_t n = c->discard ? recv_client(c, scratch, sizeof(scratch))
-			       : recv_client(c, c->in + c->in_len, CTL_LINE_MAX - c->in_len);
+	ssize_t n;
 
+	sn_assert(c->in_len <= CTL_LINE_MAX);
+	n = c->discard ? recv_client(c, scratch, sizeof(scratch))
+		       : recv_client(c, c->in + c->in_len, CTL_LINE_MAX - c->in_len);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n < 0) {

@@ -20,6 +20,7 @@
 #include "fabric/fabric.h"
 #include "fabric/loaders.h"
 #include "fabric/routing.h"
+#include "lib/assert.h"
 #include "lib/threads.h"
 #include "plugin/context.h"
 #include "plugin/ctl.h"
@@ -103,7 +104,7 @@ static void store_hops(struct sarnue_engine *e)
 		const uint8_t *lft = routing_lft(&e->routing, i);
 		const uint8_t *hops = routing_hops(&e->routing, i);
 
-
+		sn_assert(sw); /* map_switches found every switch of the model */
 		for (lid = 1; lid <= e->fabric.max_lid && lid <= sw->max_lid_ho; lid++)
 			if (lft[lid] != FAB_NO_PORT)
 				osm_switch_set_hops(sw, (uint16_t)lid, lft[lid], hops[lid]);
@@ -259,6 +260,7 @@ static int announce(struct glue_engine *g, struct routing *fresh, const struct e
 	n = routing_changed_lids(&e->routing, fresh, ranges, WIRE_MAX_RANGES, &changed);
 	if (n <= 0)
 		return 0; /* identical tables: nothing to announce */
+	sn_assert(n <= WIRE_MAX_RANGES);
 	for (i = 0; i < e->fabric.nports; i++)
 		if (!fabric_is_switch(&e->fabric, e->fabric.ports[i].node) &&
 		    e->fabric.ports[i].lmc > lmc)
@@ -373,9 +375,12 @@ static unsigned changed_blocks(const osm_switch_t *sw, uint32_t max_lid)
 {
 	unsigned b, n = 0;
 
-	for (b = 0; b * IB_SMP_DATA_SIZE <= max_lid; b++)
+	for (b = 0; b * IB_SMP_DATA_SIZE <= max_lid; b++) {
+		/* OpenSM sizes both tables in whole blocks up to the switch's top LID. */
+		sn_assert((b + 1) * IB_SMP_DATA_SIZE <= sw->lft_size);
 		n += memcmp(sw->new_lft + b * IB_SMP_DATA_SIZE, sw->lft + b * IB_SMP_DATA_SIZE,
 			    IB_SMP_DATA_SIZE) != 0;
+	}
 	return n;
 }
 
@@ -392,6 +397,7 @@ static int build_fwd_tables(void *context)
 		osm_switch_t *sw = e->osm_switches[i];
 		const uint8_t *lft = routing_lft(&e->routing, i);
 
+		sn_assert(sw && sw->new_lft);
 		for (lid = 0; lid <= e->fabric.max_lid && lid <= sw->max_lid_ho; lid++) {
 			sw->new_lft[lid] = lft[lid];
 			if (lid && lft[lid] != FAB_NO_PORT && lft[lid] != 0)
@@ -401,6 +407,7 @@ static int build_fwd_tables(void *context)
 		blocks += n;
 		switches += n > 0;
 	}
+	sn_assert(switches <= e->fabric.nswitches && switches <= blocks);
 	p->lft_blocks_changed = blocks;
 	p->lft_switches_changed = switches;
 	plog(p, OSM_LOG_INFO, "%s: %u LFT block(s) of 64 LIDs differ on %u of %u switch(es)",

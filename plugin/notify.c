@@ -11,6 +11,7 @@
 #include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_inform.h>
 
+#include "lib/assert.h"
 #include "plugin/log.h"
 #include "plugin/notify.h"
 
@@ -45,6 +46,7 @@ uint32_t notify_next_seq(struct notify *n)
 	seq = n->next_seq++;
 	if (!seq)
 		seq = n->next_seq++;
+	sn_assert(seq != 0);
 	pthread_mutex_unlock(&n->lock);
 	return seq;
 }
@@ -94,6 +96,7 @@ static int collect_subscribers(osm_opensm_t *osm, struct acks_port **out, size_t
 
 		if (!path_subscription(&infr->inform_record.inform_info))
 			continue;
+		sn_assert(k < cap);
 		(*out)[k].guid = cl_ntoh64(infr->inform_record.subscriber_gid.unicast.interface_id);
 		(*out)[k].lid = cl_ntoh16(infr->report_addr.dest_lid);
 		k++;
