@@ -33,11 +33,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fabric/jobmap.h"
-#include "lib/json.h"
-#include "plugin/plugin.h"
+#include <opensm/osm_config.h> /* first: see context.h */
+
 #include "check/verify.h"
+#include "engines/engines.h"
+#include "fabric/jobmap.h"
 #include "lib/arena.h"
+#include "lib/assert.h"
+#include "lib/json.h"
+#include "plugin/context.h"
+#include "plugin/ctl.h"
+#include "plugin/log.h"
+#include "plugin/update.h"
 
 #define CTL_MAX_CLIENTS 16
 #define CTL_IDLE_SECONDS 30
@@ -104,6 +111,7 @@ struct ctl_server {
 
 static size_t unsent(const struct ctl_client *c)
 {
+	sn_assert(c->out_sent <= c->out_len);
 	return c->out_len - c->out_sent;
 }
 
@@ -520,9 +528,11 @@ static ssize_t recv_client(struct ctl_client *c, void *buf, size_t len)
 static void client_read(struct ctl_client *c)
 {
 	char scratch[CTL_LINE_MAX];
-	ssize_t n = c->discard ? recv_client(c, scratch, sizeof(scratch))
-			       : recv_client(c, c->in + c->in_len, CTL_LINE_MAX - c->in_len);
+	ssize_t n;
 
+	sn_assert(c->in_len <= CTL_LINE_MAX);
+	n = c->discard ? recv_client(c, scratch, sizeof(scratch))
+		       : recv_client(c, c->in + c->in_len, CTL_LINE_MAX - c->in_len);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n < 0) {

@@ -13,13 +13,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <opensm/osm_config.h> /* first: see plugin.h */
+#include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_switch.h>
 
 #include "engines/engines.h"
+#include "fabric/fabric.h"
 #include "fabric/loaders.h"
-#include "plugin/plugin.h"
+#include "fabric/routing.h"
+#include "lib/assert.h"
 #include "lib/threads.h"
+#include "plugin/context.h"
+#include "plugin/ctl.h"
+#include "plugin/engines_glue.h"
+#include "plugin/log.h"
+#include "plugin/subnet.h"
+#include "plugin/update.h"
+
+/*
+ * One engine's state in the plugin: the last fabric model and routing tables that OpenSM's
+ * callbacks (path_sl, update_sl2vl) answer from.
+ */
+struct sarnue_engine {
+	struct sarnue_plugin *plugin;
+	const char *name;
+	struct fabric fabric;
+	struct routing routing;
+	osm_switch_t **osm_switches; /* [fabric.nswitches]: OpenSM's switch for each model switch */
+	int ready;		     /* routing holds verified tables for the current sweep */
+	/* Tables a five-phase update announced, waiting for the hosts (update.h). */
+	struct routing pending;
+	int have_pending;
+	unsigned routings; /* successful runs, for the log */
+	unsigned dumped;   /* value of routings when the dumps were last written */
+};
 
 /* An engine's OpenSM context: the plugin's engine state plus what engine_run_ctx() keeps. */
 struct glue_engine {
@@ -78,6 +104,7 @@ static void store_hops(struct sarnue_engine *e)
 		const uint8_t *lft = routing_lft(&e->routing, i);
 		const uint8_t *hops = routing_hops(&e->routing, i);
 
+		sn_assert(sw); /* map_switches found every switch of the model */
 		for (lid = 1; lid <= e->fabric.max_lid && lid <= sw->max_lid_ho; lid++)
 			if (lft[lid] != FAB_NO_PORT)
 				osm_switch_set_hops(sw, (uint16_t)lid, lft[lid], hops[lid]);
@@ -233,6 +260,7 @@ static int announce(struct glue_engine *g, struct routing *fresh, const struct e
 	n = routing_changed_lids(&e->routing, fresh, ranges, WIRE_MAX_RANGES, &changed);
 	if (n <= 0)
 		return 0; /* identical tables: nothing to announce */
+	sn_assert(n <= WIRE_MAX_RANGES);
 	for (i = 0; i < e->fabric.nports; i++)
 		if (!fabric_is_switch(&e->fabric, e->fabric.ports[i].node) &&
 		    e->fabric.ports[i].lmc > lmc)
@@ -347,9 +375,12 @@ static unsigned changed_blocks(const osm_switch_t *sw, uint32_t max_lid)
 {
 	unsigned b, n = 0;
 
-	for (b = 0; b * IB_SMP_DATA_SIZE <= max_lid; b++)
+	for (b = 0; b * IB_SMP_DATA_SIZE <= max_lid; b++) {
+		/* OpenSM sizes both tables in whole blocks up to the switch's top LID. */
+		sn_assert((b + 1) * IB_SMP_DATA_SIZE <= sw->lft_size);
 		n += memcmp(sw->new_lft + b * IB_SMP_DATA_SIZE, sw->lft + b * IB_SMP_DATA_SIZE,
 			    IB_SMP_DATA_SIZE) != 0;
+	}
 	return n;
 }
 
@@ -366,6 +397,7 @@ static int build_fwd_tables(void *context)
 		osm_switch_t *sw = e->osm_switches[i];
 		const uint8_t *lft = routing_lft(&e->routing, i);
 
+		sn_assert(sw && sw->new_lft);
 		for (lid = 0; lid <= e->fabric.max_lid && lid <= sw->max_lid_ho; lid++) {
 			sw->new_lft[lid] = lft[lid];
 			if (lid && lft[lid] != FAB_NO_PORT && lft[lid] != 0)
@@ -375,6 +407,7 @@ static int build_fwd_tables(void *context)
 		blocks += n;
 		switches += n > 0;
 	}
+	sn_assert(switches <= e->fabric.nswitches && switches <= blocks);
 	p->lft_blocks_changed = blocks;
 	p->lft_switches_changed = switches;
 	plog(p, OSM_LOG_INFO, "%s: %u LFT block(s) of 64 LIDs differ on %u of %u switch(es)",

@@ -3,34 +3,21 @@
  * Reports go out through osm_report_notice(), which OpenSM itself uses to forward notices: it
  * matches every InformInfo subscription and retransmits each Report until its ReportResp.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <opensm/osm_config.h> /* first: see plugin.h */
+#include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_inform.h>
 
+#include "lib/assert.h"
+#include "plugin/log.h"
 #include "plugin/notify.h"
 
 #define MAX_EXPIRED_LOGGED 16
 
 _Static_assert(sizeof(ib_mad_notice_attr_t) == WIRE_NOTICE_LEN, "Notice attribute size");
-
-static void nlog(osm_opensm_t *osm, osm_log_level_t level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void nlog(osm_opensm_t *osm, osm_log_level_t level, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	osm_log(&osm->log, level, "sarnue: %s\n", buf);
-}
 
 void notify_init(struct notify *n, unsigned max_rounds)
 {
@@ -59,6 +46,7 @@ uint32_t notify_next_seq(struct notify *n)
 	seq = n->next_seq++;
 	if (!seq)
 		seq = n->next_seq++;
+	sn_assert(seq != 0);
 	pthread_mutex_unlock(&n->lock);
 	return seq;
 }
@@ -74,7 +62,7 @@ static int lock_shared(osm_opensm_t *osm)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 2;
 	if (pthread_rwlock_timedrdlock(&osm->lock.lock, &ts)) {
-		nlog(osm, OSM_LOG_ERROR, "ERR OpenSM's lock not available within 2 s");
+		plog_osm(osm, OSM_LOG_ERROR, "ERR OpenSM's lock not available within 2 s");
 		return -1;
 	}
 	return 0;
@@ -108,6 +96,7 @@ static int collect_subscribers(osm_opensm_t *osm, struct acks_port **out, size_t
 
 		if (!path_subscription(&infr->inform_record.inform_info))
 			continue;
+		sn_assert(k < cap);
 		(*out)[k].guid = cl_ntoh64(infr->inform_record.subscriber_gid.unicast.interface_id);
 		(*out)[k].lid = cl_ntoh16(infr->report_addr.dest_lid);
 		k++;
@@ -133,8 +122,8 @@ static int send_report(osm_opensm_t *osm, const struct wire_path_report *r)
 	if (wire_path_report_notice(r, cl_ntoh16(osm->subn.sm_base_lid), gid, &wn, err,
 				    sizeof(err))) {
 		unlock_shared(osm);
-		nlog(osm, OSM_LOG_ERROR, "ERR %s report not sent: %s", wire_kind_name(r->kind),
-		     err);
+		plog_osm(osm, OSM_LOG_ERROR, "ERR %s report not sent: %s", wire_kind_name(r->kind),
+			 err);
 		return -1;
 	}
 	wire_notice_encode(&wn, raw);
@@ -142,8 +131,8 @@ static int send_report(osm_opensm_t *osm, const struct wire_path_report *r)
 	st = osm_report_notice(&osm->log, &osm->subn, &ntc);
 	unlock_shared(osm);
 	if (st != IB_SUCCESS) {
-		nlog(osm, OSM_LOG_ERROR, "ERR %s seq %u report not sent: %s",
-		     wire_kind_name(r->kind), r->seq, ib_get_err_str(st));
+		plog_osm(osm, OSM_LOG_ERROR, "ERR %s seq %u report not sent: %s",
+			 wire_kind_name(r->kind), r->seq, ib_get_err_str(st));
 		return -1;
 	}
 	return 0;
@@ -170,7 +159,7 @@ int notify_begin(struct notify *n, osm_opensm_t *osm, enum wire_kind kind, uint3
 	i = collect_subscribers(osm, &ports, &nports);
 	unlock_shared(osm);
 	if (i) {
-		nlog(osm, OSM_LOG_ERROR, "ERR out of memory collecting subscribers");
+		plog_osm(osm, OSM_LOG_ERROR, "ERR out of memory collecting subscribers");
 		return -1;
 	}
 	pthread_mutex_lock(&n->lock);
@@ -183,11 +172,11 @@ int notify_begin(struct notify *n, osm_opensm_t *osm, enum wire_kind kind, uint3
 	pthread_mutex_unlock(&n->lock);
 	free(ports);
 	if (i) {
-		nlog(osm, OSM_LOG_ERROR, "ERR out of memory recording subscribers");
+		plog_osm(osm, OSM_LOG_ERROR, "ERR out of memory recording subscribers");
 		return -1;
 	}
-	nlog(osm, OSM_LOG_INFO, "%s seq %u sent, waiting for %zu of %zu subscriber(s)",
-	     wire_kind_name(kind), seq, waiting, nports);
+	plog_osm(osm, OSM_LOG_INFO, "%s seq %u sent, waiting for %zu of %zu subscriber(s)",
+		 wire_kind_name(kind), seq, waiting, nports);
 	if (send_report(osm, &r))
 		return -1;
 	return (int)waiting;
@@ -207,28 +196,18 @@ int notify_retry(struct notify *n, osm_opensm_t *osm)
 	r = n->report;
 	pthread_mutex_unlock(&n->lock);
 	for (i = 0; i < nexp && i < MAX_EXPIRED_LOGGED; i++)
-		nlog(osm, OSM_LOG_ERROR,
-		     "ERR subscriber port 0x%016llx (LID %u) did not acknowledge %s seq %u: expired",
-		     (unsigned long long)expired[i].guid, expired[i].lid, wire_kind_name(r.kind),
-		     r.seq);
+		plog_osm(
+			osm, OSM_LOG_ERROR,
+			"ERR subscriber port 0x%016llx (LID %u) did not acknowledge %s seq %u: expired",
+			(unsigned long long)expired[i].guid, expired[i].lid, wire_kind_name(r.kind),
+			r.seq);
 	if (!pending)
 		return 0;
-	nlog(osm, OSM_LOG_INFO, "%s seq %u sent again, %zu subscriber(s) pending",
-	     wire_kind_name(r.kind), r.seq, pending);
+	plog_osm(osm, OSM_LOG_INFO, "%s seq %u sent again, %zu subscriber(s) pending",
+		 wire_kind_name(r.kind), r.seq, pending);
 	if (send_report(osm, &r))
 		return -1;
 	return (int)pending;
-}
-
-int notify_count_subscribers(osm_opensm_t *osm)
-{
-	int n;
-
-	if (lock_shared(osm))
-		return -1;
-	n = notify_count_subscribers_locked(osm);
-	unlock_shared(osm);
-	return n;
 }
 
 int notify_count_subscribers_locked(osm_opensm_t *osm)
@@ -295,16 +274,17 @@ int notify_handle_trap(struct notify *n, osm_opensm_t *osm, const void *notice)
 			n->acks_malformed++;
 			pthread_mutex_unlock(&n->lock);
 		}
-		nlog(osm, OSM_LOG_ERROR,
-		     "ERR malformed acknowledgement from port 0x%016llx (LID %u): %s",
-		     (unsigned long long)guid, wn.issuer_lid, err);
+		plog_osm(osm, OSM_LOG_ERROR,
+			 "ERR malformed acknowledgement from port 0x%016llx (LID %u): %s",
+			 (unsigned long long)guid, wn.issuer_lid, err);
 		return -1;
 	}
 	if (!n->ready) {
-		nlog(osm, OSM_LOG_INFO,
-		     "acknowledgement of %s seq %u from port 0x%016llx (LID %u), no update in "
-		     "progress",
-		     wire_kind_name(ack.kind), ack.seq, (unsigned long long)guid, wn.issuer_lid);
+		plog_osm(osm, OSM_LOG_INFO,
+			 "acknowledgement of %s seq %u from port 0x%016llx (LID %u), no update in "
+			 "progress",
+			 wire_kind_name(ack.kind), ack.seq, (unsigned long long)guid,
+			 wn.issuer_lid);
 		return 1;
 	}
 	pthread_mutex_lock(&n->lock);
@@ -312,10 +292,10 @@ int notify_handle_trap(struct notify *n, osm_opensm_t *osm, const void *notice)
 	v = acks_record(&n->acks, guid, wn.issuer_lid, ack.seq, ack.kind, ack.status);
 	pending = acks_pending(&n->acks);
 	pthread_mutex_unlock(&n->lock);
-	nlog(osm, OSM_LOG_INFO,
-	     "acknowledgement of %s seq %u from port 0x%016llx (LID %u, attempt %u, status %u):"
-	     " %s, %zu pending",
-	     wire_kind_name(ack.kind), ack.seq, (unsigned long long)guid, wn.issuer_lid,
-	     ack.attempt, ack.status, acks_verdict_name(v), pending);
+	plog_osm(osm, OSM_LOG_INFO,
+		 "acknowledgement of %s seq %u from port 0x%016llx (LID %u, attempt %u, status %u):"
+		 " %s, %zu pending",
+		 wire_kind_name(ack.kind), ack.seq, (unsigned long long)guid, wn.issuer_lid,
+		 ack.attempt, ack.status, acks_verdict_name(v), pending);
 	return 1;
 }

@@ -2,8 +2,8 @@
  * notify.h - the plugin's side of the five-phase update's wire format (doc/five-phase.md):
  * UnPath (trap 68) and RePath (trap 69) reports to every InformInfo subscriber through
  * OpenSM's osm_report_notice(), and trap 144 acknowledgements recognised in the plugin's
- * report() callback.  The bookkeeping of who acknowledged what is sar/acks.c; the bytes are
- * client/wire.c, shared with the host library.
+ * report() callback.  The bookkeeping of who acknowledged what is update/acks.c; the bytes
+ * are update/wire.c, shared with the host library.
  *
  * Threads: notify_handle_trap() runs in OpenSM's dispatcher with OpenSM's lock held (shared);
  * the other calls come from the update's own thread and take OpenSM's lock themselves, so they
@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_opensm.h>
 
 #include "update/acks.h"
@@ -52,9 +53,10 @@ int notify_begin(struct notify *n, osm_opensm_t *osm, enum wire_kind kind, uint3
  */
 int notify_retry(struct notify *n, osm_opensm_t *osm);
 
-/* Distinct ports subscribed to trap 68 or 69 now; takes OpenSM's lock. -1 on error. */
-int notify_count_subscribers(osm_opensm_t *osm);
-/* Same, for callers that hold OpenSM's lock already (the routing callbacks). */
+/*
+ * Distinct ports subscribed to trap 68 or 69 now, for callers that hold OpenSM's lock already
+ * (the routing callbacks).  -1 on error.
+ */
 int notify_count_subscribers_locked(osm_opensm_t *osm);
 
 /* Subscribers that still have to acknowledge the current report. */

@@ -5,26 +5,19 @@
  * parses `routing_engine`; create() reads event_plugin_options and registers sarnue's routing
  * engines, which `routing_engine sar-updn,minhop` then selects like any built-in one.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <opensm/osm_config.h> /* first: see plugin.h */
+#include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_event_plugin.h>
 #include <opensm/osm_version.h>
 
-#include "plugin/plugin.h"
-
-void plog(struct sarnue_plugin *p, osm_log_level_t level, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	osm_log(&p->osm->log, level, "sarnue: %s\n", buf);
-}
+#include "plugin/context.h"
+#include "plugin/ctl.h"
+#include "plugin/engines_glue.h"
+#include "plugin/log.h"
+#include "plugin/notify.h"
+#include "plugin/update.h"
 
 static void option_error(void *ctx, const char *msg)
 {

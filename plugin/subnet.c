@@ -5,12 +5,12 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include <opensm/osm_config.h> /* first: see plugin.h */
+#include <opensm/osm_config.h> /* first: see context.h */
 #include <opensm/osm_node.h>
 #include <opensm/osm_port.h>
 #include <opensm/osm_subnet.h>
 
-#include "plugin/plugin.h"
+#include "plugin/subnet.h"
 
 /* PortInfo OperVLs / VLCap encoding (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14). */
 static uint8_t vls_from_code(uint8_t code)

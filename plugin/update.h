@@ -1,6 +1,7 @@
 /*
- * update.h - the five-phase property-preserving LFT update (Domke's thesis, section 5.2.3,
- * figure 5.7; wire format and retries in doc/five-phase.md) as a state machine in the plugin.
+ * update.h - the five-phase property-preserving LFT update inside OpenSM: the thread that runs
+ * the state machine of update/phases.h, and the machine's callbacks done with OpenSM (reports
+ * and acknowledgements through notify.c, reroutes through OpenSM's state manager, the log).
  *
  * Who does what:
  *  - OpenSM's routing callbacks (engines_glue.c, OpenSM's lock held) ask update_on_routing()
@@ -22,23 +23,9 @@
 #include <stdio.h>
 
 #include "fabric/routing.h"
+#include "update/phases.h"
 
 struct sarnue_plugin;
-struct update;
-
-enum update_phase {
-	UPDATE_IDLE,	    /* phase 5: no update in progress */
-	UPDATE_UNPATH,	    /* phase 1: new tables kept back, UnPath being sent */
-	UPDATE_WAIT_UNPATH, /* phase 2: waiting for acknowledgements of UnPath */
-	UPDATE_PUSH,	    /* phase 3: OpenSM installs the announced base-LID tables */
-	UPDATE_REPATH,	    /* phase 4: RePath sent, waiting for acknowledgements */
-};
-
-enum update_decision {
-	UPDATE_ROUTE, /* compute fresh tables and program them */
-	UPDATE_KEEP,  /* keep the programmed tables: an update waits for the hosts */
-	UPDATE_ADOPT, /* program the tables the running update announced */
-};
 
 /* Starts the update's thread (plugin create); -1 when it cannot (logged, OpenSM runs on). */
 int update_init(struct sarnue_plugin *p);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/assert.h"
 #include "update/acks.h"
 
 void acks_init(struct acks *a, unsigned max_rounds)
@@ -53,6 +54,7 @@ int acks_sync(struct acks *a, const struct acks_port *ports, size_t n)
 
 		if (find_port(ports, n, i, ports[i].guid))
 			continue; /* the same port subscribed to both traps */
+		sn_assert(k < n); /* one entry per distinct port at most */
 		old = find(a, ports[i].guid, ports[i].lid);
 		if (old) {
 			subs[k] = *old;
@@ -75,6 +77,8 @@ void acks_begin(struct acks *a, uint32_t seq, int kind)
 {
 	size_t i;
 
+	/* seq 0 and kind 0 mean "no report outstanding": the update never sends them. */
+	sn_assert(seq != 0 && kind != 0);
 	a->seq = seq;
 	a->kind = kind;
 	for (i = 0; i < a->nsubs; i++) {

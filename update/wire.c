@@ -79,18 +79,7 @@ int wire_error(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-const char *wire_kind_name(enum wire_kind kind)
-{
-	switch (kind) {
-	case WIRE_KIND_UNPATH:
-		return "unpath";
-	case WIRE_KIND_REPATH:
-		return "repath";
-	}
-	return "unknown";
-}
-
-uint16_t wire_kind_trap(enum wire_kind kind)
+static uint16_t wire_kind_trap(enum wire_kind kind)
 {
 	return kind == WIRE_KIND_UNPATH ? WIRE_TRAP_UNPATH : WIRE_TRAP_REPATH;
 }
@@ -100,7 +89,7 @@ static int kind_valid(unsigned kind)
 	return kind == WIRE_KIND_UNPATH || kind == WIRE_KIND_REPATH;
 }
 
-void wire_mad_hdr_encode(const struct wire_mad_hdr *h, uint8_t *mad)
+static void wire_mad_hdr_encode(const struct wire_mad_hdr *h, uint8_t *mad)
 {
 	mad[0] = h->base_version;
 	mad[1] = h->mgmt_class;

@@ -113,14 +113,25 @@ struct wire_portinfo {
 	uint8_t state; /* 1 down .. 4 active */
 };
 
-const char *wire_kind_name(enum wire_kind kind);
+/*
+ * "unpath" or "repath", for logs.  Inline, so that code without the encoders (the update's
+ * phase machine in the core library) names reports the same way.
+ */
+static inline const char *wire_kind_name(enum wire_kind kind)
+{
+	switch (kind) {
+	case WIRE_KIND_UNPATH:
+		return "unpath";
+	case WIRE_KIND_REPATH:
+		return "repath";
+	}
+	return "unknown";
+}
 
 /* Writes a message into err[errlen] (when given) and returns -1: the error form of this API. */
 int wire_error(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-uint16_t wire_kind_trap(enum wire_kind kind);
 
-void wire_mad_hdr_encode(const struct wire_mad_hdr *h, uint8_t *mad);
 int wire_mad_hdr_decode(const uint8_t *mad, size_t len, struct wire_mad_hdr *h, char *err,
 			size_t errlen);
 
