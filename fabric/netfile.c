@@ -91,8 +91,9 @@ static int index_put(struct netparse *np, uint32_t node)
 	uint32_t i;
 
 	sn_assert(node < np->f->nnodes);
-	if (np->f->nnodes * 2 >= np->index.cap && index_grow(np))
-		return -1;
+	/* Growing rehashes every node of the fabric, this one included. */
+	if (np->f->nnodes * 2 >= np->index.cap)
+		return index_grow(np);
 	/* Under half full and a power of two: the probe below ends, the mask wraps it. */
 	sn_assert(np->f->nnodes * 2 < np->index.cap && !(np->index.cap & (np->index.cap - 1)));
 	i = (uint32_t)(hash_str(id) & (np->index.cap - 1));
