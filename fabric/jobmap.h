@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "fabric/fabric.h"
+#include "lib/assert.h"
 #include "fabric/nodenames.h"
 
 #define JOB_MAP_MAX_NAME 255
@@ -84,6 +85,7 @@ int job_map_bind(struct job_map *jm, const struct fabric *f, enum job_host_match
 
 static inline const char *job_map_job_name(const struct job_map *jm, uint32_t job)
 {
+	sn_assert(job < jm->njobs);
 	return jm->strings + jm->job_name[job];
 }
 

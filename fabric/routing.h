@@ -12,6 +12,7 @@
 #define SARNUE_ROUTING_H
 
 #include "fabric/fabric.h"
+#include "lib/assert.h"
 
 #define ROUTING_MAX_SL 16
 
@@ -64,11 +65,13 @@ void routing_free(struct routing *r);
 
 static inline uint8_t *routing_lft(const struct routing *r, uint32_t sw)
 {
+	sn_assert(sw < r->nswitches);
 	return r->lft + (size_t)sw * r->lft_len;
 }
 
 static inline uint8_t *routing_hops(const struct routing *r, uint32_t sw)
 {
+	sn_assert(sw < r->nswitches);
 	return r->hops + (size_t)sw * r->lft_len;
 }
 
@@ -98,6 +101,7 @@ static inline uint8_t *routing_sl2vl_map(const struct routing *r, uint32_t sw, u
 {
 	size_t s = r->sl2vl_stride;
 
+	sn_assert(sw < r->nswitches && in_port < s && out_port < s);
 	return r->sl2vl + (((size_t)sw * s + in_port) * s + out_port) * ROUTING_MAX_SL;
 }
 
@@ -142,6 +146,7 @@ int routing_changed_lids(const struct routing *a, const struct routing *b,
 static inline void routing_set_pair_sl(struct routing *r, uint32_t src_sw, uint32_t dlid,
 				       uint8_t sl)
 {
+	sn_assert(src_sw < r->nswitches && dlid < r->lft_len && sl < ROUTING_MAX_SL);
 	r->sl_by_pair[(size_t)src_sw * r->lft_len + dlid] = sl;
 }
 

@@ -8,6 +8,7 @@
 #define SARNUE_SWGRAPH_H
 
 #include "fabric/fabric.h"
+#include "lib/assert.h"
 
 struct swgraph {
 	uint32_t nsw, ne;
@@ -23,6 +24,7 @@ void swgraph_free(struct swgraph *g);
 /* Port number on its switch of channel e. */
 static inline unsigned swgraph_port_num(const struct fabric *f, uint32_t e)
 {
+	sn_assert(e < f->sw_adj_off[f->nswitches]);
 	return f->ports[f->sw_adj_port[e]].num;
 }
 
@@ -30,8 +32,10 @@ static inline unsigned swgraph_port_num(const struct fabric *f, uint32_t e)
 static inline uint32_t swgraph_channel(const struct fabric *f, const struct swgraph *g, uint32_t s,
 				       unsigned num)
 {
-	const struct fab_node *n = &f->nodes[f->switches[s]];
+	const struct fab_node *n;
 
+	sn_assert(s < f->nswitches);
+	n = &f->nodes[f->switches[s]];
 	if (num == 0 || num > n->nports)
 		return FAB_NONE;
 	return g->adj_pos[n->first_port + num];
