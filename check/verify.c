@@ -217,7 +217,8 @@ enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, u
 	return LFT_STEP_SWITCH;
 }
 
-const char *verify_lft_step_failure(enum lft_step step)
+/* Why a route stops at a step other than SWITCH or DELIVERED, as the report words it. */
+static const char *lft_step_failure(enum lft_step step)
 {
 	switch (step) {
 	case LFT_STEP_NO_ENTRY:
@@ -286,7 +287,7 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 			break;
 		}
 		if (step != LFT_STEP_SWITCH) {
-			*why = verify_lft_step_failure(step);
+			*why = lft_step_failure(step);
 			break;
 		}
 		sw = next;

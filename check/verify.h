@@ -48,9 +48,6 @@ enum lft_step {
 enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
 			      unsigned dlid, uint32_t *channel, uint32_t *next_sw);
 
-/* Why a route stops at a step other than SWITCH or DELIVERED, as the report words it. */
-const char *verify_lft_step_failure(enum lft_step step);
-
 /* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
 

@@ -3,7 +3,7 @@
  *
  * All paths towards one destination form an in-tree, so a destination adds at most one turn per
  * switch: the channel a switch forwards on, followed by the channel the next switch forwards on.
- * Each layer is a complete channel dependency graph from nue/cdg.c, whose dynamic topological
+ * Each layer is a complete channel dependency graph from engines/cdg.c, whose dynamic topological
  * order answers "does this turn close a cycle" incrementally.  A destination's turns go in as
  * wet; if one closes a cycle they are all taken out again (removing turns keeps the order
  * valid) and the next layer is tried.

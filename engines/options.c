@@ -14,6 +14,9 @@
 #include "lib/input.h"
 #include "lib/assert.h"
 
+static int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error,
+			      void *ctx);
+
 const char options_help[] =
 	"  updn_roots=GUID[,GUID...]  root switches of sar-updn (default: automatic)\n"
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
@@ -450,7 +453,8 @@ int options_parse_line(struct sarnue_options *o, const char *text, const char *s
 	return errors;
 }
 
-int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error, void *ctx)
+static int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error,
+			      void *ctx)
 {
 	struct line_reader lr;
 	char *line;

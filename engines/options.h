@@ -43,7 +43,7 @@ struct sarnue_options {
 	unsigned nue_threads; /* 0: auto; 1 or 2 threads for sar-nue's candidates */
 	unsigned nue_orders;  /* 1, or 2: one VL also routed with ties by descending LID */
 	unsigned nue_layer_tries;      /* 1..6 routings of a layer with fall-backs, k > 1 */
-	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/swlayers.c), or empty */
+	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/layersfile.c), or empty */
 	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */
 	int verify;		       /* run the verifier before tables reach OpenSM */
 	enum opt_dump dump;	       /* write path-SL and SL2VL dumps */
@@ -95,8 +95,6 @@ void options_defaults(struct sarnue_options *o);
  */
 int options_parse_line(struct sarnue_options *o, const char *text, const char *source,
 		       unsigned line, opt_error_fn on_error, void *ctx);
-int options_parse_file(struct sarnue_options *o, const char *path, opt_error_fn on_error,
-		       void *ctx);
 
 /* Applies one "key=value" pair. */
 int options_set(struct sarnue_options *o, const char *pair, const char *source, unsigned line,

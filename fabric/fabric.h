@@ -1,8 +1,8 @@
 /*
  * fabric.h - the routing-independent model of an InfiniBand subnet.
  *
- * Every engine (nue/, sar/) and every check (the verifier, the metrics) works on this model and
- * nothing else, so the same code runs inside OpenSM (plugin/ converts osm_subn_t into it) and
+ * Every engine (engines/) and every check (check/: the verifier, the metrics) works on this
+ * model and nothing else, so the same code runs inside OpenSM (plugin/ converts osm_subn_t into it) and
  * offline (loaders for ibsim/ibnetdiscover net files and OpenSM's subnet dump).
  *
  * Layout: nodes and ports live in two flat arrays.  The ports of node n are
@@ -164,7 +164,7 @@ int fabric_check_routable(const struct fabric *f, struct fab_error *err);
 unsigned fabric_switch_components(const struct fabric *f, uint32_t *first_stray_switch);
 
 /*
- * Two routing planes of an LMC >= 1 fabric (fabric/planes.c).  The base plane holds the base LID
+ * Two routing planes of an LMC >= 1 fabric (fabric/planeview.c).  The base plane holds the base LID
  * of every end port and every switch LID, the high plane the other LIDs of each CA/router port
  * (base + 1 .. base + 2^lmc - 1).
  */
