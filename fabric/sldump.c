@@ -217,15 +217,16 @@ static int sl_load_finish(struct sl_load *l)
  * pair of end port and LID (23 million for 4,864 LIDs), and sscanf took two thirds of
  * `sarnue check`'s time on them.
  */
+/* 0, -1 when malformed, -2 when well formed but *dlid is past the topology's LIDs. */
 static int parse_path_sl_line(const char *p, unsigned lft_len, uint64_t *guid, unsigned *dlid,
 			      unsigned *sl)
 {
 	fab_skip_blanks(&p);
 	if (fab_scan_hex(&p, 16, guid) || !fab_skip_blanks(&p) ||
-	    fab_scan_decimal(&p, lft_len, dlid) || !fab_skip_blanks(&p) ||
-	    fab_scan_decimal(&p, ROUTING_MAX_SL, sl))
+	    fab_scan_decimal(&p, FAB_MAX_LID + 1, dlid) || !fab_skip_blanks(&p) ||
+	    fab_scan_decimal(&p, ROUTING_MAX_SL, sl) || !fab_rest_blank(p))
 		return -1;
-	return fab_rest_blank(p) ? 0 : -1;
+	return *dlid < lft_len ? 0 : -2;
 }
 
 /*
@@ -261,10 +262,20 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 		uint64_t guid;
 		unsigned dlid, sl;
 		uint32_t sw;
+		int rc;
 
 		if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
 			continue;
-		if (parse_path_sl_line(line, r->lft_len, &guid, &dlid, &sl)) {
+		rc = parse_path_sl_line(line, r->lft_len, &guid, &dlid, &sl);
+		if (rc == -2) {
+			/* OpenSM's dumps do not record the LMC: the usual cause is an LMC > 0 fabric. */
+			fab_error_set(err,
+				      "%s:%u: LID %u is past the topology's highest LID %u (the"
+				      " dump files do not record the LMC; give it, e.g. sarnue check --lmc 1)",
+				      path, lr.lineno, dlid, r->lft_len - 1);
+			goto out;
+		}
+		if (rc) {
 			fab_error_set(err, "%s:%u: expected \"0xGUID DLID SL\"", path, lr.lineno);
 			goto out;
 		}

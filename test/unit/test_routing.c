@@ -217,8 +217,15 @@ static void test_path_sl_lines(const struct fabric *f)
 		CHECK(strstr(err.msg, ":2: expected \"0xGUID DLID SL\"") != NULL);
 		routing_free(&r);
 	}
-	/* A DLID beyond the fabric's LIDs. */
+	/* A DLID beyond the fabric's LIDs: the usual cause, an LMC the dumps do not record. */
 	snprintf(text, sizeof(text), "0x%llx %u 0\n", guid, f->max_lid + 1);
+	CHECK(load_path_sl_text(f, text, &r, &err) == -1);
+	CHECK(strstr(err.msg, ":1: LID ") != NULL);
+	CHECK(strstr(err.msg, "past the topology's highest LID") != NULL);
+	CHECK(strstr(err.msg, "--lmc") != NULL);
+	routing_free(&r);
+	/* Past any unicast LID it is malformed, as before. */
+	snprintf(text, sizeof(text), "0x%llx 49152 0\n", guid);
 	CHECK(load_path_sl_text(f, text, &r, &err) == -1);
 	CHECK(strstr(err.msg, ":1: expected \"0xGUID DLID SL\"") != NULL);
 	routing_free(&r);
