@@ -3,7 +3,6 @@
  * routing with the plugin's engines), check (verification of any routing tables) and ctl (the
  * plugin's control socket).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,17 +25,6 @@ static const char usage[] =
 	"  version print the version\n"
 	"\n"
 	"'sarnue COMMAND --help' or 'sarnue help COMMAND' describes each command.\n";
-
-void cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "sarnue %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 int main(int argc, char **argv)
 {
