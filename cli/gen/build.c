@@ -115,6 +115,7 @@ void sw_desc(struct gen_fabric *f, uint32_t s, const char *fmt, ...)
 {
 	va_list ap;
 
+	sn_assert(s < f->nsw);
 	va_start(ap, fmt);
 	vsnprintf(f->desc[s], sizeof(f->desc[s]), fmt, ap);
 	va_end(ap);
@@ -123,6 +124,8 @@ void sw_desc(struct gen_fabric *f, uint32_t s, const char *fmt, ...)
 /* Record how many ports switch s needs; gen_fabric_ports() turns it into slots. */
 void gen_fabric_need(struct gen_fabric *f, uint32_t s, uint64_t need)
 {
+	/* the counts are only read before the ports are laid out */
+	sn_assert(s < f->nsw && !f->peer);
 	f->base[s + 1] = need > UINT32_MAX ? UINT32_MAX : (uint32_t)need;
 }
 
@@ -132,6 +135,7 @@ int gen_fabric_ports(struct gen_fabric *f)
 	uint64_t total = 0;
 	uint32_t s;
 
+	sn_assert(!f->peer);
 	f->base[0] = 0;
 	for (s = 0; s < f->nsw; s++) {
 		uint32_t need = f->base[s + 1];
@@ -163,6 +167,7 @@ int gen_fabric_ports(struct gen_fabric *f)
 
 uint32_t sw_nports(const struct gen_fabric *f, uint32_t s)
 {
+	sn_assert(s < f->nsw);
 	return f->base[s + 1] - f->base[s];
 }
 
@@ -194,6 +199,7 @@ static void attach_host(struct gen_fabric *f, uint32_t h, uint32_t s, uint64_t p
 {
 	struct peer *x = port_slot(f, s, port);
 
+	sn_assert(h < f->nhost);
 	if (!x || x->node != NO_NODE) {
 		f->conflict = true;
 		return;
@@ -215,6 +221,7 @@ void attach_spread(struct gen_fabric *f, uint32_t first, uint32_t n, uint32_t ho
 {
 	uint32_t s, i;
 
+	sn_assert((uint64_t)first + n <= f->nsw && host + nhosts <= f->nhost);
 	for (s = 0; s < n; s++) {
 		uint64_t per = nhosts / n + (s < nhosts % n);
 
@@ -234,11 +241,49 @@ void link_clique(struct gen_fabric *f, uint32_t first, uint32_t stride, uint32_t
 	uint32_t i, j;
 	uint64_t k;
 
+	sn_assert(!n || first + (uint64_t)(n - 1) * stride < f->nsw);
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++)
 			for (k = 0; k < r; k++)
 				link_sw(f, first + i * stride, first_port + (j - 1) * r + k,
 					first + j * stride, first_port + i * r + k);
+}
+
+/*
+ * What every later step relies on once a builder is done without a conflict: every link is
+ * listed on both ends (a switch port's peer names it back, a host's switch port names the
+ * host), every port lies within its switch and every host is attached.
+ */
+void gen_fabric_check(const struct gen_fabric *f)
+{
+	uint32_t s, p, h;
+
+	for (s = 0; s < f->nsw; s++) {
+		sn_assert(sw_nports(f, s) <= GEN_MAX_PORTS);
+		sn_assert(!f->radix || sw_nports(f, s) == f->radix);
+		for (p = 0; p < sw_nports(f, s); p++) {
+			const struct peer *pe = &f->peer[f->base[s] + p];
+			const struct peer *back;
+
+			if (pe->node == NO_NODE)
+				continue;
+			if (pe->node >= f->nsw) {
+				h = pe->node - f->nsw;
+				sn_assert(h < f->nhost && pe->port == 1);
+				sn_assert(f->host_sw[h] == s && f->host_port[h] == p + 1);
+				continue;
+			}
+			sn_assert(pe->port >= 1 && pe->port <= sw_nports(f, pe->node));
+			back = &f->peer[f->base[pe->node] + pe->port - 1];
+			sn_assert(back->node == s && back->port == p + 1);
+		}
+	}
+	for (h = 0; h < f->nhost; h++) {
+		s = f->host_sw[h];
+		sn_assert(s < f->nsw);
+		sn_assert(f->host_port[h] >= 1 && f->host_port[h] <= sw_nports(f, s));
+		sn_assert(f->peer[f->base[s] + f->host_port[h] - 1].node == f->nsw + h);
+	}
 }
 
 uint32_t live_switches(const struct gen_fabric *f)
@@ -256,5 +301,7 @@ uint64_t live_links(const struct gen_fabric *f)
 
 	for (i = 0; i < f->base[f->nsw]; i++)
 		ends += f->peer[i].node < f->nsw;
+	/* both ends of a link are listed and removed together */
+	sn_assert(ends % 2 == 0);
 	return ends / 2;
 }

@@ -32,6 +32,7 @@ static uint64_t df_next_free(struct gen_fabric *f, uint64_t grp, uint64_t *cur, 
 	for (; *cur < a * h; (*cur)++) {
 		uint32_t s = (uint32_t)(grp * a + *cur / h);
 
+		sn_assert(s < f->nsw && first + *cur % h - 1 < sw_nports(f, s));
 		if (f->peer[f->base[s] + first + *cur % h - 1].node == NO_NODE)
 			return *cur;
 	}

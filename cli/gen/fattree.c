@@ -210,6 +210,8 @@ static void tree_link_level(struct gen_fabric *f, const struct tree_shape *t, co
 		for (b = 0; b < wl; b++) {
 			uint64_t y = lo + lo_n * (b + wl * hi);
 
+			sn_assert(first[l] + y < first[l + 1]);
+
 			for (k = 0; k < pl; k++)
 				link_sw(f, (uint32_t)(first[l - 1] + x), up0 + b * pl + k + 1,
 					(uint32_t)(first[l] + y), a * pl + k + 1);
@@ -247,6 +249,8 @@ static int tree_build(struct gen_fabric *f, const struct tree_shape *t, unsigned
 	if (rc)
 		return rc;
 
+	/* every group is a whole top-level subtree */
+	sn_assert(t->groups && leaves % t->groups == 0);
 	per_group = leaves / t->groups;
 	for (g = 0; g < t->groups; g++)
 		attach_spread(f, (uint32_t)(g * per_group), (uint32_t)per_group,

@@ -90,6 +90,9 @@ static uint32_t cut_analyze(const struct gen_fabric *f, struct cut *c)
 				if (w >= f->nsw || p == c->entry[v])
 					continue;
 				if (!c->disc[w]) {
+					/* each switch is pushed once, so the stack holds them all
+					 */
+					sn_assert(sp < f->nsw);
 					c->disc[w] = c->low[w] = ++t;
 					c->next[w] = 0;
 					c->entry[w] = pe->port - 1;
@@ -138,10 +141,14 @@ static int remove_switch(struct gen_fabric *f, uint32_t s, struct rm_log *log)
 
 		if (pe->node == NO_NODE)
 			continue;
-		if (pe->node < f->nsw)
-			f->peer[f->base[pe->node] + pe->port - 1].node = NO_NODE;
-		else
+		if (pe->node < f->nsw) {
+			struct peer *back = &f->peer[f->base[pe->node] + pe->port - 1];
+
+			sn_assert(back->node == s && back->port == p + 1);
+			back->node = NO_NODE;
+		} else {
 			ev.hosts++;
+		}
 		pe->node = NO_NODE;
 	}
 	f->dead[s] = 1;
@@ -158,6 +165,9 @@ static int remove_link(struct gen_fabric *f, uint32_t s, uint32_t p, struct rm_l
 		.pb = pe->port,
 	};
 
+	sn_assert(pe->node < f->nsw);
+	sn_assert(f->peer[f->base[pe->node] + pe->port - 1].node == s &&
+		  f->peer[f->base[pe->node] + pe->port - 1].port == p + 1);
 	f->peer[f->base[pe->node] + pe->port - 1].node = NO_NODE;
 	pe->node = NO_NODE;
 	return log_push(log, &ev);

@@ -505,6 +505,8 @@ static int build(struct gen_fabric *f, const struct opts *o)
 	}
 	if (!rc && f->conflict)
 		rc = gen_fail("internal error: %s wired a port twice", o->topo_name);
+	if (!rc)
+		gen_fabric_check(f);
 	return rc;
 }
 

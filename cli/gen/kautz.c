@@ -70,6 +70,9 @@ int build_kautz(struct gen_fabric *f, const struct opts *o)
 		for (e = 0; e < d; e++) {
 			uint64_t u = a1 * dn + rest * d + e;
 
+			/* a Kautz string never repeats a symbol, so there are no self loops */
+			sn_assert(u < nsw && u != v);
+
 			for (k = 0; k < r; k++)
 				link_sw(f, (uint32_t)v, t + e * r + k + 1, (uint32_t)u,
 					t + (d + e1) * r + k + 1);

@@ -73,6 +73,8 @@ static bool rg_adjacent(const struct rgraph *g, uint32_t u, uint32_t v)
 
 static void rg_adj_add(struct rgraph *g, uint32_t u, uint32_t v)
 {
+	sn_assert(u < g->n && v < g->n && u != v);
+	sn_assert(g->deg[u] < g->d && g->deg[v] < g->d);
 	g->nbr[(size_t)u * g->d + g->deg[u]++] = v;
 	g->nbr[(size_t)v * g->d + g->deg[v]++] = u;
 }
@@ -93,6 +95,8 @@ static void rg_adj_del_one(struct rgraph *g, uint32_t u, uint32_t v)
 static void rg_add_edge(struct rgraph *g, uint32_t u, uint32_t v)
 {
 	rg_adj_add(g, u, v);
+	/* degrees stay within d, so there are never more than n * d / 2 edges */
+	sn_assert((uint64_t)g->ne < (uint64_t)g->n * g->d / 2 + 1);
 	g->ea[g->ne] = u;
 	g->eb[g->ne] = v;
 	g->ne++;

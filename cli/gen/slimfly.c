@@ -88,6 +88,7 @@ static uint32_t gf_neg(const struct gf *g, uint32_t a)
 
 static uint32_t gf_mul(const struct gf *g, uint32_t a, uint32_t b)
 {
+	sn_assert(a < g->q && b < g->q);
 	if (!a || !b)
 		return 0;
 	return g->exp[(g->log[a] + g->log[b]) % (g->q - 1)];
@@ -222,6 +223,7 @@ static int sf_init(struct slimfly *sf, uint32_t q)
 /* (set, a, b) -> switch: set 0 holds (x, y), set 1 holds (m, c). */
 static uint32_t sf_switch(const struct slimfly *sf, unsigned int set, uint32_t a, uint32_t b)
 {
+	sn_assert(set < 2 && a < sf->q && b < sf->q);
 	return (set * sf->q + a) * sf->q + b;
 }
 
@@ -236,6 +238,8 @@ static void sf_link_local(struct gen_fabric *f, const struct slimfly *sf, unsign
 			for (i = 0; i < sf->half; i++) {
 				b2 = gf_add(&sf->g, b, sf->gen[set][i]);
 				j = sf->idx[set][gf_neg(&sf->g, sf->gen[set][i])];
+				/* the generator sets are closed under negation */
+				sn_assert(j < sf->half);
 				/* each pair once: -g differs from g except in characteristic 2 */
 				if (j < i || (j == i && b2 < b))
 					continue;

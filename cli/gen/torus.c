@@ -9,6 +9,7 @@
  * coordinate (s / stride_d) mod size_d, the first dimension varying fastest.
  */
 #include "cli/gen/gen_private.h"
+#include "lib/assert.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ int build_torus(struct gen_fabric *f, const struct opts *o)
 				nb = s - (size - 1) * stride[d];
 			else
 				continue;
+			sn_assert(nb < nsw);
 			for (k = 0; k < r; k++)
 				link_sw(f, s, first[d] + k, nb, first[d] + r + k);
 		}

@@ -165,8 +165,10 @@ uint32_t number_hosts(const struct gen_fabric *f, uint32_t *hid)
 {
 	uint32_t h, m = 0;
 
-	for (h = 0; h < f->nhost; h++)
+	for (h = 0; h < f->nhost; h++) {
+		sn_assert(f->host_sw[h] < f->nsw);
 		hid[h] = f->dead[f->host_sw[h]] ? 0 : ++m;
+	}
 	return m;
 }
 
@@ -237,11 +239,14 @@ static void write_net(FILE *fp, const struct gen_fabric *f, const struct hostfmt
 
 			if (pe->node == NO_NODE)
 				continue;
-			if (pe->node < f->nsw)
+			if (pe->node < f->nsw) {
 				fprintf(fp, "[%u]\t\"S-%04u\"[%u]\n", p + 1, pe->node + 1,
 					pe->port);
-			else
-				fprintf(fp, "[%u]\t\"H-%04u\"[1]\n", p + 1, hid[pe->node - f->nsw]);
+				continue;
+			}
+			/* a host on a live switch survived, so it has a number */
+			sn_assert(hid[pe->node - f->nsw]);
+			fprintf(fp, "[%u]\t\"H-%04u\"[1]\n", p + 1, hid[pe->node - f->nsw]);
 		}
 	}
 	for (h = 0; h < f->nhost; h++) {
