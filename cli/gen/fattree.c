@@ -5,10 +5,11 @@
  *
  * Port order.  fattree2: a leaf has its hosts on ports 1..H, then --links-per-pair ports to
  * each spine in spine order; spine s has those of leaf l on ports l*r+1..(l+1)*r.  Trees: a
- * level-1 switch (leaf) has its hosts on ports 1.., then its up ports; at every level the down
- * ports come first, p_l for each child in child-digit order, then the up ports, p_(l+1) for
- * each parent in parent-digit order.  The top level has down ports only.  fattree and islands
- * size every switch to --radix (directors to --core-radix), so unused ports stay free.
+ * level-l switch has its down ports first, p_l for each child in child-digit order (on a leaf
+ * the m_1 host ports, of which a leaf of a real-life tree may use fewer), then its up ports,
+ * p_(l+1) for each parent in parent-digit order.  The top level has down ports only; a director
+ * of islands has them for every switch under it in switch order.  fattree and islands size
+ * every switch to --radix (directors to --core-radix), so unused ports stay free.
  */
 #include "cli/gen/gen_private.h"
 #include "lib/assert.h"

@@ -5,6 +5,7 @@
  * builder (fattree.c, torus.c, random.c, hyperx.c, dragonfly.c, slimfly.c, kautz.c).  A builder
  * sizes and wires a struct gen_fabric through the calls of build.c; faults.c then removes
  * switches and links without splitting the switch graph, and write.c writes the ibsim net file.
+ * help.c holds the text of --help.
  * Nothing here is seen outside cli/gen/: cli/sarnue.c knows only gen.h.
  */
 #ifndef SARNUE_GEN_PRIVATE_H

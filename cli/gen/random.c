@@ -1,11 +1,12 @@
 /*
  * random.c - random regular graphs (Jellyfish): --switches N, each joined to --degree D others
- * chosen at random from the --seed, with no parallel links, and connected.  A pairing of free
- * ports is drawn first and then repaired by Jellyfish's edge swaps; a whole attempt is redone
- * with a fresh stream when the repair stalls or the graph is not connected.
+ * chosen at random from the --seed, with no parallel links, and connected.  Random links join
+ * switches with free ports until no more fit, then Jellyfish's edge swaps use up the ports left
+ * free; a whole attempt is redone with a fresh stream when the swaps stall or the graph is not
+ * connected.
  *
  * Port order: hosts on ports 1..T, then ports T+1..T+D to the neighbours in the order their
- * links were drawn.
+ * links stand in the finished edge list.
  */
 #include "cli/gen/gen_private.h"
 #include "lib/assert.h"
