@@ -197,7 +197,10 @@ int decide(struct filterd *d, struct poll_report *rep, double now)
 			 d->js.keys.n);
 		return 0;
 	}
+	sn_assert(out.added || out.removed);
 	if (out.decision == DECIDE_DEFERRED) {
+		/* Only a reroute done before can make one too soon. */
+		sn_assert(d->last_reroute >= 0 && out.wait > 0);
 		rep->decision = "deferred";
 		snprintf(
 			rep->reason, sizeof(rep->reason),

@@ -165,6 +165,8 @@ static int poll_once(struct filterd *d)
 	rep.unknown = d->js.unknown.n;
 	report_unknown(d);
 	rc = decide(d, &rep, now_mono());
+	/* The status JSON and the log line print it. */
+	sn_assert(rep.decision);
 	rep.seconds = now_mono() - t0;
 	report(d, &rep);
 	return rc;

@@ -272,6 +272,7 @@ static int add_exclude(struct filterd_args *a, const char *pattern)
 	if (fab_grow((void **)&a->exclude, &a->exclude_cap, a->filter.nexclude + 1,
 		     sizeof(*a->exclude), 8))
 		return -1;
+	sn_assert(a->filter.nexclude < a->exclude_cap);
 	a->exclude[a->filter.nexclude++] = pattern;
 	a->filter.exclude_parts = a->exclude;
 	return 0;

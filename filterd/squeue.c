@@ -62,6 +62,8 @@ static int outbuf_read(struct outbuf *b, int fd)
 		b->s = g;
 		b->cap = cap;
 	}
+	/* A buffer within its limit always has room: past it the read before returned -2. */
+	sn_assert(b->len < b->cap);
 	n = read(fd, b->s + b->len, b->cap - b->len);
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN ? 1 : -1;
@@ -86,6 +88,7 @@ static void errtail_head(struct errtail *e, const char *s, size_t n)
 	e->head_len += take;
 	e->head[e->head_len] = '\0';
 	e->head_done = nl || e->head_len == sizeof(e->head) - 1;
+	sn_assert(e->head_len < sizeof(e->head));
 }
 
 /* Appends s[0..n) to the tail, dropping the oldest bytes beyond STDERR_TAIL. */
@@ -102,6 +105,7 @@ static void errtail_keep(struct errtail *e, const char *s, size_t n)
 	e->tail_len -= drop;
 	memcpy(e->tail + e->tail_len, s, n);
 	e->tail_len += n;
+	sn_assert(e->tail_len <= STDERR_TAIL);
 }
 
 /* Like outbuf_read() for stderr, which has no limit: what does not fit is dropped. */
@@ -180,6 +184,7 @@ static int drain(int fds[2], struct outbuf *out, struct errtail *err, double dea
 				return -1;
 			}
 			if (!got) {
+				sn_assert(open > 0);
 				p[i].fd = -1;
 				open--;
 			}
@@ -227,6 +232,7 @@ static const char *errtail_last(struct errtail *e, size_t *len)
 	start = end;
 	while (start && e->tail[start - 1] != '\n')
 		start--;
+	sn_assert(start <= end && end <= e->tail_len);
 	*len = end - start;
 	return e->tail + start;
 }
