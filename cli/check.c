@@ -336,7 +336,13 @@ static int resolve_dump_dir(struct check_args *a, char **owned)
 static int load_from_files(const struct check_args *a, struct fabric *f, struct routing *r,
 			   struct fab_error *err)
 {
-	if (fabric_load_subnet_lst(f, a->subnet, a->lmc, 15, err))
+	struct topology_opts o = {
+		.format = TOPOLOGY_SUBNET_LST,
+		.net = { .lmc = a->lmc },
+		.lst_op_vls = 15,
+	};
+
+	if (fabric_load_topology(f, a->subnet, &o, NULL, 0, err))
 		return -1;
 	if (routing_init(r, f, "dump")) {
 		fab_error_set(err, "out of memory");

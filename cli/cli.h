@@ -1,6 +1,7 @@
 /*
- * cli.h - the subcommands of the `sarnue` command and the helpers they share: loading a
- * topology (net file or OpenSM dump directory), reporting errors in one consistent form.
+ * cli.h - the subcommands of the `sarnue` command and the helpers they share: reporting errors
+ * in one consistent form, and the exit codes.  Topologies load through fabric_load_topology()
+ * (fabric/loaders.h), which sarnue-filterd uses as well.
  */
 #ifndef SARNUE_CLI_H
 #define SARNUE_CLI_H

@@ -224,11 +224,16 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 		verify_print_text(&res->verify, stdout);
 }
 
+/* --vls applies to a subnet.lst too: the file does not record VLs. */
 static int load_fabric(const struct route_args *a, struct fabric *f, struct fab_error *err)
 {
-	if (a->subnet)
-		return fabric_load_subnet_lst(f, a->subnet, a->net.lmc, a->net.op_vls, err);
-	return fabric_load_netfile(f, a->netfile, &a->net, err);
+	struct topology_opts o = {
+		.format = a->subnet ? TOPOLOGY_SUBNET_LST : TOPOLOGY_NETFILE,
+		.net = a->net,
+		.lst_op_vls = a->net.op_vls,
+	};
+
+	return fabric_load_topology(f, a->subnet ? a->subnet : a->netfile, &o, NULL, 0, err);
 }
 
 int route_main(int argc, char **argv)

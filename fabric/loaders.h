@@ -29,6 +29,38 @@ int fabric_load_netfile(struct fabric *f, const char *path, const struct netfile
 int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, unsigned op_vls,
 			   struct fab_error *err);
 
+/*
+ * What a topology path is.  TOPOLOGY_BY_NAME lets the path decide: a directory is an OpenSM dump
+ * directory (its opensm-subnet.lst is read), a name ending in ".lst" is a subnet.lst, anything
+ * else a net file.
+ */
+enum topology_format {
+	TOPOLOGY_BY_NAME,
+	TOPOLOGY_NETFILE,
+	TOPOLOGY_SUBNET_LST,
+};
+
+struct topology_opts {
+	enum topology_format format;
+	struct netfile_opts net; /* its lmc applies to both formats, its op_vls to net files */
+	unsigned lst_op_vls;	 /* VLs of every port of a subnet.lst, which does not record them */
+};
+
+/*
+ * The file path stands for, into file[size], and its format into *kind (format itself unless it
+ * is TOPOLOGY_BY_NAME).  Returns 0, or -1 when the name does not fit.
+ */
+int topology_resolve(const char *path, enum topology_format format, char *file, size_t size,
+		     enum topology_format *kind);
+
+/*
+ * Loads the topology path names into f (fabric_init()ed; the caller frees it on failure too).
+ * When file is not NULL it receives the name of the file read, as topology_resolve() gives it.
+ * Errors are the format loader's, naming the file and line, or "PATH: path too long".
+ */
+int fabric_load_topology(struct fabric *f, const char *path, const struct topology_opts *o,
+			 char *file, size_t size, struct fab_error *err);
+
 /* opensm.fdbs or opensm-lfts.dump into r, which routing_init() prepared for f. */
 int routing_load_lfts(struct routing *r, const struct fabric *f, const char *path,
 		      struct fab_error *err);

@@ -19,6 +19,7 @@
 #include "lib/scan.h"
 #include "lib/arena.h"
 #include "lib/input.h"
+#include "lib/assert.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -172,6 +173,8 @@ int topo_finalize(struct topo *t, struct fab_error *err)
 		const char *name = hostlist_get(&t->names, t->pair_host[order[i]]);
 		uint32_t leaf = leaf_index(t, t->pair_leaf[order[i]]);
 
+		/* build_leaves() took every pair's leaf, so the search always finds it. */
+		sn_assert(leaf < t->nleaves && t->leaf_guid[leaf] == t->pair_leaf[order[i]]);
 		if (!names.n || strcmp(name, hostlist_get(&names, names.n - 1))) {
 			if (hostlist_add(&names, name, strlen(name)))
 				goto out;
@@ -181,6 +184,8 @@ int topo_finalize(struct topo *t, struct fab_error *err)
 		if (nleaf == t->leaf_off[names.n - 1] || t->leaf[nleaf - 1] != leaf)
 			t->leaf[nleaf++] = leaf;
 	}
+	/* leaf_off and leaf hold npairs + 1 entries: each host and each leaf entry uses a pair. */
+	sn_assert(names.n <= t->npairs && nleaf <= t->npairs);
 	t->leaf_off[names.n] = nleaf;
 	hostlist_free(&t->names);
 	t->names = names;
@@ -479,10 +484,12 @@ static int spans_leaves(const struct topo *t, const uint32_t *host, uint32_t n)
 	if (!n)
 		return 0;
 	first = t->leaf[t->leaf_off[host[0]]];
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		sn_assert(host[i] < t->names.n);
 		for (k = t->leaf_off[host[i]]; k < t->leaf_off[host[i] + 1]; k++)
 			if (t->leaf[k] != first)
 				return 1;
+	}
 	return 0;
 }
 
@@ -507,6 +514,7 @@ static int add_key(struct jobset *js, const struct topo *t, const uint32_t *host
 		pos += l;
 		key[pos++] = ',';
 	}
+	sn_assert(pos == len);
 	ret = hostlist_add(&js->keys, key, len - 1);
 	free(key);
 	return ret;

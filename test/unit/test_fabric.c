@@ -2,8 +2,8 @@
  * test_fabric.c - unit tests of the fabric model and its loaders: builder, LID assignment, CSR
  * adjacency, net-file parsing (ibsim and ibnetdiscover flavours) and its error messages, and
  * the shared key sort, the Dijkstra heap, the growing of buffers, arrays and string arenas, the
- * field scanners, line reader and opensm-subnet.lst reader of the dump loaders, and the gate that
- * holds helper work off an engine's second CPU.
+ * field scanners, line reader and opensm-subnet.lst reader of the dump loaders, the topology
+ * loader every program shares, and the gate that holds helper work off an engine's second CPU.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -761,6 +761,115 @@ static void test_cpu_gate(void)
 	cpu_gate_destroy(NULL);
 }
 
+/* Writes text to dir/name; the path in path[size]. */
+static void write_named(const char *dir, const char *name, const char *text, char *path,
+			size_t size)
+{
+	FILE *f;
+
+	snprintf(path, size, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+/* fabric_load_topology() into a fresh f; err.msg must hold needle when one is given. */
+static int load_topology(struct fabric *f, const char *path, const struct topology_opts *o,
+			 char *file, size_t size, const char *needle)
+{
+	struct fab_error err = { "" };
+	int rc;
+
+	fabric_init(f);
+	rc = fabric_load_topology(f, path, o, file, size, &err);
+	if (needle && !strstr(err.msg, needle)) {
+		fprintf(stderr, "error '%s' lacks '%s'\n", err.msg, needle);
+		check_failures++;
+	}
+	return rc;
+}
+
+/*
+ * The one topology loader of route, check and sarnue-filterd: a net file or a subnet.lst as the
+ * caller says, or as the name says (a dump directory, a .lst file); the loaders' own errors for
+ * a missing file or a file of the other kind.
+ */
+static void test_load_topology(void)
+{
+	static const char net[] = "Switch 4 \"S1\"\n[1] \"H1\"[1]\n\nHca 1 \"H1\"\n[1] \"S1\"[1]\n";
+	static const char lst[] = LST_SW1("01") " " LST_CA LST_TAIL;
+	char dir[] = "/tmp/sarnue-topo-XXXXXX", net_path[128], lst_path[128], odd_path[128];
+	char missing[128], file[256];
+	struct topology_opts o = { .net = { .lmc = 0, .op_vls = 8 }, .lst_op_vls = 15 };
+	struct fabric f;
+	uint32_t ca;
+
+	CHECK(mkdtemp(dir) != NULL);
+	write_named(dir, "fabric.net", net, net_path, sizeof(net_path));
+	write_named(dir, "opensm-subnet.lst", lst, lst_path, sizeof(lst_path));
+	/* A net file under a subnet.lst's name: the name decides, and the loader says it is not. */
+	write_named(dir, "net.lst", net, odd_path, sizeof(odd_path));
+	snprintf(missing, sizeof(missing), "%s/none.net", dir);
+
+	o.format = TOPOLOGY_NETFILE;
+	CHECK(load_topology(&f, net_path, &o, NULL, 0, "") == 0);
+	CHECK(f.nnodes == 2 && f.nswitches == 1 && fabric_min_op_vls(&f) == 8);
+	fabric_free(&f);
+
+	o.format = TOPOLOGY_BY_NAME;
+	CHECK(load_topology(&f, net_path, &o, file, sizeof(file), "") == 0);
+	CHECK(!strcmp(file, net_path) && f.nnodes == 2);
+	fabric_free(&f);
+
+	/* LMC goes to the CA ports of a subnet.lst; its VLs are the caller's. */
+	o.format = TOPOLOGY_SUBNET_LST;
+	o.net.lmc = 1;
+	CHECK(load_topology(&f, lst_path, &o, NULL, 0, "") == 0);
+	CHECK(f.nnodes == 2 && fabric_min_op_vls(&f) == 15);
+	ca = fabric_find_node_by_guid(&f, 0xb00);
+	CHECK(ca != FAB_NONE && fabric_port(&f, ca, 2)->lmc == 1);
+	fabric_free(&f);
+	o.net.lmc = 0;
+
+	/* A dump directory stands for its opensm-subnet.lst, also without a buffer for the name. */
+	o.format = TOPOLOGY_BY_NAME;
+	CHECK(load_topology(&f, dir, &o, file, sizeof(file), "") == 0);
+	CHECK(!strcmp(file, lst_path) && f.nnodes == 2 && fabric_min_op_vls(&f) == 15);
+	fabric_free(&f);
+	CHECK(load_topology(&f, dir, &o, NULL, 0, "") == 0);
+	fabric_free(&f);
+	CHECK(load_topology(&f, dir, &o, file, 8, ": path too long") != 0);
+	fabric_free(&f);
+
+	/* A missing file names itself, in every format. */
+	o.format = TOPOLOGY_NETFILE;
+	CHECK(load_topology(&f, missing, &o, NULL, 0, "none.net: No such file") != 0);
+	fabric_free(&f);
+	o.format = TOPOLOGY_BY_NAME;
+	CHECK(load_topology(&f, missing, &o, file, sizeof(file), "none.net: No such file") != 0);
+	fabric_free(&f);
+
+	/* A file of the other kind fails on its first line, with the loader's wording. */
+	o.format = TOPOLOGY_SUBNET_LST;
+	CHECK(load_topology(&f, net_path, &o, NULL, 0, "fabric.net:1: column 1: expected") != 0);
+	fabric_free(&f);
+	o.format = TOPOLOGY_NETFILE;
+	CHECK(load_topology(&f, lst_path, &o, NULL, 0,
+			    "opensm-subnet.lst:1: expected a node header") != 0);
+	fabric_free(&f);
+	o.format = TOPOLOGY_BY_NAME;
+	CHECK(load_topology(&f, odd_path, &o, NULL, 0, "net.lst:1: column 1: expected") != 0);
+	fabric_free(&f);
+
+	unlink(net_path);
+	unlink(lst_path);
+	unlink(odd_path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_grow();
@@ -782,5 +891,6 @@ int main(void)
 	test_netfile_ibnetdiscover();
 	test_subnet_lst();
 	test_subnet_lst_errors();
+	test_load_topology();
 	return CHECK_RESULT();
 }
