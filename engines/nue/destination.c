@@ -20,6 +20,8 @@ int nue_route_turn(const struct nue *n, uint32_t s, uint32_t *in, uint32_t *out)
 {
 	if (n->out[s] == AT_DEST)
 		return 0;
+	/* Only complete routes have turns: every switch but the destination has a channel. */
+	sn_assert(n->out[s] < n->nch);
 	*in = n->out[s];
 	*out = n->out[n->g.head[*in]];
 	return *out != AT_DEST;
@@ -48,6 +50,7 @@ int nue_compute_depths(struct nue *n, uint32_t d)
 {
 	uint32_t s, placed = 0;
 
+	sn_assert(d < n->nsw && n->out[d] == AT_DEST);
 	for (s = 0; s < n->nsw; s++)
 		n->depth[s] = FAB_NONE;
 	n->depth[d] = 0;
@@ -58,6 +61,8 @@ int nue_compute_depths(struct nue *n, uint32_t d)
 		while (n->depth[x] == FAB_NONE) {
 			if (len > n->nsw)
 				return -1;
+			/* Complete routes: a channel out of every switch but d. */
+			sn_assert(n->out[x] < n->nch);
 			n->scratch[len++] = x;
 			x = n->g.head[n->out[x]];
 		}
@@ -67,6 +72,7 @@ int nue_compute_depths(struct nue *n, uint32_t d)
 			n->topo[placed++] = n->scratch[len];
 		}
 	}
+	sn_assert(placed == n->nsw);
 	return 0;
 }
 
@@ -93,8 +99,10 @@ static void source_counts(struct nue *n, uint32_t lid, int job_phase)
 	memset(n->acc, 0, sizeof(uint32_t) * n->nsw);
 	jobs = job_map_node_jobs(n->o->jobs, n->f->ports[n->f->lid_port[lid]].node, &cnt);
 	for (i = 0; i < cnt; i++)
-		for (k = n->job_off[jobs[i]]; k < n->job_off[jobs[i] + 1]; k++)
+		for (k = n->job_off[jobs[i]]; k < n->job_off[jobs[i] + 1]; k++) {
+			sn_assert(n->job_sw[k] < n->nsw);
 			n->acc[n->job_sw[k]] += n->job_lids[k];
+		}
 }
 
 /*
@@ -105,10 +113,15 @@ static void add_loads(struct nue *n, uint64_t *load, int remove)
 {
 	uint32_t i = n->nsw;
 
+	/* n->topo starts at the destination (nue_compute_depths). */
+	sn_assert(n->out[n->topo[0]] == AT_DEST);
 	/* Backwards through n->topo: a switch's count is complete before it passes it on. */
 	while (i-- > 1) {
 		uint32_t x = n->topo[i];
 
+		sn_assert(n->out[x] < n->nch);
+		/* Loads taken away were added with the same routes and counts. */
+		sn_assert(!remove || load[n->out[x]] >= n->acc[x]);
 		if (remove)
 			load[n->out[x]] -= n->acc[x];
 		else
@@ -144,6 +157,7 @@ void nue_tally_score(struct nue *n, uint32_t lid, int remove)
 	memcpy(n->acc, n->ca_ports, sizeof(uint32_t) * n->nsw);
 	for (s = 0; s < n->nsw; s++)
 		hops += (uint64_t)n->ca_ports[s] * n->depth[s];
+	sn_assert(!remove || n->score_hops >= hops);
 	n->score_hops = remove ? n->score_hops - hops : n->score_hops + hops;
 	add_loads(n, n->efi, remove);
 }
@@ -163,8 +177,14 @@ void nue_write_tables(struct nue *n, uint32_t lid, uint32_t d)
 	int to_ca = n->lid_exit[lid] != 0;
 	uint32_t s;
 
+	sn_assert(lid < n->r->lft_len && d < n->nsw && n->r->nswitches == n->nsw);
 	for (s = 0; s < n->nsw; s++) {
 		uint32_t hops = n->depth[s] + (uint32_t)to_ca;
+
+		/* The destination's tree is complete: a channel out of every other switch. */
+		sn_assert(s == d ? n->out[s] == AT_DEST
+				 : n->out[s] < n->nch && n->g.tail[n->out[s]] == s);
+		sn_assert(n->depth[s] != FAB_NONE);
 
 		routing_lft(n->r, s)[lid] =
 			s == d ? n->lid_exit[lid] : f->ports[f->sw_adj_port[n->out[s]]].num;
@@ -219,6 +239,7 @@ int nue_try_route(struct nue *n, uint32_t lid, int second_attempt)
 	uint32_t d = n->lid_sw[lid];
 	const uint64_t *w = nue_weights_of(n, lid);
 
+	sn_assert(d < n->nsw);
 	if (attempt_with(n, d, w, n->impasse_turn_cost, n->move_aside))
 		return 1;
 	if (!second_attempt)
@@ -240,6 +261,7 @@ int nue_try_route(struct nue *n, uint32_t lid, int second_attempt)
 /* Lemma 6.4: the escape paths of the selected layer always exist. */
 static void fall_back(struct nue *n, uint32_t lid)
 {
+	sn_assert(!n->escaped[lid] && n->lid_layer[lid] < n->k);
 	nue_use_escape_paths(n, n->lid_sw[lid]);
 	n->escaped[lid] = 1;
 	n->rep->fallbacks++;
@@ -249,6 +271,10 @@ static void fall_back(struct nue *n, uint32_t lid)
 /* lid, which fell back, has routes of its own now. */
 void nue_leave_escape_paths(struct nue *n, uint32_t lid)
 {
+	/* The counts fall_back raised. */
+	sn_assert(n->escaped[lid] && n->rep->fallbacks > 0);
+	sn_assert(n->lid_layer[lid] < NUE_MAX_VLS &&
+		  n->rep->fallbacks_per_layer[n->lid_layer[lid]] > 0);
 	n->escaped[lid] = 0;
 	n->rep->fallbacks--;
 	n->rep->fallbacks_per_layer[n->lid_layer[lid]]--;
@@ -271,6 +297,9 @@ int nue_commit_routes(struct nue *n, uint32_t lid, struct fab_error *err)
 		return -1;
 	}
 	nue_write_tables(n, lid, d);
+	/* As costly as routing the destination: only on request (lib/assert.h). */
+	if (n->expensive_checks)
+		sn_assert(cdg_is_acyclic(&n->g) != 0);
 	return 0;
 }
 
@@ -336,8 +365,11 @@ int nue_route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	if (!routed && n->need_shortest)
 		return 1;
 	if (!routed) {
-		if (n->k > 1)
+		if (n->k > 1) {
+			/* A LID falls back at most once in a run: fell_back[] has room for each. */
+			sn_assert(n->nfell_back <= n->f->max_lid);
 			n->fell_back[n->nfell_back++] = lid;
+		}
 		fall_back(n, lid);
 	}
 	if (nue_commit_lid(n, lid, err))
@@ -356,6 +388,7 @@ int nue_routes_from_tables(struct nue *n, uint32_t lid, uint32_t d, struct fab_e
 	const struct fabric *f = n->f;
 	uint32_t s, c;
 
+	sn_assert(d < n->nsw && lid < n->r->lft_len);
 	for (s = 0; s < n->nsw; s++) {
 		const struct fab_node *sw = &f->nodes[f->switches[s]];
 		uint8_t port = routing_lft(n->r, s)[lid];

@@ -38,6 +38,7 @@ void nue_bfs_levels(struct nue *n, const uint8_t *seed, uint32_t root, uint32_t 
 		hop[s] = FAB_NONE;
 		if (seed ? seed[s] : s == root) {
 			hop[s] = 0;
+			sn_assert(qt < n->nsw);
 			queue[qt++] = s;
 		}
 	}
@@ -46,6 +47,8 @@ void nue_bfs_levels(struct nue *n, const uint8_t *seed, uint32_t root, uint32_t 
 		for (c = n->g.sw_off[s]; c < n->g.sw_off[s + 1]; c++) {
 			if (hop[n->g.head[c]] == FAB_NONE) {
 				hop[n->g.head[c]] = hop[s] + 1;
+				/* Each switch enters the queue once. */
+				sn_assert(qt < n->nsw);
 				queue[qt++] = n->g.head[c];
 			}
 		}
@@ -121,6 +124,7 @@ static uint32_t layer_root(struct nue *n, unsigned layer)
 {
 	uint32_t root;
 
+	sn_assert(layer < n->k);
 	if (n->layer_cdg && n->layer_root[layer] != FAB_NONE)
 		return n->layer_root[layer];
 	root = nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL);
@@ -151,6 +155,7 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 {
 	uint32_t i, fallbacks = n->rep->fallbacks;
 
+	sn_assert(layer < n->k && layer < NUE_MAX_VLS);
 	nue_order_layer(n, layer);
 	n->rep->dests_per_layer[layer] = n->ndest;
 	if (!n->ndest) {
@@ -195,6 +200,8 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		fab_error_set(err, "internal error: escape paths of layer %u are cyclic", layer);
 		return -1;
 	}
+	if (n->expensive_checks)
+		sn_assert(cdg_is_acyclic(&n->g) != 0);
 	for (i = 0; i < n->ndest; i++) {
 		int rc = nue_route_lid(n, n->dest[i], err);
 
@@ -220,8 +227,11 @@ static void set_service_levels(struct nue *n)
 		return;
 	}
 	n->r->sl_mode = ROUTING_SL_PER_DLID;
-	for (lid = 1; lid <= n->f->max_lid; lid++)
+	for (lid = 1; lid <= n->f->max_lid; lid++) {
+		/* A LID's SL is its layer, which must have a VL. */
+		sn_assert(n->lid_sw[lid] == FAB_NONE || n->lid_layer[lid] < n->k);
 		n->r->sl_by_dlid[lid] = n->lid_sw[lid] == FAB_NONE ? 0 : n->lid_layer[lid];
+	}
 }
 
 static int check_fabric(const struct fabric *f, unsigned k, struct fab_error *err)
@@ -289,6 +299,7 @@ static void reset_run(struct nue *n)
 /* Makes layer the one routing works in, with its escape tree for a fall-back. */
 void nue_select_layer(struct nue *n, unsigned layer)
 {
+	sn_assert(layer < n->k && n->layer_cdg && n->layer_esc_up);
 	cdg_select(&n->g, &n->layer_cdg[layer]);
 	memcpy(n->esc_up, n->layer_esc_up + (size_t)layer * n->nsw, sizeof(uint32_t) * n->nsw);
 	nue_tree_children(n);
@@ -324,6 +335,8 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 	for (i = 0; i < n->nfell_back; i++) {
 		lid = n->fell_back[i];
 		home = n->home_layer[lid];
+		/* Fell back in its own layer during the first pass, and still on escape paths. */
+		sn_assert(n->escaped[lid] && home < n->k && n->lid_layer[lid] == home);
 		nue_select_layer(n, home);
 		if (score_escape_routes(n, lid, 1))
 			goto loop;
@@ -335,6 +348,7 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 				continue;
 			nue_leave_escape_paths(n, lid);
 			n->lid_layer[lid] = (uint8_t)layer;
+			sn_assert(n->rep->dests_per_layer[home] > 0);
 			n->rep->dests_per_layer[home]--;
 			n->rep->dests_per_layer[layer]++;
 			n->rep->moved++;
@@ -406,6 +420,8 @@ static void back_to_mark(struct nue *n)
 	size_t bytes = sizeof(uint64_t) * n->nch;
 	uint32_t i;
 
+	/* Routing the layer only adds fall-backs after the mark. */
+	sn_assert(m->nfell_back <= n->nfell_back);
 	memcpy(n->w_all, m->w_all, bytes);
 	memcpy(n->w_job, m->w_job, bytes);
 	memcpy(n->efi, m->efi, bytes);
@@ -607,11 +623,18 @@ int nue_run_candidates(struct nue *n, struct nue_best *b, int probe, const enum 
 /* Destinations of all layers, once every layer is routed. */
 static uint64_t destinations(const struct nue *n)
 {
-	uint64_t sum = 0;
+	uint64_t sum = 0, fallbacks = 0;
+	uint32_t lid, lids = 0;
 	unsigned layer;
 
-	for (layer = 0; layer < n->k; layer++)
+	for (layer = 0; layer < n->k; layer++) {
 		sum += n->rep->dests_per_layer[layer];
+		fallbacks += n->rep->fallbacks_per_layer[layer];
+	}
+	/* Moves between layers and routes off the escape paths keep the counts balanced. */
+	for (lid = 1; lid <= n->f->max_lid; lid++)
+		lids += n->lid_sw[lid] != FAB_NONE;
+	sn_assert(sum == lids && fallbacks == n->rep->fallbacks);
 	return sum;
 }
 

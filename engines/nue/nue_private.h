@@ -107,6 +107,7 @@ struct nue {
 	uint32_t stamp;
 	uint64_t *cand;
 	uint32_t cand_cap;
+	int expensive_checks; /* sn_expensive_checks() when the routing started */
 };
 
 /* What nue_better() compares. */

@@ -14,17 +14,22 @@ static int over_cap(const struct nue *n, uint32_t d)
 {
 	uint32_t s;
 
-	for (s = 0; s < n->nsw; s++)
+	for (s = 0; s < n->nsw; s++) {
+		sn_assert(s == d || n->out[s] < n->nch);
 		if (s != d && n->efi[n->out[s]] > n->efi_cap)
 			return 1;
+	}
 	return 0;
 }
 
 /* Makes the routes in n->kept_out (loop-free: they were lid's) official again. */
 static void put_back_kept(struct nue *n, uint32_t lid, uint32_t d)
 {
+	int loops;
+
 	memcpy(n->out, n->kept_out, sizeof(uint32_t) * n->nsw);
-	nue_compute_depths(n, d);
+	loops = nue_compute_depths(n, d);
+	sn_assert(!loops);
 	nue_write_tables(n, lid, d);
 	nue_update_loads(n, lid, d, nue_weights_of(n, lid), nue_job_phase_dest(n, lid));
 }

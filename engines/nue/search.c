@@ -80,9 +80,11 @@ static void undo_list(struct nue *n, struct turn_list *l, uint8_t from)
 {
 	uint32_t i;
 
-	for (i = 0; i < l->n; i++)
+	for (i = 0; i < l->n; i++) {
+		sn_assert(l->turn[i] < n->g.nturns);
 		if (n->g.turn[l->turn[i]] == from)
 			n->g.turn[l->turn[i]] = CDG_UNUSED;
+	}
 	l->n = 0;
 }
 
@@ -92,6 +94,7 @@ static void undo_blocks(struct nue *n, uint32_t keep)
 	uint32_t i;
 	uint8_t *st;
 
+	sn_assert(keep <= n->blocked.n);
 	for (i = keep; i < n->blocked.n; i++) {
 		st = &n->g.turn[n->blocked.turn[i]];
 		if (cdg_blocked(*st))
@@ -113,6 +116,7 @@ static uint32_t collect_children(struct nue *n, uint32_t s)
 		if (n->seen[v] == stamp || c == FAB_NONE || c == AT_DEST || n->g.head[c] != s)
 			continue;
 		n->seen[v] = stamp;
+		sn_assert(cnt < n->nsw);
 		n->children[cnt++] = v;
 	}
 	return cnt;
@@ -158,6 +162,9 @@ static int reroute(struct nue *n, uint32_t s, uint32_t c, uint32_t extra_in)
 	uint32_t x = n->g.head[c], nchild, i, keep = n->blocked.n;
 	int ok;
 
+	/* Only a reached switch other than the destination moves, and only onto its own channel. */
+	sn_assert(s < n->nsw && n->done[s] && n->out[s] != AT_DEST);
+	sn_assert(c < n->nch && n->g.tail[c] == s);
 	if (!path_avoids(n, x, s))
 		return 0;
 	nchild = collect_children(n, s);
@@ -208,6 +215,9 @@ static int move_aside(struct nue *n, uint32_t x, uint32_t in, const uint64_t *w,
 	uint64_t hops = n->dist[x] / n->w_init, tried[4] = { 0 }; /* a switch has < 256 ports */
 	uint32_t c, first = n->g.sw_off[x];
 
+	sn_assert(n->done[x] && n->g.head[in] == x);
+	/* tried[] has a bit for each channel of x. */
+	sn_assert(n->g.sw_off[x + 1] - first <= 256);
 	if (n->out[x] == AT_DEST)
 		return 0;
 	for (;;) {
@@ -243,10 +253,12 @@ static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 	/* Read n->out[x] afresh below: move_aside may change it during the loop. */
 	int priced = n->new_turn_cost && n->out[x] != AT_DEST;
 
+	sn_assert(x < n->nsw && n->done[x]);
 	for (i = n->g.sw_off[x]; i < n->g.sw_off[x + 1]; i++) {
 		uint32_t y = n->g.head[i], in = n->g.rev[i];
 		uint64_t nd = n->dist[x] + w[in] + (priced ? turn_cost(n, in, n->out[x]) : 0);
 
+		sn_assert(n->g.tail[in] == y && n->g.head[in] == x);
 		if (nd >= n->dist[y])
 			continue;
 		if (n->done[y]) {
@@ -281,6 +293,8 @@ static uint32_t run_dijkstra(struct nue *n, const uint64_t *w)
 	uint32_t x, reached = 0, s;
 
 	while ((x = minheap_pop(&n->heap)) != MINHEAP_ABSENT) {
+		/* Popped with a route: the destination itself or over a channel towards it. */
+		sn_assert(x < n->nsw && n->dist[x] != INF_DIST && n->out[x] != FAB_NONE);
 		n->done[x] = 1;
 		relax_from(n, x, w);
 	}
@@ -323,6 +337,7 @@ static int collect_candidates(struct nue *n, uint32_t u, const uint64_t *w, uint
 {
 	uint32_t i, j;
 
+	sn_assert(!n->done[u]);
 	for (i = n->g.sw_off[u]; i < n->g.sw_off[u + 1]; i++) {
 		uint32_t a = n->g.head[i];
 
@@ -354,6 +369,7 @@ static int backtrack(struct nue *n, const uint64_t *w)
 		uint32_t in = (uint32_t)n->cand[3 * i + 1], c = (uint32_t)n->cand[3 * i + 2];
 		uint32_t island = n->g.tail[in], a = n->g.tail[c], a2 = n->g.head[c];
 
+		sn_assert(n->g.head[in] == a && n->done[a] && n->done[a2]);
 		if (n->done[island] || !reroute(n, a, c, in))
 			continue;
 		n->dist[a] = n->dist[a2] + w[c];
@@ -382,6 +398,8 @@ void nue_escape_tree(struct nue *n)
 	n->dist[n->root] = 0;
 	minheap_set(&n->heap, n->root, 0);
 	while ((s = minheap_pop(&n->heap)) != MINHEAP_ABSENT) {
+		/* Only unsettled switches enter the heap: each is settled once. */
+		sn_assert(!n->done[s] && cnt < n->nsw);
 		n->done[s] = 1;
 		n->esc_order[cnt++] = s;
 		for (i = n->g.sw_off[s]; i < n->g.sw_off[s + 1]; i++) {
@@ -395,6 +413,8 @@ void nue_escape_tree(struct nue *n)
 			minheap_set(&n->heap, v, nd);
 		}
 	}
+	/* The switch graph is connected (nue_route checked): the tree spans every switch. */
+	sn_assert(cnt == n->nsw);
 }
 
 /* The escape tree's children in CSR form. */
@@ -408,6 +428,8 @@ void nue_tree_children(struct nue *n)
 			n->esc_child_off[n->g.head[n->esc_up[s]] + 1]++;
 	for (s = 0; s < n->nsw; s++)
 		n->esc_child_off[s + 1] += n->esc_child_off[s];
+	/* A tree (none for an empty layer) has fewer links than switches, as esc_child[] holds. */
+	sn_assert(n->esc_child_off[n->nsw] < n->nsw);
 	memcpy(n->scratch, n->esc_child_off, sizeof(uint32_t) * n->nsw);
 	for (s = 0; s < n->nsw; s++)
 		if (n->esc_up[s] != FAB_NONE)
@@ -417,7 +439,7 @@ void nue_tree_children(struct nue *n)
 /* Tree children, and how many destination switches each subtree holds. */
 void nue_escape_children(struct nue *n)
 {
-	uint32_t s;
+	uint32_t s, dest_switches = 0;
 
 	nue_tree_children(n);
 	memset(n->esc_sub, 0, sizeof(uint32_t) * n->nsw);
@@ -425,11 +447,14 @@ void nue_escape_children(struct nue *n)
 		uint32_t v = n->esc_order[s], p;
 
 		n->esc_sub[v] += n->dest_count[v] ? 1 : 0;
+		dest_switches += n->dest_count[v] ? 1 : 0;
 		if (n->esc_up[v] != FAB_NONE) {
 			p = n->g.head[n->esc_up[v]];
 			n->esc_sub[p] += n->esc_sub[v];
 		}
 	}
+	/* Children come after their parent in esc_order: the root's subtree holds them all. */
+	sn_assert(n->esc_sub[n->root] == dest_switches);
 }
 
 /*
@@ -450,6 +475,8 @@ int nue_mark_escape_paths(struct nue *n)
 			in[nin++] = n->g.rev[n->esc_up[b]];
 		for (i = n->esc_child_off[b]; i < n->esc_child_off[b + 1]; i++)
 			in[nin++] = n->esc_up[n->esc_child[i]];
+		/* in[] is n->scratch: room for the tree channels into b. */
+		sn_assert(nin <= n->nsw + 2);
 		for (i = 0; i < nin; i++) {
 			/* Towards the parent, when a destination lies outside b's subtree. */
 			if (n->esc_up[b] != FAB_NONE && in[i] != n->g.rev[n->esc_up[b]] &&
@@ -498,6 +525,8 @@ void nue_use_escape_paths(struct nue *n, uint32_t d)
 			}
 		}
 	}
+	/* Lemma 6.4: the tree reaches every switch, so every switch has a route to d. */
+	sn_assert(qt == n->nsw);
 }
 
 /* Dijkstra with backtracking towards d; 1 when every switch is reached. */
@@ -505,6 +534,7 @@ int nue_attempt(struct nue *n, uint32_t d, const uint64_t *w)
 {
 	uint32_t s;
 
+	sn_assert(d < n->nsw);
 	for (s = 0; s < n->nsw; s++) {
 		n->dist[s] = INF_DIST;
 		n->out[s] = FAB_NONE;

@@ -173,6 +173,9 @@ static int index_destinations(struct nue *n, struct fab_error *err)
 					fabric_node_id(f, port->node), port->num, lid);
 				return -1;
 			}
+			sn_assert(n->lid_sw[lid] < n->nsw);
+			/* Given layers were checked (nue_route); a partition makes them below k. */
+			sn_assert(n->part[i] < n->k);
 			n->home_layer[lid] = n->part[i];
 			n->src_lids[n->lid_sw[lid]]++;
 			n->has_ca[n->lid_sw[lid]] |= n->lid_exit[lid] != 0;
@@ -215,6 +218,7 @@ static int index_jobs(struct nue *n)
 	for (i = 0; i < nkeys; i++) {
 		uint32_t job = (uint32_t)(keys[i] >> 32);
 
+		sn_assert(job < jm->njobs && (uint32_t)keys[i] < n->nsw);
 		if (i && keys[i] == keys[i - 1]) {
 			n->job_lids[m - 1]++;
 			continue;
@@ -225,6 +229,8 @@ static int index_jobs(struct nue *n)
 	}
 	for (i = 0; i < jm->njobs; i++)
 		n->job_off[i + 1] += n->job_off[i];
+	/* Every (job, switch) pair counted in its job's range. */
+	sn_assert(n->job_off[jm->njobs] == m);
 	rc = 0;
 out:
 	free(keys);
@@ -261,6 +267,8 @@ void nue_order_layer(struct nue *n, unsigned layer)
 {
 	uint32_t lid, i;
 
+	/* A LID fits the low 16 bits of a sort key. */
+	sn_assert(layer < n->k && n->f->max_lid <= FAB_MAX_LID);
 	memset(n->dest_count, 0, sizeof(uint32_t) * n->nsw);
 	memset(n->ca_count, 0, sizeof(uint32_t) * n->nsw);
 	n->ndest = n->nca = 0;
@@ -282,6 +290,8 @@ int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err)
 {
 	const struct fabric *f = n->f;
 
+	sn_assert(n->k >= 1 && n->k <= NUE_MAX_VLS);
+	n->expensive_checks = sn_expensive_checks();
 	n->nsw = f->nswitches;
 	n->nch = f->sw_adj_off[f->nswitches];
 	if (nue_alloc(n) || cdg_build(&n->g, f) || alloc_layers(n)) {

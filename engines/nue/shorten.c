@@ -33,6 +33,7 @@ static int shorten_ca_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 {
 	uint32_t d = n->lid_sw[lid];
 
+	sn_assert(n->lid_exit[lid] && n->lid_layer[lid] < n->k);
 	if (nue_routes_from_tables(n, lid, d, err))
 		return -1;
 	if (!n->escaped[lid] && nue_shortest_from_cas(n, d))
@@ -53,11 +54,14 @@ static int shorten_switch_lid(struct nue *n, uint32_t lid, const uint64_t *w, st
 	uint32_t d = n->lid_sw[lid];
 	uint64_t before, shortest;
 
+	sn_assert(!n->lid_exit[lid] && n->lid_layer[lid] < n->k);
 	if (nue_routes_from_tables(n, lid, d, err))
 		return -1;
 	nue_bfs_levels(n, NULL, d, n->hop);
 	shortest = source_hops(n, n->hop);
 	before = source_hops(n, n->depth);
+	/* Breadth-first hops are the fewest: no route is shorter. */
+	sn_assert(shortest <= before);
 	if (before == shortest && !n->escaped[lid])
 		return 0;
 	cdg_select(&n->g, &n->layer_cdg[n->lid_layer[lid]]);

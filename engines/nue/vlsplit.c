@@ -33,6 +33,12 @@ int nue_split_over_vls(struct nue *n, struct fab_error *err)
 	unsigned v;
 	uint32_t lid;
 
+	sn_assert(n->k > 1 && n->layer_cdg);
+	/*
+	 * The single layer was routed in the graph's own state; a k-layer candidate routed since
+	 * leaves one of the VLs' states selected, which must not copy its order onto itself.
+	 */
+	cdg_select(&n->g, NULL);
 	for (v = 0; v < n->k; v++)
 		cdg_layer_start_from(&n->g, &n->layer_cdg[v]);
 	n->sw_weights = SWW_CA_SWITCHES;
@@ -44,6 +50,7 @@ int nue_split_over_vls(struct nue *n, struct fab_error *err)
 
 		if (d == FAB_NONE)
 			continue;
+		sn_assert(n->lid_layer[lid] < n->k);
 		cdg_select(&n->g, &n->layer_cdg[n->lid_layer[lid]]);
 		if (nue_routes_from_tables(n, lid, d, err))
 			return -1;
@@ -78,6 +85,8 @@ int nue_route_single_layer(struct nue *n, int whole, struct fab_error *err)
 	uint32_t lid;
 	int rc;
 
+	/* Only a candidate beside k layers; with one layer nue_route_one_layer routes. */
+	sn_assert(k > 1 && layers);
 	n->k = 1;
 	n->layer_cdg = NULL;
 	n->need_shortest = !whole;
@@ -94,6 +103,7 @@ int nue_route_single_layer(struct nue *n, int whole, struct fab_error *err)
 	for (lid = 1; lid <= n->f->max_lid; lid++) {
 		if (n->lid_sw[lid] == FAB_NONE)
 			continue;
+		sn_assert(n->lid_layer[lid] < k);
 		n->rep->dests_per_layer[n->lid_layer[lid]]++;
 		n->rep->fallbacks_per_layer[n->lid_layer[lid]] += n->escaped[lid];
 	}

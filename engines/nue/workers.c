@@ -95,6 +95,8 @@ int nue_worker_finish(struct nue *n, struct nue_score *best, struct nue_worker *
 		*err = w->err;
 		return -1;
 	}
+	/* Routed for the same fabric: its tables have the shape of n's. */
+	sn_assert(w->r.nswitches == n->r->nswitches && w->r.lft_len == n->r->lft_len);
 	if (nue_better(&w->best.score, best)) {
 		nue_swap_tables(n, &w->r.lft, &w->r.hops, &w->n.lid_layer);
 		*n->rep = w->rep;
@@ -132,6 +134,7 @@ static void adopt_tables(struct nue *n, struct nue_worker *w)
 {
 	size_t cells = (size_t)n->r->nswitches * n->r->lft_len;
 
+	sn_assert(w->r.nswitches == n->r->nswitches && w->r.lft_len == n->r->lft_len);
 	memcpy(n->r->lft, w->r.lft, cells);
 	memcpy(n->r->hops, w->r.hops, cells);
 	memcpy(n->lid_layer, w->n.lid_layer, n->f->max_lid + 1);
@@ -150,6 +153,8 @@ enum race_state nue_settle_race(struct order_race *race, int wait)
 		return RACE_OPEN;
 	if (race->other_thread)
 		pthread_join(w->thread, NULL);
+	/* Joined, or run on this thread before: its first pass is over. */
+	sn_assert(atomic_load_explicit(&w->finished, memory_order_acquire));
 	theirs = nue_score_of(&w->n);
 	if (w->rc)
 		race->state = RACE_FAILED;
@@ -182,6 +187,7 @@ static int race_orders(struct nue *n, struct nue_worker *w, int other_thread, st
 	rc = nue_finish_candidate(n, err);
 	n->race = NULL;
 	nue_settle_race(&race, 1);
+	sn_assert(race.state != RACE_OPEN);
 	if (rc < 0)
 		return -1;
 	if (race.state == RACE_FAILED) {
@@ -216,6 +222,7 @@ int nue_route_one_layer(struct nue *n, struct fab_error *err)
 	struct nue *winner = n;
 	int beside, rc;
 
+	sn_assert(n->k == 1);
 	if (n->o->orders < 2) {
 		cpu_gate_open(n->o->spare_cpu);
 		return nue_route_candidate(n, SWW_CA_SWITCHES, err);
