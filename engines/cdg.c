@@ -10,6 +10,7 @@
  * and the two together 120, all of which Pearce and Kelly's reorder had to visit.
  */
 #include "engines/cdg.h"
+#include "lib/assert.h"
 #include "lib/sortu64.h"
 
 #include <stdlib.h>
@@ -73,6 +74,9 @@ int cdg_build(struct cdg *g, const struct fabric *f)
 	for (c = 0; c < g->nch; c++) {
 		uint32_t h = g->head[c];
 
+		/* The backward search finds the channels into a switch as reverses of those out. */
+		sn_assert(g->rev[c] < g->nch && g->rev[g->rev[c]] == c);
+		sn_assert(g->tail[g->rev[c]] == h && g->head[g->rev[c]] == g->tail[c]);
 		g->turn_off[c] = (uint32_t)turns;
 		turns += f->sw_adj_off[h + 1] - f->sw_adj_off[h];
 	}
@@ -119,6 +123,7 @@ static void link_in_sequence(uint32_t nch, struct cdg_layer *l, const uint64_t *
 
 	for (i = 0; i < nch; i++) {
 		c = seq ? (uint32_t)(seq[i] & 0xffffff) : i;
+		sn_assert(c < nch);
 		l->ord[c] = (i + 1ull) * step;
 		l->prev[c] = prev;
 		l->next[prev] = c;
@@ -187,6 +192,7 @@ void cdg_reset(struct cdg *g)
 
 void cdg_layer_start_from(const struct cdg *g, struct cdg_layer *l)
 {
+	sn_assert(l->turn != g->turn);
 	memset(l->turn, CDG_UNUSED, g->nturns);
 	memcpy(l->ord, g->ord, sizeof(uint64_t) * g->nch);
 	memcpy(l->next, g->next, sizeof(uint32_t) * ((size_t)g->nch + 1));
@@ -201,8 +207,11 @@ int cdg_seed_order(struct cdg *g, const uint64_t *key)
 
 	if (!pairs)
 		return -1;
-	for (c = 0; c < g->nch; c++)
+	for (c = 0; c < g->nch; c++) {
+		/* The key and the channel number share one 64-bit sort key. */
+		sn_assert(key[c] < LABEL_LIMIT);
 		pairs[c] = key[c] << 24 | c;
+	}
 	sort_u64(pairs, g->nch);
 	link_in_sequence(g->nch, &cur, pairs);
 	free(pairs);
@@ -239,6 +248,8 @@ static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint3
 		}
 		if (g->seen[o] == fs || g->ord[o] > ub)
 			continue;
+		/* Each channel enters a side's stack once per search. */
+		sn_assert(f->sp < g->nch);
 		g->seen[o] = fs;
 		f->parent[o] = c;
 		f->stack[f->sp++] = o;
@@ -266,6 +277,7 @@ static int step_backward(struct cdg *g, struct search_side *b, uint64_t lb, uint
 		}
 		if (g->seen[in] == bs || g->ord[in] < lb)
 			continue;
+		sn_assert(b->sp < g->nch);
 		g->seen[in] = bs;
 		b->parent[in] = c;
 		b->stack[b->sp++] = in;
@@ -277,10 +289,14 @@ static int step_backward(struct cdg *g, struct search_side *b, uint64_t lb, uint
 static void relabel(struct cdg *g)
 {
 	uint64_t step = label_step(g->nch), label = step;
-	uint32_t c;
+	uint32_t c, count = 0;
 
-	for (c = g->next[g->nch]; c != g->nch; c = g->next[c], label += step)
+	for (c = g->next[g->nch]; c != g->nch; c = g->next[c], label += step) {
 		g->ord[c] = label;
+		count++;
+	}
+	/* The ring through the sentinel holds every channel exactly once. */
+	sn_assert(count == g->nch && label <= LABEL_LIMIT);
 	g->relabels++;
 }
 
@@ -293,8 +309,10 @@ static void move_run(struct cdg *g, uint32_t after, const uint32_t *set, uint32_
 	uint32_t i, c, before;
 	uint64_t lo, hi, step;
 
-	for (i = 0; i < m; i++)
+	for (i = 0; i < m; i++) {
+		sn_assert(set[i] != after && set[i] != g->next[after]);
 		g->keys[i] = g->ord[set[i]] << 24 | set[i];
+	}
 	sort_u64(g->keys, m);
 	for (i = 0; i < m; i++) {
 		c = set[i];
@@ -304,6 +322,7 @@ static void move_run(struct cdg *g, uint32_t after, const uint32_t *set, uint32_
 	before = g->next[after];
 	lo = after == g->nch ? 0 : g->ord[after];
 	hi = before == g->nch ? LABEL_LIMIT : g->ord[before];
+	sn_assert(lo < hi);
 	step = (hi - lo) / (m + 1ull);
 	for (i = 0; i < m; i++) {
 		c = (uint32_t)(g->keys[i] & 0xffffff);
@@ -354,6 +373,7 @@ int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 	struct search_meet meet;
 	uint32_t fs, bs;
 
+	sn_assert(g->turn[t] == CDG_UNUSED && g->ord[in] > g->ord[out]);
 	g->searches++;
 	fs = next_stamp(g);
 	bs = next_stamp(g);
@@ -375,6 +395,8 @@ int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 		if (step_backward(g, &b, g->ord[out], fs, bs, &meet))
 			goto cycle;
 	}
+	/* The side that ran out moved past the other end: the turn now agrees with the order. */
+	sn_assert(g->ord[in] < g->ord[out]);
 	g->turn[t] = state;
 	return 1;
 cycle:

@@ -26,6 +26,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/swgraph.h"
+#include "lib/assert.h"
 
 /*
  * A block whose cycle holds committed turns only lasts until the layer is reset, as committed turns
@@ -117,6 +118,8 @@ int cdg_seed_order(struct cdg *g, const uint64_t *key);
 
 static inline uint64_t cdg_turn_index(const struct cdg *g, uint32_t in, uint32_t out)
 {
+	/* A turn joins two channels at a switch: out leaves the switch in enters. */
+	sn_assert(in < g->nch && out < g->nch && g->tail[out] == g->head[in]);
 	return g->turn_off[in] + (out - g->sw_off[g->head[in]]);
 }
 
@@ -145,6 +148,7 @@ static inline int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t 
 {
 	uint64_t t = cdg_turn_index(g, in, out);
 
+	sn_assert(state == CDG_USED || state == CDG_WET);
 	if (cdg_blocked(g->turn[t]))
 		return -1;
 	if (g->turn[t] == CDG_CLOSED) {

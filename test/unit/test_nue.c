@@ -11,7 +11,8 @@
  * moves switches aside; one layer of shortest routes spread over several VLs, and one layer routing
  * every destination when k layers fall back for more than 1%, judged after its routes are shortened
  * in each VL; service levels equal to layers; the same result on one thread or two; job-first
- * order; determinism; clear errors for bad VL counts and disconnected switches.
+ * order; determinism; clear errors for bad VL counts and disconnected switches; the same routing
+ * with the costly self-checks on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,26 @@ static void test_faulty_torus(void)
 	for (k = 1; k <= 4; k++)
 		route_and_verify(&f, k, "4x4x3 torus without a switch");
 	fabric_free(&f);
+}
+
+/*
+ * The costly self-checks (lib/assert.h): with SARNUE_DEBUG_CHECKS=1 every layer's dependency
+ * graph is checked acyclic after each destination is committed.  A torus without a switch falls
+ * back, moves and rebalances, and with two and four layers also tries one layer over the VLs.
+ */
+static void test_debug_checks(void)
+{
+	static unsigned links[3 * 48][2];
+	struct fabric f;
+	unsigned n = testfab_torus(links, 4, 4, 3, 5), k;
+
+	CHECK(setenv("SARNUE_DEBUG_CHECKS", "1", 1) == 0);
+	CHECK(testfab_build(&f, 47, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 4);
+	for (k = 1; k <= 4; k *= 2)
+		route_and_verify(&f, k, "4x4x3 torus without a switch, debug checks");
+	fabric_free(&f);
+	CHECK(unsetenv("SARNUE_DEBUG_CHECKS") == 0);
 }
 
 static void test_random_graphs(void)
@@ -1566,6 +1587,7 @@ int main(void)
 	test_ring5();
 	test_empty_layers();
 	test_faulty_torus();
+	test_debug_checks();
 	test_random_graphs();
 	test_lmc();
 	test_fat_tree_balance();
