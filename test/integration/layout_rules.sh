@@ -5,7 +5,7 @@
 #   - an engine's folder is its own: engines/X/X.h is its public header, every other file of
 #     engines/X/ is private to it, and no engine includes another engine's files;
 #   - includes of the project's headers name their folder ("engines/nue/nue.h");
-#   - no C file of the product is longer than 1,200 lines.
+#   - no C file, of the product or of the tests, is longer than 1,200 lines.
 # A folder the rules do not know fails too: a new folder gets its rule here and in the document.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
@@ -90,6 +90,13 @@ for f in $files; do
 	done < <(grep -n '^#[[:space:]]*include[[:space:]]*"' "$f" |
 		sed 's/^\([0-9]*\):#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1:\2/')
 	if [[ $f == *.c ]] && (($(wc -l <"$f") > 1200)); then
+		t_fail "$f has $(wc -l <"$f") lines, more than 1,200"
+		bad_size=$((bad_size + 1))
+	fi
+done
+# The tests' C files are held to the same length.
+for f in $(find test -name '*.c' -type f | sort); do
+	if (($(wc -l <"$f") > 1200)); then
 		t_fail "$f has $(wc -l <"$f") lines, more than 1,200"
 		bad_size=$((bad_size + 1))
 	fi
