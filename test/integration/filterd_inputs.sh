@@ -7,6 +7,7 @@
 #   100 jobs on node[1-1000000]     -> refused at once by the per-poll host budget
 #   a NUL or a number as node list  -> refused, naming the job
 #   plain JSON                      -> still works
+#   long unknown hostnames          -> one bounded log line naming them
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sarnue-filterd-in.XXXXXXXX")
@@ -47,6 +48,17 @@ job='{"job_id": 7, "job_state": "RUNNING", "partition": "p", "time_limit": 60, "
 fake good "echo '{\"jobs\": [$job\"node[0002-0003]\"}]}'"
 expect_poll good 0 "1 multi-switch on 2 hosts; reroute"
 t_grep "good: the dry run prints the job map" "^node0002 7$" "$tmp/good.out"
+
+# Six unknown hostnames of 300 characters each: the log line that lists them stops at its
+# buffer (it once wrote past it), and the job's known hosts still make the job map.
+long=$(printf 'h%.0s' {1..300})
+names=node0002,node0003
+for i in 1 2 3 4 5 6; do names+=",$i$long"; done
+fake longnames "echo '{\"jobs\": [$job\"$names\"}]}'"
+expect_poll longnames 0 "6 hostname\(s\) of running jobs not in the fabric"
+t_grep "longnames: the known hosts still make the job map" "^node0003 7$" "$tmp/longnames.out"
+longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$tmp/longnames.log")
+t_expect "longnames: no log line past 1,200 characters (longest $longest)" test "$longest" -le 1200
 
 # 200 MB through the pipe (8333334 lines of 24 bytes between one of 31 and one of 30), yet the daemon stays within 100 MB of address space: it
 # keeps the first line and the last 64 KiB.  Buffering stderr whole ran out of it.
