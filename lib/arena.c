@@ -72,4 +72,3 @@ int fab_strings_put(char **buf, size_t *len, size_t *cap, const char *s, size_t 
 	sn_assert(*len <= *cap);
 	return 0;
 }
-

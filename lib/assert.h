@@ -23,8 +23,8 @@ static inline int sn_expensive_checks(void)
 	return 0;
 }
 #else
-#define sn_assert(cond)                                                                            \
-	(__builtin_expect(!!(cond), 1) ? (void)0                                                   \
+#define sn_assert(cond)                          \
+	(__builtin_expect(!!(cond), 1) ? (void)0 \
 				       : sn_assert_fail(#cond, __FILE__, __LINE__, __func__))
 int sn_expensive_checks(void);
 #endif

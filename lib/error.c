@@ -16,4 +16,3 @@ void fab_error_set(struct fab_error *err, const char *fmt, ...)
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 }
-

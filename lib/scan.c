@@ -73,4 +73,3 @@ int fab_rest_blank(const char *p)
 	p += strspn(p, " \t\r\n");
 	return *p == '\0';
 }
-

@@ -1,7 +1,7 @@
 /*
  * nuetest.h - what the unit tests of the Nue engine share: routing a test fabric with Nue into
- * a fresh routing, with options or with k layers and an optional job map; routing and verifying it; the links
- * of a Kautz graph.
+ * a fresh routing, with options or with k layers and an optional job map; routing and verifying it;
+ * the links of a Kautz graph.
  */
 #ifndef SARNUE_NUETEST_H
 #define SARNUE_NUETEST_H
@@ -11,7 +11,7 @@
 #include "check/verify.h"
 
 static inline int route_with(struct fabric *f, const struct nue_opts *o, struct routing *r,
-		      struct nue_report *rep, struct fab_error *err)
+			     struct nue_report *rep, struct fab_error *err)
 {
 	if (routing_init(r, f, "sar-nue"))
 		return -1;
@@ -19,7 +19,7 @@ static inline int route_with(struct fabric *f, const struct nue_opts *o, struct 
 }
 
 static inline int route(struct fabric *f, unsigned k, const struct job_map *jm, struct routing *r,
-		 struct nue_report *rep, struct fab_error *err)
+			struct nue_report *rep, struct fab_error *err)
 {
 	struct nue_opts o = { .vls = k, .jobs = jm };
 
