@@ -228,7 +228,7 @@ int planes_merge(const struct fabric *f, const struct routing *base, const struc
 			continue;
 		for (s = 0; s < out->nswitches; s++) {
 			sn_assert(routing_lft(&e->r, s)[dlid] == FAB_NO_PORT ||
-				  routing_lft(&e->r, s)[dlid] <= f->nodes[f->switches[s]].nports);
+				  routing_lft(&e->r, s)[dlid] <= out->max_port);
 			routing_lft(out, s)[dlid] = routing_lft(&e->r, s)[dlid];
 			routing_hops(out, s)[dlid] = routing_hops(&e->r, s)[dlid];
 		}

@@ -11,10 +11,14 @@
 int routing_init(struct routing *r, const struct fabric *f, const char *engine)
 {
 	size_t cells;
+	uint32_t s;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->engine, sizeof(r->engine), "%s", engine);
 	r->nswitches = f->nswitches;
+	for (s = 0; s < f->nswitches; s++)
+		if (f->nodes[f->switches[s]].nports > r->max_port)
+			r->max_port = (uint8_t)f->nodes[f->switches[s]].nports;
 	r->lft_len = f->max_lid + 1;
 	sn_assert(f->max_lid <= FAB_MAX_LID);
 	cells = (size_t)r->nswitches * r->lft_len;

@@ -32,6 +32,7 @@ struct routing {
 	char engine[32];
 	uint32_t nswitches;
 	uint32_t lft_len; /* max_lid + 1 of the fabric it was made for */
+	uint8_t max_port; /* highest port number of its switches: cheap bound for LFT writes */
 	uint8_t *lft;	  /* [nswitches * lft_len], FAB_NO_PORT when not routed */
 	uint8_t *hops;	  /* same shape; 0xff when unknown */
 

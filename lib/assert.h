@@ -4,10 +4,11 @@
  * sn_assert(cond) checks a condition the code relies on (an index inside its array, a heap in
  * heap order, a LID inside the LFT) and stops the program with the file, line and condition when
  * it does not hold, so a broken invariant is found where it breaks instead of as a wrong table
- * later.  It is active in the command line tool, the daemons, the unit tests and every build of
- * the test suite.  The OpenSM plugin's release build compiles it to nothing (configure without
- * --enable-plugin-asserts defines SARNUE_NO_ASSERT for the plugin's copy of the core): OpenSM must
- * never abort, and the verifier still refuses any table that is wrong.
+ * later.  configure --enable-asserts (what the test command uses) compiles it into the plugin,
+ * the tools and the daemons alike; the unit tests always have it, through a copy of the core
+ * built with it.  A release build (configure without the option) defines SARNUE_NO_ASSERT: the
+ * checks cost nothing there and OpenSM never aborts on one, and the verifier still refuses any
+ * table that is wrong.
  *
  * sn_expensive_checks() says whether checks that cost as much as the work they check (the CDG's
  * acyclicity after every destination) should run: only when SARNUE_DEBUG_CHECKS=1 is in the

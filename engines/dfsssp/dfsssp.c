@@ -278,7 +278,8 @@ static void set_lft(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_por
 			port = (uint8_t)swgraph_port_num(d->f, d->next[s]);
 			hops = (uint8_t)(d->hop[s] + to_ca > 255 ? 255 : d->hop[s] + to_ca);
 		}
-		sn_assert(port <= d->f->nodes[d->f->switches[s]].nports);
+		/* The routing's port bound, not the switch's: this loop runs per switch and LID. */
+		sn_assert(port <= d->r->max_port);
 		routing_lft(d->r, s)[lid] = port;
 		routing_hops(d->r, s)[lid] = hops;
 	}

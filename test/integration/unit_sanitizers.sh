@@ -44,7 +44,7 @@ if ! make -s -C "$builddir" distdir distdir="$tmp/src" >"$tmp/distdir.log" 2>&1;
 	exit 1
 fi
 cd "$tmp/src" || exit 1
-if ! ./configure -q CFLAGS="$SAN_CFLAGS" LDFLAGS="$SAN_LDFLAGS" >configure.log 2>&1; then
+if ! ./configure -q --enable-asserts CFLAGS="$SAN_CFLAGS" LDFLAGS="$SAN_LDFLAGS" >configure.log 2>&1; then
 	t_fail "configure with sanitizers"
 	tail -n 20 configure.log config.log
 	t_done
