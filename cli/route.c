@@ -36,7 +36,7 @@ static const char route_usage[] =
 	"plugin computes on that subnet.\n"
 	"\n"
 	"options:\n"
-	"  -e, --engine NAME   sar-updn (default), sar-nue or sar-dfsssp\n"
+	"  -e, --engine NAME   sar-updn (default), sar-nue, sar-dfsssp or sar-dmodk (fat trees)\n"
 	"  -o, --out-dir DIR   where to write the dump files (default: do not write)\n"
 	"  --subnet FILE       route the fabric of OpenSM's opensm-subnet.lst, with its LIDs,\n"
 	"                      instead of a NETFILE\n"

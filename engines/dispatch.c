@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "engines/dfsssp/dfsssp.h"
+#include "engines/dmodk/dmodk.h"
 #include "engines/fit.h"
 #include "engines/nue/nue.h"
 #include "fabric/layersfile.h"
@@ -18,7 +19,7 @@
 #include "engines/updn/updn.h"
 #include "lib/assert.h"
 
-const char *const engine_names[] = { "sar-updn", "sar-nue", "sar-dfsssp", NULL };
+const char *const engine_names[] = { "sar-updn", "sar-nue", "sar-dfsssp", "sar-dmodk", NULL };
 
 int engine_known(const char *name)
 {
@@ -69,6 +70,41 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 			    "single most central switch as root, which concentrates the load on "
 			    "it: name roots with updn_roots=, or use sar-nue or sar-dfsssp",
 			    rep.fell_back_from, rep.fall_back_why);
+	return 0;
+}
+
+/*
+ * D-mod-k on a recognised fat tree.  How far from the closed form the tables are: the entries a
+ * missing link moved, and those of switches that reach a LID only through the turn leaf.
+ */
+static int run_dmodk(const struct fabric *f, struct routing *r, struct engine_result *res,
+		     struct fab_error *err)
+{
+	struct dmodk_report rep;
+
+	if (dmodk_route(f, r, &rep, err)) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		fab_error_set(err, "sar-dmodk: %.480s", why);
+		return -1;
+	}
+	snprintf(res->summary, sizeof(res->summary),
+		 "fat tree of %s; %u terminals in topology order, %u service port(s); %u LIDs "
+		 "routed, %llu of %llu entries off the closed form (%.2f%%), %llu through the "
+		 "turn leaf 0x%016llx; %u missing up link(s); max EFI cut bound %llu",
+		 rep.shape, rep.terminals, rep.service, rep.lids_routed,
+		 (unsigned long long)rep.moved, (unsigned long long)rep.entries,
+		 rep.entries ? 100.0 * (double)rep.moved / (double)rep.entries : 0.0,
+		 (unsigned long long)rep.turn_entries, (unsigned long long)rep.turn_guid,
+		 rep.missing_links, (unsigned long long)rep.efi_bound);
+	if (rep.missing_links)
+		add_warning(res,
+			    "sar-dmodk: the fat tree lacks %u up link(s); %llu of %llu LFT entries "
+			    "(%.2f%%) moved off their closed-form port",
+			    rep.missing_links, (unsigned long long)rep.moved,
+			    (unsigned long long)rep.entries,
+			    rep.entries ? 100.0 * (double)rep.moved / (double)rep.entries : 0.0);
 	return 0;
 }
 
@@ -665,15 +701,17 @@ static int run_plain(const char *name, const struct fabric *f, const struct sarn
 		return run_nue(f, o, ctx, vls ? vls : nue_layers(o, ctx, res), r, res, err);
 	if (!strcmp(name, "sar-dfsssp"))
 		return run_dfsssp(f, o, ctx, vls ? vls : dfsssp_vls(f, o, ctx, res), r, res, err);
+	if (!strcmp(name, "sar-dmodk"))
+		return run_dmodk(f, r, res, err);
 	return run_updn(f, o, r, res, err);
 }
 
 /* Why two planes cannot be routed (a warning; the engine then routes plainly), or NULL. */
 static const char *no_planes_reason(const char *name, const struct fabric *f, unsigned n)
 {
-	if (!strcmp(name, "sar-updn"))
-		return "planes=on needs sar-dfsssp or sar-nue; sar-updn routes every LID on its "
-		       "one VL";
+	if (!strcmp(name, "sar-updn") || !strcmp(name, "sar-dmodk"))
+		return "planes=on needs sar-dfsssp or sar-nue; sar-updn and sar-dmodk route every "
+		       "LID on one VL";
 	if (fabric_min_end_lmc(f) < 1)
 		return "planes=on needs LMC 1 or more on every end port (OpenSM's lmc); routing "
 		       "without planes";
@@ -714,7 +752,7 @@ static int run_planes(const char *name, const struct fabric *f, const struct sar
 		      struct fab_error *err)
 {
 	int dfsssp = !strcmp(name, "sar-dfsssp");
-	unsigned n = !strcmp(name, "sar-updn") ? 1
+	unsigned n = !strcmp(name, "sar-updn") || !strcmp(name, "sar-dmodk") ? 1
 		     : dfsssp		       ? dfsssp_vls(f, o, ctx, res)
 					       : nue_layers(o, ctx, res);
 	const char *reason = no_planes_reason(name, f, n), *why = "computed";

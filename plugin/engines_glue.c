@@ -507,12 +507,18 @@ static int setup_dfsssp(struct osm_routing_engine *re, osm_opensm_t *osm)
 	return setup_engine(re, osm, "sar-dfsssp");
 }
 
+static int setup_dmodk(struct osm_routing_engine *re, osm_opensm_t *osm)
+{
+	return setup_engine(re, osm, "sar-dmodk");
+}
+
 int engines_register(struct sarnue_plugin *p)
 {
 	static const external_routing_engine_module_t modules[] = {
 		{ "sar-updn", setup_updn, NULL },
 		{ "sar-nue", setup_nue, NULL },
 		{ "sar-dfsssp", setup_dfsssp, NULL },
+		{ "sar-dmodk", setup_dmodk, NULL },
 	};
 	unsigned i;
 

@@ -46,7 +46,7 @@ static void *sarnue_create(osm_opensm_t *osm)
 	ctl_start(p);
 	update_init(p);
 	plog(p, OSM_LOG_INFO,
-	     "loaded %s, engines sar-updn, sar-nue and sar-dfsssp registered, options '%s'%s",
+	     "loaded %s, engines sar-updn, sar-nue, sar-dfsssp and sar-dmodk registered, options '%s'%s",
 	     PACKAGE_STRING, text ? text : "",
 	     p->option_errors ? " (with errors, defaults used)" : "");
 	return p;

@@ -1,0 +1,566 @@
+/*
+ * fattree.c - fat-tree recognition from the switch graph (see fattree.h).
+ *
+ * Leaves are the switches end ports hang on; every other switch's level is its distance from
+ * the nearest leaf, plus one.  A fat tree has links between adjacent levels only.  A switch
+ * above the leaves that carries end ports too (storage hung on a spine) first looks like a leaf
+ * linked to leaves; such a switch, the one of a linked pair with fewer end ports, is taken back
+ * out of the leaves and the levels are computed again.
+ *
+ * Parent digits come from groups: the parents of one switch are one group, and groups that share
+ * a switch are merged.  In a complete XGFT/PGFT every child of a group has the whole group as
+ * parents, so numbering a group's members by switch index gives each parent one digit that all
+ * its children agree on.  Blocks (the leaves under one switch of a level) come from merging, level
+ * by level, the leaves below each switch; sorting leaves by their blocks from the top down makes
+ * every block contiguous: the topology order.
+ */
+#include "fabric/fattree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/assert.h"
+
+#define NO_LEVEL 0xff
+
+void fat_tree_init(struct fat_tree *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void fat_tree_free(struct fat_tree *t)
+{
+	free(t->level);
+	free(t->digit);
+	free(t->up_off);
+	free(t->up_port);
+	free(t->leaves);
+	free(t->block);
+	free(t->terminals);
+	free(t->term_index);
+	fat_tree_init(t);
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+/* Joins the sets of a and b; the smaller index becomes the root, so a set's root is its min. */
+static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
+{
+	a = uf_find(parent, a);
+	b = uf_find(parent, b);
+	if (a < b)
+		parent[b] = a;
+	else if (b < a)
+		parent[a] = b;
+}
+
+static uint32_t remote_switch(const struct fabric *f, uint32_t p)
+{
+	return f->nodes[f->ports[f->ports[p].remote].node].sw;
+}
+
+/* An end port that counts: a CA or router port with a LID and an active link to a switch. */
+static int is_end_port(const struct fabric *f, uint32_t p)
+{
+	const struct fab_port *a = &f->ports[p];
+
+	return !fabric_is_switch(f, a->node) && a->base_lid &&
+	       fabric_attached_switch(f, p) != FAB_NONE;
+}
+
+/* End ports hung on each switch. */
+static void count_end_ports(const struct fabric *f, uint32_t *ends)
+{
+	uint32_t p;
+
+	memset(ends, 0, sizeof(*ends) * f->nswitches);
+	for (p = 0; p < f->nports; p++)
+		if (is_end_port(f, p))
+			ends[f->nodes[fabric_attached_switch(f, p)].sw]++;
+}
+
+/* Levels by BFS from the switches marked as leaves; 0 when every switch got one. */
+static int bfs_levels(const struct fabric *f, const uint8_t *leaf, uint8_t *level, uint32_t *queue)
+{
+	uint32_t head = 0, tail = 0, s, e;
+
+	for (s = 0; s < f->nswitches; s++) {
+		level[s] = leaf[s] ? 1 : NO_LEVEL;
+		if (leaf[s])
+			queue[tail++] = s;
+	}
+	while (head < tail) {
+		s = queue[head++];
+		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+			uint32_t v = remote_switch(f, f->sw_adj_port[e]);
+
+			if (level[v] != NO_LEVEL)
+				continue;
+			if (level[s] + 1 >= NO_LEVEL)
+				return -1;
+			level[v] = (uint8_t)(level[s] + 1);
+			queue[tail++] = v;
+		}
+	}
+	return tail == f->nswitches ? 0 : -1;
+}
+
+/*
+ * A link inside one level: between two leaves, the one with fewer end ports is no leaf after
+ * all (returns 1 after unmarking it); anywhere else the fabric is not a fat tree (-1).
+ */
+static int same_level_link(const struct fabric *f, const uint32_t *ends, uint8_t *leaf,
+			   const uint8_t *level, struct fab_error *why)
+{
+	uint32_t s, e;
+
+	for (s = 0; s < f->nswitches; s++) {
+		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+			uint32_t v = remote_switch(f, f->sw_adj_port[e]);
+
+			if (level[v] != level[s])
+				continue;
+			if (level[s] == 1) {
+				uint32_t drop = ends[v] < ends[s] || (ends[v] == ends[s] && v > s)
+							? v
+							: s;
+				leaf[drop] = 0;
+				return 1;
+			}
+			fab_error_set(why,
+				      "switches %s and %s are linked but both %u hops from the "
+				      "nearest switch with hosts",
+				      fabric_node_id(f, f->switches[s]),
+				      fabric_node_id(f, f->switches[v]), level[s] - 1u);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int find_levels(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+{
+	uint32_t *ends = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *queue = malloc(sizeof(uint32_t) * f->nswitches);
+	uint8_t *leaf = malloc(f->nswitches);
+	uint32_t s, round;
+	int ret = -1, r;
+
+	if (!ends || !queue || !leaf) {
+		fab_error_set(why, "out of memory");
+		goto out;
+	}
+	count_end_ports(f, ends);
+	for (s = 0; s < f->nswitches; s++)
+		leaf[s] = ends[s] > 0;
+	for (round = 0; round <= f->nswitches; round++) {
+		if (bfs_levels(f, leaf, t->level, queue)) {
+			fab_error_set(why, "some switches are not connected to a switch with hosts");
+			goto out;
+		}
+		r = same_level_link(f, ends, leaf, t->level, why);
+		if (r < 0)
+			goto out;
+		if (r == 0) {
+			ret = 0;
+			break;
+		}
+	}
+	for (s = 0; s < f->nswitches && !ret; s++)
+		if (t->level[s] > t->levels)
+			t->levels = t->level[s];
+	if (!ret && t->levels > FAT_TREE_MAX_LEVELS) {
+		fab_error_set(why, "%u levels, more than the %u a fat tree may have here", t->levels,
+			      FAT_TREE_MAX_LEVELS);
+		ret = -1;
+	}
+out:
+	free(ends);
+	free(queue);
+	free(leaf);
+	return ret;
+}
+
+/* Parent groups: the parents of one switch belong together; digits by switch index. */
+static int number_parents(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+{
+	uint32_t *group = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *size = calloc(f->nswitches, sizeof(uint32_t));
+	uint32_t s, e, first;
+
+	if (!group || !size) {
+		free(group);
+		free(size);
+		fab_error_set(why, "out of memory");
+		return -1;
+	}
+	for (s = 0; s < f->nswitches; s++)
+		group[s] = s;
+	for (s = 0; s < f->nswitches; s++) {
+		first = FAB_NONE;
+		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+			uint32_t v = remote_switch(f, f->sw_adj_port[e]);
+
+			if (t->level[v] != t->level[s] + 1)
+				continue;
+			if (first == FAB_NONE)
+				first = v;
+			uf_union(group, first, v);
+		}
+	}
+	/* Ascending switch order: each member's digit is the count of members seen before it. */
+	for (s = 0; s < f->nswitches; s++) {
+		uint32_t root = uf_find(group, s);
+
+		t->digit[s] = (uint16_t)size[root]++;
+		if (t->level[s] > 1 && size[root] > t->up_width[t->level[s] - 1])
+			t->up_width[t->level[s] - 1] = size[root];
+	}
+	free(group);
+	free(size);
+	return 0;
+}
+
+static int cmp_up_port(const void *a, const void *b, void *ctx)
+{
+	const struct fabric *f = ((const void *const *)ctx)[0];
+	const struct fat_tree *t = ((const void *const *)ctx)[1];
+	uint32_t pa = *(const uint32_t *)a, pb = *(const uint32_t *)b;
+	uint16_t da = t->digit[remote_switch(f, pa)], db = t->digit[remote_switch(f, pb)];
+
+	if (da != db)
+		return da < db ? -1 : 1;
+	return f->ports[pa].num < f->ports[pb].num ? -1 : f->ports[pa].num > f->ports[pb].num;
+}
+
+/* Most links from one switch to one parent, given its up ports sorted by digit. */
+static unsigned parallel_links(const struct fabric *f, const struct fat_tree *t, uint32_t s)
+{
+	unsigned best = 0, run = 0;
+	uint32_t i, prev = FAB_NONE;
+
+	for (i = t->up_off[s]; i < t->up_off[s + 1]; i++) {
+		uint32_t v = remote_switch(f, t->up_port[i]);
+
+		run = v == prev ? run + 1 : 1;
+		prev = v;
+		if (run > best)
+			best = run;
+	}
+	return best;
+}
+
+static int collect_up_ports(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+{
+	const void *ctx[2] = { f, t };
+	uint32_t s, e, n = 0;
+	unsigned par;
+
+	t->up_off = malloc(sizeof(uint32_t) * (f->nswitches + 1));
+	t->up_port = malloc(sizeof(uint32_t) * (f->sw_adj_off[f->nswitches] + 1));
+	if (!t->up_off || !t->up_port) {
+		fab_error_set(why, "out of memory");
+		return -1;
+	}
+	for (s = 0; s < f->nswitches; s++) {
+		unsigned l = t->level[s];
+
+		t->up_off[s] = n;
+		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
+			if (t->level[remote_switch(f, f->sw_adj_port[e])] == l + 1)
+				t->up_port[n++] = f->sw_adj_port[e];
+		if (l < t->levels && n == t->up_off[s]) {
+			fab_error_set(why, "switch %s on level %u has no link to level %u",
+				      fabric_node_id(f, f->switches[s]), l, l + 1);
+			return -1;
+		}
+		qsort_r(t->up_port + t->up_off[s], n - t->up_off[s], sizeof(uint32_t), cmp_up_port,
+			ctx);
+	}
+	t->up_off[f->nswitches] = n;
+	for (s = 0; s < f->nswitches; s++) {
+		par = parallel_links(f, t, s);
+		if (t->level[s] < t->levels && par > t->up_parallel[t->level[s]])
+			t->up_parallel[t->level[s]] = par;
+	}
+	for (s = 0; s < f->nswitches; s++) {
+		unsigned l = t->level[s];
+		uint32_t have = t->up_off[s + 1] - t->up_off[s], want;
+
+		if (l >= t->levels)
+			continue;
+		want = t->up_width[l] * t->up_parallel[l];
+		t->missing_links += have < want ? want - have : 0;
+	}
+	t->complete = t->missing_links == 0;
+	return 0;
+}
+
+struct leaf_sort {
+	const uint32_t *key; /* [(l - 1) * nleaves + leaf id]: min leaf switch of its level-l block */
+	const uint32_t *id;  /* [nswitches]: leaf id */
+	uint32_t nleaves;
+	unsigned levels;
+};
+
+static int cmp_leaf(const void *a, const void *b, void *ctx)
+{
+	const struct leaf_sort *ls = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	unsigned l;
+
+	for (l = ls->levels; l >= 2; l--) {
+		uint32_t kx = ls->key[(size_t)(l - 1) * ls->nleaves + ls->id[x]];
+		uint32_t ky = ls->key[(size_t)(l - 1) * ls->nleaves + ls->id[y]];
+
+		if (kx != ky)
+			return kx < ky ? -1 : 1;
+	}
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Block keys: after merging, level by level, the leaves below each switch, a leaf's set root is
+ * the smallest leaf of its block at that level.
+ */
+static void block_keys(const struct fabric *f, const struct fat_tree *t, const uint32_t *id,
+		       uint32_t *uf, uint32_t *rep, uint32_t *key)
+{
+	uint32_t s, e;
+	unsigned l;
+
+	for (s = 0; s < f->nswitches; s++) {
+		uf[s] = s;
+		rep[s] = t->level[s] == 1 ? s : FAB_NONE;
+	}
+	for (l = 1; l <= t->levels; l++) {
+		for (s = 0; l > 1 && s < f->nswitches; s++) {
+			if (t->level[s] != l)
+				continue;
+			for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+				uint32_t c = remote_switch(f, f->sw_adj_port[e]);
+
+				if (t->level[c] != l - 1)
+					continue;
+				sn_assert(rep[c] != FAB_NONE);
+				if (rep[s] == FAB_NONE)
+					rep[s] = rep[c];
+				uf_union(uf, rep[s], rep[c]);
+			}
+		}
+		for (s = 0; s < f->nswitches; s++)
+			if (t->level[s] == 1)
+				key[(size_t)(l - 1) * t->nleaves + id[s]] = uf_find(uf, s);
+	}
+}
+
+static int order_leaves(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+{
+	uint32_t *id = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *uf = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *rep = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *key, s, i, n = 0;
+	struct leaf_sort ls;
+	unsigned l;
+	int ret = -1;
+
+	for (s = 0; s < f->nswitches; s++)
+		t->nleaves += t->level[s] == 1;
+	key = malloc(sizeof(uint32_t) * t->levels * t->nleaves + 1);
+	t->leaves = malloc(sizeof(uint32_t) * t->nleaves + 1);
+	t->block = malloc(sizeof(uint32_t) * t->levels * t->nleaves + 1);
+	if (!id || !uf || !rep || !key || !t->leaves || !t->block) {
+		fab_error_set(why, "out of memory");
+		goto out;
+	}
+	for (s = 0; s < f->nswitches; s++)
+		if (t->level[s] == 1) {
+			id[s] = n;
+			t->leaves[n++] = s;
+		}
+	block_keys(f, t, id, uf, rep, key);
+	ls = (struct leaf_sort){ key, id, t->nleaves, t->levels };
+	qsort_r(t->leaves, t->nleaves, sizeof(uint32_t), cmp_leaf, &ls);
+	for (l = 1; l <= t->levels; l++) {
+		uint32_t *blk = t->block + (size_t)(l - 1) * t->nleaves;
+		const uint32_t *k = key + (size_t)(l - 1) * t->nleaves;
+
+		for (i = 0; i < t->nleaves; i++) {
+			int same = i > 0 && l > 1 && k[id[t->leaves[i]]] == k[id[t->leaves[i - 1]]];
+
+			blk[i] = same ? blk[i - 1] : i;
+		}
+	}
+	ret = 0;
+out:
+	free(id);
+	free(uf);
+	free(rep);
+	free(key);
+	return ret;
+}
+
+/* End ports of the leaves in topology order: leaf by leaf, port number by port number. */
+static int list_terminals(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+{
+	uint32_t i, p, k;
+
+	t->terminals = malloc(sizeof(uint32_t) * (f->nports + 1));
+	t->term_index = malloc(sizeof(uint32_t) * (f->nports + 1));
+	if (!t->terminals || !t->term_index) {
+		fab_error_set(why, "out of memory");
+		return -1;
+	}
+	for (p = 0; p < f->nports; p++) {
+		t->term_index[p] = FAB_NONE;
+		if (is_end_port(f, p) && t->level[f->nodes[fabric_attached_switch(f, p)].sw] > 1)
+			t->nservice++;
+	}
+	for (i = 0; i < t->nleaves; i++) {
+		const struct fab_node *n = &f->nodes[f->switches[t->leaves[i]]];
+
+		for (k = 1; k <= n->nports; k++) {
+			uint32_t sp = n->first_port + k, r = f->ports[sp].remote;
+
+			if (!fabric_channel_up(f, sp) || !is_end_port(f, r))
+				continue;
+			t->term_index[r] = t->nterminals;
+			t->terminals[t->nterminals++] = r;
+		}
+	}
+	return 0;
+}
+
+static void describe(const struct fabric *f, struct fat_tree *t)
+{
+	uint32_t per_level[FAT_TREE_MAX_LEVELS + 1] = { 0 }, s;
+	size_t used;
+	unsigned l;
+
+	for (s = 0; s < f->nswitches; s++)
+		per_level[t->level[s]]++;
+	used = (size_t)snprintf(t->shape, sizeof(t->shape), "%u level%s, switches", t->levels,
+				t->levels == 1 ? "" : "s");
+	for (l = 1; l <= t->levels && used < sizeof(t->shape); l++)
+		used += (size_t)snprintf(t->shape + used, sizeof(t->shape) - used, "%s%u",
+					 l == 1 ? " " : "+", per_level[l]);
+	for (l = 1; l < t->levels && used < sizeof(t->shape); l++)
+		used += (size_t)snprintf(t->shape + used, sizeof(t->shape) - used,
+					 "%s%ux%u", l == 1 ? ", up ports " : "+", t->up_width[l],
+					 t->up_parallel[l]);
+}
+
+int fat_tree_recognise(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+{
+	fat_tree_init(t);
+	t->nswitches = f->nswitches;
+	if (!f->nswitches) {
+		fab_error_set(why, "the fabric has no switch");
+		return -1;
+	}
+	t->level = malloc(f->nswitches);
+	t->digit = malloc(sizeof(uint16_t) * f->nswitches);
+	if (!t->level || !t->digit) {
+		fab_error_set(why, "out of memory");
+		goto fail;
+	}
+	if (find_levels(f, t, why) || number_parents(f, t, why) || collect_up_ports(f, t, why) ||
+	    order_leaves(f, t, why) || list_terminals(f, t, why))
+		goto fail;
+	describe(f, t);
+	return 0;
+fail:
+	fat_tree_free(t);
+	return -1;
+}
+
+uint32_t fat_tree_terminal_leaf(const struct fat_tree *t, const struct fabric *f, uint32_t pos)
+{
+	sn_assert(pos < t->nterminals);
+	return f->nodes[fabric_attached_switch(f, t->terminals[pos])].sw;
+}
+
+/* Terminals on each leaf, by position in topology order. */
+static uint32_t *terminals_per_leaf(const struct fat_tree *t, const struct fabric *f)
+{
+	uint32_t *pos = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *count = calloc(t->nleaves + 1, sizeof(uint32_t));
+	uint32_t i;
+
+	if (!pos || !count) {
+		free(pos);
+		free(count);
+		return NULL;
+	}
+	for (i = 0; i < t->nleaves; i++)
+		pos[t->leaves[i]] = i;
+	for (i = 0; i < t->nterminals; i++)
+		count[pos[fat_tree_terminal_leaf(t, f, i)]]++;
+	free(pos);
+	return count;
+}
+
+uint64_t fat_tree_efi_bound(const struct fat_tree *t, const struct fabric *f)
+{
+	uint32_t *hosts = terminals_per_leaf(t, f), *rep = NULL, s, i, e;
+	uint64_t *in_block = NULL, *ups = NULL, n = t->nterminals + t->nservice, best = 0;
+	unsigned l;
+
+	if (!hosts)
+		return 0;
+	in_block = calloc(t->nleaves + 1, sizeof(uint64_t));
+	ups = calloc(t->nleaves + 1, sizeof(uint64_t));
+	rep = malloc(sizeof(uint32_t) * f->nswitches);
+	if (!in_block || !ups || !rep)
+		goto out;
+	/* rep[s]: position of a leaf below s. */
+	for (i = 0; i < t->nleaves; i++)
+		rep[t->leaves[i]] = i;
+	for (l = 2; l <= t->levels; l++)
+		for (s = 0; s < f->nswitches; s++) {
+			if (t->level[s] != l)
+				continue;
+			for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+				uint32_t c = remote_switch(f, f->sw_adj_port[e]);
+
+				if (t->level[c] == l - 1) {
+					rep[s] = rep[c];
+					break;
+				}
+			}
+		}
+	for (l = 1; l < t->levels; l++) {
+		const uint32_t *blk = t->block + (size_t)(l - 1) * t->nleaves;
+
+		memset(in_block, 0, sizeof(uint64_t) * t->nleaves);
+		memset(ups, 0, sizeof(uint64_t) * t->nleaves);
+		for (i = 0; i < t->nleaves; i++)
+			in_block[blk[i]] += hosts[i];
+		for (s = 0; s < f->nswitches; s++)
+			if (t->level[s] == l)
+				ups[blk[rep[s]]] += t->up_off[s + 1] - t->up_off[s];
+		for (i = 0; i < t->nleaves; i++) {
+			uint64_t h = in_block[i], b;
+
+			if (!ups[i] || !h || h >= n)
+				continue;
+			b = (h * (n - h) + ups[i] - 1) / ups[i];
+			if (b > best)
+				best = b;
+		}
+	}
+out:
+	free(hosts);
+	free(in_block);
+	free(ups);
+	free(rep);
+	return best;
+}
