@@ -82,13 +82,8 @@ static int run_dmodk(const struct fabric *f, struct routing *r, struct engine_re
 {
 	struct dmodk_report rep;
 
-	if (dmodk_route(f, r, &rep, err)) {
-		char why[sizeof(err->msg)];
-
-		snprintf(why, sizeof(why), "%s", err->msg);
-		fab_error_set(err, "sar-dmodk: %.480s", why);
+	if (dmodk_route(f, r, &rep, err))
 		return -1;
-	}
 	snprintf(res->summary, sizeof(res->summary),
 		 "fat tree of %s; %u terminals in topology order, %u service port(s); %u LIDs "
 		 "routed, %llu of %llu entries off the closed form (%.2f%%), %llu through the "

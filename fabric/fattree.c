@@ -146,47 +146,34 @@ static int same_level_link(const struct fabric *f, const uint32_t *ends, uint8_t
 	return 0;
 }
 
-static int find_levels(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+/* Levels from the leaves marked in leaf (updated when a marked switch is no leaf after all). */
+static int find_levels(const struct fabric *f, struct fat_tree *t, const uint32_t *ends,
+		       uint8_t *leaf, uint32_t *queue, struct fab_error *why)
 {
-	uint32_t *ends = malloc(sizeof(uint32_t) * f->nswitches);
-	uint32_t *queue = malloc(sizeof(uint32_t) * f->nswitches);
-	uint8_t *leaf = malloc(f->nswitches);
 	uint32_t s, round;
-	int ret = -1, r;
+	int r;
 
-	if (!ends || !queue || !leaf) {
-		fab_error_set(why, "out of memory");
-		goto out;
-	}
-	count_end_ports(f, ends);
-	for (s = 0; s < f->nswitches; s++)
-		leaf[s] = ends[s] > 0;
-	for (round = 0; round <= f->nswitches; round++) {
-		if (bfs_levels(f, leaf, t->level, queue)) {
+	t->levels = 0;
+	for (round = 0;; round++) {
+		if (round > f->nswitches || bfs_levels(f, leaf, t->level, queue)) {
 			fab_error_set(why, "some switches are not connected to a switch with hosts");
-			goto out;
+			return -1;
 		}
 		r = same_level_link(f, ends, leaf, t->level, why);
 		if (r < 0)
-			goto out;
-		if (r == 0) {
-			ret = 0;
+			return -1;
+		if (r == 0)
 			break;
-		}
 	}
-	for (s = 0; s < f->nswitches && !ret; s++)
+	for (s = 0; s < f->nswitches; s++)
 		if (t->level[s] > t->levels)
 			t->levels = t->level[s];
-	if (!ret && t->levels > FAT_TREE_MAX_LEVELS) {
+	if (t->levels > FAT_TREE_MAX_LEVELS) {
 		fab_error_set(why, "%u levels, more than the %u a fat tree may have here", t->levels,
 			      FAT_TREE_MAX_LEVELS);
-		ret = -1;
+		return -1;
 	}
-out:
-	free(ends);
-	free(queue);
-	free(leaf);
-	return ret;
+	return 0;
 }
 
 /* Parent groups: the parents of one switch belong together; digits by switch index. */
@@ -202,6 +189,7 @@ static int number_parents(const struct fabric *f, struct fat_tree *t, struct fab
 		fab_error_set(why, "out of memory");
 		return -1;
 	}
+	memset(t->up_width, 0, sizeof(t->up_width));
 	for (s = 0; s < f->nswitches; s++)
 		group[s] = s;
 	for (s = 0; s < f->nswitches; s++) {
@@ -263,6 +251,11 @@ static int collect_up_ports(const struct fabric *f, struct fat_tree *t, struct f
 	const void *ctx[2] = { f, t };
 	uint32_t s, e, n = 0;
 	unsigned par;
+
+	free(t->up_off);
+	free(t->up_port);
+	memset(t->up_parallel, 0, sizeof(t->up_parallel));
+	t->missing_links = 0;
 
 	t->up_off = malloc(sizeof(uint32_t) * (f->nswitches + 1));
 	t->up_port = malloc(sizeof(uint32_t) * (f->sw_adj_off[f->nswitches] + 1));
@@ -458,6 +451,112 @@ static void describe(const struct fabric *f, struct fat_tree *t)
 					 t->up_parallel[l]);
 }
 
+/* Levels, parent digits and up ports for the leaves marked in leaf. */
+static int shape_from(const struct fabric *f, struct fat_tree *t, const uint32_t *ends,
+		      uint8_t *leaf, uint32_t *queue, struct fab_error *why)
+{
+	return find_levels(f, t, ends, leaf, queue, why) || number_parents(f, t, why) ||
+			       collect_up_ports(f, t, why)
+		       ? -1
+		       : 0;
+}
+
+/*
+ * The leaf least like a host switch: fewest end ports per switch link (storage on a spine has a
+ * few ports beside many switch links); FAB_NONE when fewer than two leaves are left.
+ */
+static uint32_t least_leaf_like(const struct fabric *f, const struct fat_tree *t,
+				const uint32_t *ends)
+{
+	uint32_t s, best = FAB_NONE, nleaves = 0;
+
+	for (s = 0; s < f->nswitches; s++) {
+		uint64_t links = f->sw_adj_off[s + 1] - f->sw_adj_off[s];
+
+		if (t->level[s] != 1)
+			continue;
+		nleaves++;
+		if (best == FAB_NONE ||
+		    ends[s] * (uint64_t)(f->sw_adj_off[best + 1] - f->sw_adj_off[best]) <
+			    ends[best] * links)
+			best = s;
+	}
+	return nleaves < 2 ? FAB_NONE : best;
+}
+
+/*
+ * Every switch with end ports is a leaf at first.  While the tree has missing up links, taking
+ * the least leaf-like leaf out (its end ports become service ports on a higher level) is kept
+ * when it leaves a tree with fewer missing links: a storage switch among the leaves makes
+ * parent groups that no real leaf fills.
+ */
+static int find_shape(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
+{
+	uint32_t *ends = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *queue = malloc(sizeof(uint32_t) * f->nswitches);
+	uint8_t *leaf = malloc(f->nswitches), *trial = malloc(f->nswitches);
+	uint32_t s, missing;
+	int ret = -1;
+
+	if (!ends || !queue || !leaf || !trial) {
+		fab_error_set(why, "out of memory");
+		goto out;
+	}
+	count_end_ports(f, ends);
+	for (s = 0; s < f->nswitches; s++)
+		leaf[s] = ends[s] > 0;
+	if (shape_from(f, t, ends, leaf, queue, why))
+		goto out;
+	while (t->missing_links && (s = least_leaf_like(f, t, ends)) != FAB_NONE) {
+		struct fab_error ignore;
+
+		missing = t->missing_links;
+		memcpy(trial, leaf, f->nswitches);
+		trial[s] = 0;
+		if (!shape_from(f, t, ends, trial, queue, &ignore) && t->missing_links < missing) {
+			memcpy(leaf, trial, f->nswitches);
+			continue;
+		}
+		if (shape_from(f, t, ends, leaf, queue, why))
+			goto out;
+		break;
+	}
+	ret = 0;
+out:
+	free(ends);
+	free(queue);
+	free(leaf);
+	free(trial);
+	return ret;
+}
+
+/*
+ * Storage and service nodes hang on a few switches above the leaves; when as many switches as
+ * there are leaves carry end ports too, the fabric is a direct network (torus, mesh, dragonfly)
+ * whose leaf-like switches only happened to sort into levels.
+ */
+static int few_service_switches(const struct fabric *f, const struct fat_tree *t,
+				struct fab_error *why)
+{
+	uint32_t *ends = malloc(sizeof(uint32_t) * f->nswitches), s, above = 0;
+
+	if (!ends) {
+		fab_error_set(why, "out of memory");
+		return -1;
+	}
+	count_end_ports(f, ends);
+	for (s = 0; s < f->nswitches; s++)
+		above += t->level[s] > 1 && ends[s];
+	free(ends);
+	if (above < t->nleaves)
+		return 0;
+	fab_error_set(why,
+		      "%u switches with end ports are linked to each other or above the other %u: "
+		      "a direct network, not a tree",
+		      above, t->nleaves);
+	return -1;
+}
+
 int fat_tree_recognise(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
 {
 	fat_tree_init(t);
@@ -472,8 +571,8 @@ int fat_tree_recognise(const struct fabric *f, struct fat_tree *t, struct fab_er
 		fab_error_set(why, "out of memory");
 		goto fail;
 	}
-	if (find_levels(f, t, why) || number_parents(f, t, why) || collect_up_ports(f, t, why) ||
-	    order_leaves(f, t, why) || list_terminals(f, t, why))
+	if (find_shape(f, t, why) || order_leaves(f, t, why) || list_terminals(f, t, why) ||
+	    few_service_switches(f, t, why))
 		goto fail;
 	describe(f, t);
 	return 0;

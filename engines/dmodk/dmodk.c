@@ -255,24 +255,35 @@ static inline unsigned closed_form(const struct dmodk *m, unsigned l, uint32_t j
 }
 
 /*
- * The up port for j: the closed-form one when its link exists and leads on; else the other
- * parallel links to the same parent, then the following ports.  *moved says it was not the first.
+ * The up port for j: the closed-form one when its link exists and leads on; else another
+ * parallel link to the same parent; else one of the surviving ports that lead on, spread over
+ * them by the destination, so the routes a failure moves do not all pile onto one neighbour.
  */
 static uint32_t choose_up(const struct dmodk *m, uint32_t s, uint32_t j, unsigned o, int *moved)
 {
-	unsigned l = m->t.level[s], w = m->t.up_width[l], slots = up_slots(m, s), q, k;
+	unsigned l = m->t.level[s], w = m->t.up_width[l], slots = up_slots(m, s), q, k, n = 0;
 	const uint32_t *slot = m->slot + m->slot_off[s];
+	uint32_t p, pick;
 
 	q = closed_form(m, l, j, o);
 	*moved = 0;
-	for (k = 0; k < slots; k++) {
-		/* First the q's parent over each parallel link, then the next parents. */
-		unsigned par = slots / w, idx = k < par ? (q + k * w) % slots : (q + k) % slots;
-		uint32_t p = slot[idx];
-
+	for (k = 0; k < slots / w; k++) {
+		p = slot[(q + k * w) % slots];
 		if (p != FAB_NONE && m->legal[remote_switch(m->f, p)])
 			return p;
 		*moved = 1;
+	}
+	for (k = 0; k < slots; k++) {
+		p = slot[k];
+		n += p != FAB_NONE && m->legal[remote_switch(m->f, p)];
+	}
+	if (!n)
+		return FAB_NONE;
+	pick = (uint32_t)((j / m->width_below[l] / slots + q) % n);
+	for (k = 0; k < slots; k++) {
+		p = slot[k];
+		if (p != FAB_NONE && m->legal[remote_switch(m->f, p)] && !pick--)
+			return p;
 	}
 	return FAB_NONE;
 }
@@ -356,7 +367,8 @@ static uint32_t entry_port(struct dmodk *m, uint32_t s, uint32_t j, unsigned o,
 		p = m->turn == FAB_NONE || !m->legal[m->turn] ? FAB_NONE : m->turn_port[s];
 		rep->turn_entries++;
 	}
-	rep->moved += moved;
+	/* Only terminals have a closed form; other LIDs take the ports that lead to them. */
+	rep->moved += moved && j < m->t.nterminals;
 	return p;
 }
 
@@ -375,6 +387,14 @@ static int route_lid(struct dmodk *m, struct routing *r, uint32_t d, uint32_t li
 			routing_lft(r, s)[lid] = m->lid_exit[lid];
 			m->next[s] = s;
 			continue;
+		}
+		if (!m->legal[s] && m->t.level[s] == 1 && j < m->t.nterminals) {
+			fab_error_set(err,
+				      "not a fat tree: leaf %s shares no ancestor with leaf %s "
+				      "(LID %u)",
+				      fabric_node_id(f, f->switches[s]),
+				      fabric_node_id(f, f->switches[d]), lid);
+			return -1;
 		}
 		p = entry_port(m, s, j, o, rep);
 		if (p == FAB_NONE) {
