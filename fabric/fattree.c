@@ -136,8 +136,8 @@ static int same_level_link(const struct fabric *f, const uint32_t *ends, uint8_t
 				return 1;
 			}
 			fab_error_set(why,
-				      "switches %s and %s are linked but both %u hops from the "
-				      "nearest switch with hosts",
+				      "switches %s and %s are linked but on one level, %u hop(s) "
+				      "above the nearest switch with hosts",
 				      fabric_node_id(f, f->switches[s]),
 				      fabric_node_id(f, f->switches[v]), level[s] - 1u);
 			return -1;
@@ -176,22 +176,67 @@ static int find_levels(const struct fabric *f, struct fat_tree *t, const uint32_
 	return 0;
 }
 
-/* Parent groups: the parents of one switch belong together; digits by switch index. */
+struct digit_sort {
+	const uint32_t *group, *top;
+};
+
+static int cmp_digit(const void *a, const void *b, void *ctx)
+{
+	const struct digit_sort *d = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (d->group[x] != d->group[y])
+		return d->group[x] < d->group[y] ? -1 : 1;
+	if (d->top[x] != d->top[y])
+		return d->top[x] < d->top[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * top[s]: the lowest-numbered top switch above s.  Switches of one level share their top
+ * switches exactly when they share their place in the upward tree (the XGFT's W digits), so
+ * this names that place the same way in every subtree.
+ */
+static void lowest_top_above(const struct fabric *f, const struct fat_tree *t, uint32_t *top)
+{
+	uint32_t s, e;
+	unsigned l;
+
+	for (l = t->levels; l >= 1; l--)
+		for (s = 0; s < f->nswitches; s++) {
+			if (t->level[s] != l)
+				continue;
+			top[s] = l == t->levels ? s : FAB_NONE;
+			for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+				uint32_t v = remote_switch(f, f->sw_adj_port[e]);
+
+				if (t->level[v] == l + 1 && top[v] < top[s])
+					top[s] = top[v];
+			}
+		}
+}
+
+/*
+ * Parent groups: the parents of one switch belong together.  Digits within a group follow the
+ * members' places in the upward tree, so that a digit means the same way up on every subtree:
+ * all routes to one destination then meet at one top switch, which the proofs need.
+ */
 static int number_parents(const struct fabric *f, struct fat_tree *t, struct fab_error *why)
 {
 	uint32_t *group = malloc(sizeof(uint32_t) * f->nswitches);
-	uint32_t *size = calloc(f->nswitches, sizeof(uint32_t));
-	uint32_t s, e, first;
+	uint32_t *top = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t *order = malloc(sizeof(uint32_t) * f->nswitches);
+	uint32_t s, e, first, run = 0;
+	struct digit_sort ds = { group, top };
+	int ret = -1;
 
-	if (!group || !size) {
-		free(group);
-		free(size);
+	if (!group || !top || !order) {
 		fab_error_set(why, "out of memory");
-		return -1;
+		goto out;
 	}
 	memset(t->up_width, 0, sizeof(t->up_width));
 	for (s = 0; s < f->nswitches; s++)
-		group[s] = s;
+		group[s] = order[s] = s;
 	for (s = 0; s < f->nswitches; s++) {
 		first = FAB_NONE;
 		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
@@ -204,17 +249,24 @@ static int number_parents(const struct fabric *f, struct fat_tree *t, struct fab
 			uf_union(group, first, v);
 		}
 	}
-	/* Ascending switch order: each member's digit is the count of members seen before it. */
+	for (s = 0; s < f->nswitches; s++)
+		group[s] = uf_find(group, s);
+	lowest_top_above(f, t, top);
+	qsort_r(order, f->nswitches, sizeof(uint32_t), cmp_digit, &ds);
 	for (s = 0; s < f->nswitches; s++) {
-		uint32_t root = uf_find(group, s);
+		uint32_t sw = order[s];
 
-		t->digit[s] = (uint16_t)size[root]++;
-		if (t->level[s] > 1 && size[root] > t->up_width[t->level[s] - 1])
-			t->up_width[t->level[s] - 1] = size[root];
+		run = s && group[order[s - 1]] == group[sw] ? run + 1 : 0;
+		t->digit[sw] = (uint16_t)run;
+		if (t->level[sw] > 1 && run + 1 > t->up_width[t->level[sw] - 1])
+			t->up_width[t->level[sw] - 1] = run + 1;
 	}
+	ret = 0;
+out:
 	free(group);
-	free(size);
-	return 0;
+	free(top);
+	free(order);
+	return ret;
 }
 
 static int cmp_up_port(const void *a, const void *b, void *ctx)

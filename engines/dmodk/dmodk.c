@@ -171,8 +171,13 @@ static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error
 	m->f = f;
 	m->nsw = f->nswitches;
 	m->turn = FAB_NONE;
-	if (fat_tree_recognise(f, &m->t, err))
+	if (fat_tree_recognise(f, &m->t, err)) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		fab_error_set(err, "not a fat tree: %.480s", why);
 		return -1;
+	}
 	m->by_level = malloc(sizeof(uint32_t) * m->nsw);
 	m->down_ok = malloc(m->nsw);
 	m->legal = malloc(m->nsw);
