@@ -95,7 +95,7 @@ static int run_dmodk(const struct fabric *f, struct routing *r, struct engine_re
 		 rep.missing_links, (unsigned long long)rep.efi_bound);
 	if (rep.missing_links)
 		add_warning(res,
-			    "sar-dmodk: the fat tree lacks %u up link(s); %llu of %llu LFT entries "
+			    "the fat tree lacks %u up link(s); %llu of %llu LFT entries "
 			    "(%.2f%%) moved off their closed-form port",
 			    rep.missing_links, (unsigned long long)rep.moved,
 			    (unsigned long long)rep.entries,
