@@ -18,6 +18,7 @@
  * single root, entries come first (see less_loaded()).
  */
 #include "engines/updn/updn.h"
+#include "check/metrics.h"
 #include "check/verify.h"
 #include "lib/assert.h"
 
@@ -724,13 +725,53 @@ static void fill_report(const struct updn *u, struct updn_report *rep, const cha
 	rep->turn_routes = u->turn_routes;
 }
 
+/* Maximum EFI of r and the routes between end ports it does not deliver; -1 out of memory. */
+static int measure_efi(const struct fabric *f, const struct routing *r, uint64_t *max,
+		       uint64_t *unrouted)
+{
+	struct metrics_options o;
+	struct metrics_efi e;
+
+	metrics_options_default(&o);
+	if (metrics_efi(f, r, &o, &e))
+		return -1;
+	*max = e.dist.max;
+	*unrouted = e.unrouted;
+	metrics_efi_free(&e);
+	return 0;
+}
+
+/*
+ * Several roots that are not linked to each other may leave a switch without a route, or the
+ * turn routes may close a credit loop.  One root always works: every other switch has its BFS
+ * parent above it, and the root reaches everything by descending.  What that costs is measured
+ * on both routings, for the warning: the roots' attempt is routed as far as it goes.
+ */
+static int fall_back(struct updn *u, struct routing *r, struct updn_report *rep,
+		     const struct fab_error *first, struct fab_error *err)
+{
+	uint64_t unrouted;
+
+	rep->fell_back_from = count_roots(u);
+	snprintf(rep->fall_back_why, sizeof(rep->fall_back_why), "%.199s",
+		 first->msg[0] ? first->msg : "the turn routes between roots close a credit loop");
+	rep->efi_known = !measure_efi(u->f, r, &rep->roots_max_efi, &rep->roots_unrouted);
+	memset(u->is_root, 0, u->nsw);
+	u->is_root[most_central(u)] = 1;
+	rank_switches(u);
+	if (route_all(u, r, err))
+		return -1;
+	if (rep->efi_known)
+		rep->efi_known = !measure_efi(u->f, r, &rep->fallback_max_efi, &unrouted);
+	return 0;
+}
+
 int updn_route(const struct fabric *f, const struct updn_opts *opts, struct routing *r,
 	       struct updn_report *rep, struct fab_error *err)
 {
+	struct updn_report fb = { 0 };
 	struct fab_error first;
 	const char *source;
-	unsigned fell_back_from = 0;
-	char why[200] = "";
 	struct updn u;
 	int ret = -1;
 
@@ -752,25 +793,17 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 	rank_switches(&u);
 	first.msg[0] = '\0';
 	if (route_all(&u, r, &first) || !turn_routes_verified(&u, r)) {
-		/*
-		 * Several roots that are not linked to each other may leave a root with neither a
-		 * descending path nor a way up.  One root always works: every other switch has
-		 * its BFS parent above it, and the root reaches everything by descending.
-		 */
-		fell_back_from = count_roots(&u);
-		snprintf(why, sizeof(why), "%.199s",
-			 first.msg[0] ? first.msg
-				      : "the turn routes between roots close a credit loop");
-		memset(u.is_root, 0, u.nsw);
-		u.is_root[most_central(&u)] = 1;
-		source = "most central switch (the chosen roots left a switch without a route)";
-		rank_switches(&u);
-		if (route_all(&u, r, err))
+		if (fall_back(&u, r, &fb, &first, err))
 			goto out;
+		source = "most central switch (the chosen roots left a switch without a route)";
 	}
 	fill_report(&u, rep, source);
-	rep->fell_back_from = fell_back_from;
-	snprintf(rep->fall_back_why, sizeof(rep->fall_back_why), "%s", why);
+	rep->fell_back_from = fb.fell_back_from;
+	memcpy(rep->fall_back_why, fb.fall_back_why, sizeof(rep->fall_back_why));
+	rep->efi_known = fb.efi_known;
+	rep->roots_max_efi = fb.roots_max_efi;
+	rep->roots_unrouted = fb.roots_unrouted;
+	rep->fallback_max_efi = fb.fallback_max_efi;
 	r->sl_mode = ROUTING_SL_UNIFORM;
 	r->sl_uniform = 0;
 	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));

@@ -28,6 +28,13 @@ struct updn_report {
 	 */
 	unsigned fell_back_from;
 	char fall_back_why[200];
+	/*
+	 * What the fall-back costs, when efi_known: the maximum edge forwarding index
+	 * (check/metrics.h) of the single-root routing, and of the chosen roots' attempt, routed
+	 * as far as it went, with the routes between end ports it did not deliver.
+	 */
+	int efi_known;
+	uint64_t fallback_max_efi, roots_max_efi, roots_unrouted;
 };
 
 /*
