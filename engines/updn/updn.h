@@ -21,7 +21,7 @@ struct updn_report {
 	const char *root_source; /* "option", "top level of the tree", "most central switch" */
 	unsigned max_rank;
 	uint32_t lids_routed;
-	uint64_t turn_routes; /* root-to-root switch-LID entries through the turn switch */
+	uint64_t turn_routes; /* switch-LID entries routed towards the turn switch */
 	/*
 	 * When the roots chosen first could not route every LID and the single most central
 	 * switch took over: how many there were and why, for the warning that says so.
