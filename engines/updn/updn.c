@@ -24,6 +24,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define INF UINT32_MAX
 
@@ -695,14 +696,31 @@ static int route_all(struct updn *u, struct routing *r, struct fab_error *err)
 	return ret;
 }
 
-/* Turn routes are only kept when the whole routing verifies deadlock-free. */
-static int turn_routes_verified(const struct updn *u, const struct routing *r)
+static double seconds_now(void)
 {
-	struct verify_report v;
+	struct timespec ts;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Turn routes are only kept when the whole routing verifies deadlock-free.  The report is kept
+ * too: when these tables are the final ones, the caller need not verify them again.
+ */
+static int turn_routes_verified(const struct updn *u, const struct routing *r,
+				struct updn_report *rep)
+{
+	double t0 = seconds_now();
+
+	rep->verified = 0;
 	if (!u->turn_routes)
 		return 1;
-	return !verify_routing(u->f, r, &v) && verify_ok(&v);
+	if (verify_routing(u->f, r, &rep->verify) || !verify_ok(&rep->verify))
+		return 0;
+	rep->verified = 1;
+	rep->verify_seconds = seconds_now() - t0;
+	return 1;
 }
 
 static void fill_report(const struct updn *u, struct updn_report *rep, const char *source)
@@ -770,6 +788,7 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 	       struct updn_report *rep, struct fab_error *err)
 {
 	struct updn_report fb = { 0 };
+	struct updn_report checked = { 0 };
 	struct fab_error first;
 	const char *source;
 	struct updn u;
@@ -792,22 +811,26 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 	}
 	rank_switches(&u);
 	first.msg[0] = '\0';
-	if (route_all(&u, r, &first) || !turn_routes_verified(&u, r)) {
+	r->sl_mode = ROUTING_SL_UNIFORM;
+	r->sl_uniform = 0;
+	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
+	r->vls_used = 1;
+	if (route_all(&u, r, &first) || !turn_routes_verified(&u, r, &checked)) {
+		checked.verified = 0;
 		if (fall_back(&u, r, &fb, &first, err))
 			goto out;
 		source = "most central switch (the chosen roots left a switch without a route)";
 	}
 	fill_report(&u, rep, source);
+	rep->verified = checked.verified;
+	rep->verify = checked.verify;
+	rep->verify_seconds = checked.verify_seconds;
 	rep->fell_back_from = fb.fell_back_from;
 	memcpy(rep->fall_back_why, fb.fall_back_why, sizeof(rep->fall_back_why));
 	rep->efi_known = fb.efi_known;
 	rep->roots_max_efi = fb.roots_max_efi;
 	rep->roots_unrouted = fb.roots_unrouted;
 	rep->fallback_max_efi = fb.fallback_max_efi;
-	r->sl_mode = ROUTING_SL_UNIFORM;
-	r->sl_uniform = 0;
-	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
-	r->vls_used = 1;
 	ret = 0;
 out:
 	updn_free(&u);

@@ -5,6 +5,7 @@
 #ifndef SARNUE_UPDN_H
 #define SARNUE_UPDN_H
 
+#include "check/verify.h"
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
 
@@ -35,6 +36,13 @@ struct updn_report {
 	 */
 	int efi_known;
 	uint64_t fallback_max_efi, roots_max_efi, roots_unrouted;
+	/*
+	 * Set when the engine verified the tables it returns (to keep turn routes it must): the
+	 * report, and the time it took, so the caller need not verify them again.
+	 */
+	int verified;
+	struct verify_report verify;
+	double verify_seconds;
 };
 
 /*
