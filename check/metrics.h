@@ -165,8 +165,8 @@ struct metrics_fat_tree {
 	int recognised;
 	char why[512];
 	char shape[160];
-	uint32_t levels, leaves, hosts, service;
-	uint64_t efi_bound; /* 0: no bound (a single leaf) */
+	uint32_t levels, leaves, hosts, service; /* terminals on the leaves, and above them */
+	uint64_t efi_bound;			 /* 0: no bound (a single leaf) */
 };
 
 struct fat_tree;

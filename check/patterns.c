@@ -352,7 +352,7 @@ static void print_order_text(const struct metrics_report *m, FILE *out)
 	if (p->have_order) {
 		print_family_text("shift (topo):", &p->order_shift, out);
 		fprintf(out,
-			"  topology order: %u hosts leaf by leaf, then by port (%u of %u shifts); "
+			"  topology order: %u terminals leaf by leaf, then by port (%u of %u shifts); "
 			"'shift:' is in LID order\n",
 			p->order_terminals, p->order_shift.instances, p->order_shifts_possible);
 	} else if (m->tree && !m->tree->recognised) {
@@ -436,9 +436,10 @@ void metrics_fat_tree_print_text(const struct metrics_report *m, FILE *out)
 
 	if (!t->recognised)
 		return;
-	fprintf(out, "fat tree:         %s (%u hosts on %u leaves", t->shape, t->hosts, t->leaves);
+	fprintf(out, "fat tree:         %s (%u terminals on %u leaves", t->shape, t->hosts,
+		t->leaves);
 	if (t->service)
-		fprintf(out, ", %u service ports above them", t->service);
+		fprintf(out, ", %u above them", t->service);
 	fputs(")\n", out);
 	if (!t->efi_bound) {
 		fputs("EFI cut bound:    none (no route leaves a block)\n", out);
@@ -463,7 +464,8 @@ void metrics_fat_tree_print_json(const struct metrics_report *m, FILE *out)
 	fputs(", \"fat_tree\": {\"recognised\": true, \"shape\": ", out);
 	json_write_string(out, t->shape);
 	fprintf(out,
-		", \"levels\": %u, \"leaves\": %u, \"hosts\": %u, \"service_ports\": %u, "
+		", \"levels\": %u, \"leaves\": %u, \"terminals_on_leaves\": %u, "
+		"\"terminals_above_leaves\": %u, "
 		"\"efi_cut_bound\": %" PRIu64 ", \"efi_max_over_bound\": ",
 		t->levels, t->leaves, t->hosts, t->service, t->efi_bound);
 	if (t->efi_bound)
