@@ -42,6 +42,32 @@ static double now(void)
 static void add_warning(struct engine_result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * One root carries every route that climbs: on a multi-level tree, many times ftree's load.  The
+ * warning says how much, against what the chosen roots achieved where they could route.
+ */
+static void warn_updn_fall_back(struct engine_result *res, const struct updn_report *rep)
+{
+	char cost[160] = "which concentrates the load on it";
+
+	if (rep->efi_known && !rep->roots_unrouted)
+		snprintf(cost, sizeof(cost), "max EFI %llu against %llu with the %u root(s)",
+			 (unsigned long long)rep->fallback_max_efi,
+			 (unsigned long long)rep->roots_max_efi, rep->fell_back_from);
+	else if (rep->efi_known)
+		snprintf(cost, sizeof(cost),
+			 "max EFI %llu against %llu with the %u root(s), which left %llu routes "
+			 "between end ports undelivered",
+			 (unsigned long long)rep->fallback_max_efi,
+			 (unsigned long long)rep->roots_max_efi, rep->fell_back_from,
+			 (unsigned long long)rep->roots_unrouted);
+	add_warning(res,
+		    "sar-updn: %u root(s) could not route every LID (%s); routing with the single "
+		    "most central switch as root, %s: name roots with updn_roots=, or use sar-nue "
+		    "or sar-dfsssp",
+		    rep->fell_back_from, rep->fall_back_why, cost);
+}
+
 static int run_updn(const struct fabric *f, const struct sarnue_options *o, struct routing *r,
 		    struct engine_result *res, struct fab_error *err)
 {
@@ -62,14 +88,8 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 					 " 0x%016llx", (unsigned long long)rep.root_guids[i]);
 	if (rep.nroots > 4 && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
-	/* One root carries every route that climbs: on a multi-level tree, many times ftree's load.
-	 */
 	if (rep.fell_back_from)
-		add_warning(res,
-			    "sar-updn: %u root(s) could not route every LID (%s); routing with the "
-			    "single most central switch as root, which concentrates the load on "
-			    "it: name roots with updn_roots=, or use sar-nue or sar-dfsssp",
-			    rep.fell_back_from, rep.fall_back_why);
+		warn_updn_fall_back(res, &rep);
 	return 0;
 }
 

@@ -21,13 +21,20 @@ struct updn_report {
 	const char *root_source; /* "option", "top level of the tree", "most central switch" */
 	unsigned max_rank;
 	uint32_t lids_routed;
-	uint64_t turn_routes; /* root-to-root switch-LID entries through the turn switch */
+	uint64_t turn_routes; /* switch-LID entries routed towards the turn switch */
 	/*
 	 * When the roots chosen first could not route every LID and the single most central
 	 * switch took over: how many there were and why, for the warning that says so.
 	 */
 	unsigned fell_back_from;
 	char fall_back_why[200];
+	/*
+	 * What the fall-back costs, when efi_known: the maximum edge forwarding index
+	 * (check/metrics.h) of the single-root routing, and of the chosen roots' attempt, routed
+	 * as far as it went, with the routes between end ports it did not deliver.
+	 */
+	int efi_known;
+	uint64_t fallback_max_efi, roots_max_efi, roots_unrouted;
 };
 
 /*

@@ -1,7 +1,7 @@
 #!/bin/bash
 #
 # compare.sh - routing engines side by side on the same generated fabrics, inside OpenSM under
-# ibsim: sarnue's engines (sar-updn, sar-nue, sar-dfsssp) and OpenSM's built-in ones (nue,
+# ibsim: sarnue's engines (sar-updn, sar-nue, sar-dfsssp, sar-dmodk) and OpenSM's built-in ones (nue,
 # dfsssp, updn, ftree, minhop, lash).  Per run: route time from OpenSM's log ("building
 # routing with" to "tables configured"), VLs in use, escape-path fall-backs (Nue engines),
 # mean and maximum hops over all routes (to switch LIDs too), mean hops of the routes between
@@ -30,7 +30,7 @@ set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
 quick=0 big=0 offline=0 vls="1 8" only="" repeat=1 extra=""
-engines="sar-updn sar-nue sar-dfsssp updn nue dfsssp ftree minhop lash"
+engines="sar-updn sar-nue sar-dfsssp sar-dmodk updn nue dfsssp ftree minhop lash"
 usage() {
 	echo "usage: $0 [--quick|--large] [--offline] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" \
 		"[--fabrics \"NAME ...\"] [--repeat N] [--options \"KEY=VALUE ...\"]" >&2

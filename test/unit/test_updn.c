@@ -1,7 +1,9 @@
 /*
  * test_updn.c - unit tests of the Up* / Down* engine: complete and deadlock-free (checked by the
  * verifier) on rings, tori with a switch removed, random graphs and trees; roots from the option
- * and automatic; LMC; determinism; clear errors for bad roots and disconnected switches.
+ * and automatic; a 3-level k-ary tree routed from its top level with ftree's balance; the
+ * fall-back warning and what it costs; LMC; determinism; clear errors for bad roots and
+ * disconnected switches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "testfab.h"
 #include "engines/engines.h"
 #include "engines/updn/updn.h"
+#include "check/metrics.h"
 #include "check/verify.h"
 
 static void route_and_verify(struct fabric *f, const struct updn_opts *o, const char *what)
@@ -105,6 +108,135 @@ static void test_fat_tree_roots(void)
 	/* Every leaf-to-leaf route is 2 switch hops + 2 host links: minimal. */
 	routing_free(&r);
 	route_and_verify(&f, NULL, "fat tree");
+	fabric_free(&f);
+}
+
+/*
+ * The k-ary n-tree of `sarnue gen ktree`: n levels of k^(n-1) switches, level l switch i is
+ * switch l * k^(n-1) + i; its up port c leads to the level l+1 switch whose base-k digit l is c.
+ */
+static unsigned ktree_links(unsigned (*links)[2], unsigned k, unsigned n)
+{
+	unsigned per = 1, l, i, c, digit, np = 0;
+
+	for (l = 1; l < n; l++)
+		per *= k;
+	for (l = 0, digit = 1; l + 1 < n; l++, digit *= k) {
+		for (i = 0; i < per; i++) {
+			for (c = 0; c < k; c++) {
+				unsigned j = i - (i / digit % k) * digit + c * digit;
+
+				links[np][0] = l * per + i;
+				links[np][1] = (l + 1) * per + j;
+				np++;
+			}
+		}
+	}
+	return np;
+}
+
+static uint64_t max_efi(const struct fabric *f, const struct routing *r)
+{
+	struct metrics_options o;
+	struct metrics_efi e;
+	uint64_t max;
+
+	metrics_options_default(&o);
+	CHECK(metrics_efi(f, r, &o, &e) == 0);
+	CHECK(e.unrouted == 0);
+	max = e.dist.max;
+	metrics_efi_free(&e);
+	return max;
+}
+
+/*
+ * A 4-ary 3-tree (48 switches, 64 hosts) keeps its 16 top switches as roots: the middle
+ * switches of different pods reach each other's LIDs through the turn switch, without the
+ * single-root fall-back, deadlock-free and complete.  The maximum EFI of all-to-all stays within
+ * 10% of the cut bound at a leaf: 4 hosts x 60 others over 4 up-links = 60 (OpenSM's ftree).
+ */
+static void test_three_level_tree(void)
+{
+	static unsigned links[2 * 16 * 4][2];
+	unsigned hosts[48] = { 0 }, i;
+	struct sarnue_options o;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct updn_report rep;
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	uint64_t bound = 4 * 60 / 4;
+
+	for (i = 0; i < 16; i++)
+		hosts[i] = 4;
+	CHECK(testfab_build_hosts(&f, 48, hosts, 0, (const unsigned(*)[2])links,
+				  ktree_links(links, 4, 3), 0) == 0);
+	CHECK(routing_init(&r, &f, "sar-updn") == 0);
+	CHECK(updn_route(&f, NULL, &r, &rep, &err) == 0);
+	CHECK(rep.fell_back_from == 0 && rep.nroots == 16);
+	CHECK(!strcmp(rep.root_source, "top level of the tree"));
+	for (i = 0; i < rep.nroots; i++)
+		CHECK(rep.root_guids[i] >= 0x1000 + 32 && rep.root_guids[i] < 0x1000 + 48);
+	/* Top to top and middle to middle across pods need the turn switch. */
+	CHECK(rep.turn_routes > 0);
+	CHECK(verify_routing(&f, &r, &v) == 0 && verify_ok(&v));
+	CHECK(v.unreachable == 0 && v.loops == 0 && v.credit_loop_vls == 0);
+	CHECK(v.pairs == 112 * 111);
+	CHECK(max_efi(&f, &r) * 10 <= bound * 11);
+	routing_free(&r);
+
+	/* Through the engine's entry point: no warning, and the summary names the tree. */
+	options_defaults(&o);
+	CHECK(routing_init(&r, &f, "sar-updn") == 0);
+	CHECK(engine_run("sar-updn", &f, &o, &r, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify));
+	CHECK(res.warning[0] == '\0');
+	CHECK(strstr(res.summary, "16 root(s) from top level of the tree") != NULL);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * Two roots named on a 4x4 torus: their turn routes close a credit loop, so the single most
+ * central switch routes instead, and the warning says what that costs in maximum EFI against
+ * the named roots' own attempt.
+ */
+static void test_fall_back_warning(void)
+{
+	unsigned links[32][2];
+	struct sarnue_options o;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct updn_report rep;
+	struct routing r;
+	struct fabric f;
+	char want[64];
+
+	CHECK(testfab_build(&f, 16, 1, (const unsigned(*)[2])links,
+			    testfab_torus(links, 4, 4, 1, -1), 0) == 0);
+	options_defaults(&o);
+	o.updn_roots[0] = 0x1000;
+	o.updn_roots[1] = 0x100a;
+	o.n_updn_roots = 2;
+	CHECK(routing_init(&r, &f, "sar-updn") == 0);
+	CHECK(engine_run("sar-updn", &f, &o, &r, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify));
+	CHECK(strstr(res.summary, "1 root(s) from most central switch") != NULL);
+	CHECK(strstr(res.warning, "sar-updn: 2 root(s) could not route every LID") != NULL);
+	CHECK(strchr(res.warning, '\n') == NULL);
+
+	{
+		struct updn_opts uo = { o.updn_roots, 2 };
+
+		CHECK(updn_route(&f, &uo, &r, &rep, &err) == 0);
+	}
+	CHECK(rep.fell_back_from == 2 && rep.efi_known && rep.nroots == 1);
+	CHECK(rep.fallback_max_efi == max_efi(&f, &r) && rep.roots_max_efi > 0);
+	snprintf(want, sizeof(want), "max EFI %llu against %llu with the 2 root(s)",
+		 (unsigned long long)rep.fallback_max_efi, (unsigned long long)rep.roots_max_efi);
+	CHECK(strstr(res.warning, want) != NULL);
+	routing_free(&r);
 	fabric_free(&f);
 }
 
@@ -217,6 +349,8 @@ int main(void)
 	test_faulty_torus();
 	test_random_graphs();
 	test_fat_tree_roots();
+	test_three_level_tree();
+	test_fall_back_warning();
 	test_lmc_spreads();
 	test_option_roots_and_errors();
 	test_disconnected_switch();
