@@ -1,14 +1,15 @@
 /*
- * metrics.c - edge forwarding index, effective EFI and dark fiber, stretch, and static
- * congestion under shift, random-permutation and random-bisection traffic (see metrics.h for
- * the definitions).  Runs on the fabric model and routing tables only, so `sarnue check` and
- * the filter daemon can judge any engine's tables.
+ * metrics.c - edge forwarding index, effective EFI and dark fiber, and stretch (see metrics.h
+ * for the definitions), and the text and JSON report of all metrics; the traffic patterns are
+ * patterns.c.  Runs on the fabric model and routing tables only, so `sarnue check` and the
+ * filter daemon can judge any engine's tables.
  *
  * LFTs are followed with verify_lft_step(), the verifier's own step, so a route counted here is
  * exactly a route the verifier calls delivered.  The EFIs use one in-tree per destination LID
- * (children before parents, O(switches)); the patterns walk one path per flow.
+ * (children before parents, O(switches)).
  */
 #include "check/metrics.h"
+#include "check/metrics_net.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -21,31 +22,7 @@
 
 #define TREE_ROOT (FAB_NONE - 1) /* the switch hands the packet to the destination */
 
-/* What every metric needs: terminals grouped by switch, and the in-tree of one destination. */
-struct net {
-	const struct fabric *f;
-	const struct routing *r;
-	uint32_t nsw, nch;
-	uint32_t *chan_of_port; /* [nports]: channel of C* leaving that port, or FAB_NONE */
-	uint32_t nterm, detached;
-	uint32_t *term;	       /* [nterm] terminal port indices, ascending LID */
-	uint32_t *term_sw;     /* [nterm] switch each attaches to */
-	uint32_t *sw_term_off; /* [nsw + 1] CSR: terminals (indices into term) per switch */
-	uint32_t *sw_term;
-
-	/* The in-tree towards one LID; order lists reached switches, parents first. */
-	uint32_t *next;	 /* [nsw] parent switch, TREE_ROOT, or FAB_NONE when not delivered */
-	uint32_t *chan;	 /* [nsw] channel of C* to the parent */
-	uint32_t *hops;	 /* [nsw] links from the switch to the destination port */
-	uint32_t *order; /* [nsw] */
-	uint32_t *child_off, *child, *fill;
-	uint32_t nreach;
-
-	uint64_t *acc;	/* [nsw] sources per switch, then per subtree */
-	uint32_t *dist; /* [nsw] BFS distance over C*, for the stretch */
-};
-
-static void net_free(struct net *n)
+void metrics_net_free(struct net *n)
 {
 	free(n->chan_of_port);
 	free(n->term);
@@ -100,7 +77,7 @@ static int net_terminals(struct net *n)
 	return 0;
 }
 
-static int net_init(struct net *n, const struct fabric *f, const struct routing *r)
+int metrics_net_init(struct net *n, const struct fabric *f, const struct routing *r)
 {
 	uint32_t i;
 
@@ -132,7 +109,7 @@ static int net_init(struct net *n, const struct fabric *f, const struct routing 
 		goto fail;
 	return 0;
 fail:
-	net_free(n);
+	metrics_net_free(n);
 	return -1;
 }
 
@@ -249,8 +226,8 @@ static unsigned lids_per_terminal(const struct net *n, uint32_t t, const struct 
 	return o->all_lids ? 1u << n->f->ports[n->term[t]].lmc : 1;
 }
 
-static void progress(const struct metrics_options *o, const char *phase, uint64_t done,
-		     uint64_t total)
+void metrics_progress(const struct metrics_options *o, const char *phase, uint64_t done,
+		      uint64_t total)
 {
 	if (o->progress)
 		o->progress(o->progress_ctx, phase, done, total);
@@ -370,14 +347,14 @@ int metrics_efi(const struct fabric *f, const struct routing *r, const struct me
 	struct net n;
 
 	memset(e, 0, sizeof(*e));
-	if (net_init(&n, f, r))
+	if (metrics_net_init(&n, f, r))
 		return -1;
 	e->nchannels = n.nch;
 	e->terminals = n.nterm;
 	e->detached = n.detached;
 	e->load = calloc(n.nch + 1, sizeof(*e->load));
 	if (!e->load) {
-		net_free(&n);
+		metrics_net_free(&n);
 		return -1;
 	}
 	for (dsw = 0; dsw < n.nsw; dsw++) {
@@ -385,7 +362,7 @@ int metrics_efi(const struct fabric *f, const struct routing *r, const struct me
 			continue;
 		efi_destination_switch(&n, o, dsw, e, &sum);
 		done += sw_terminals(&n, dsw);
-		progress(o, "edge forwarding index", done, n.nterm);
+		metrics_progress(o, "edge forwarding index", done, n.nterm);
 	}
 	dist_compute(e->load, n.nch, &e->dist);
 	if (e->routes) {
@@ -393,7 +370,7 @@ int metrics_efi(const struct fabric *f, const struct routing *r, const struct me
 		e->mean_ratio = sum.ratio / (double)e->routes;
 		e->mean_hops = sum.hops / (double)e->routes;
 	}
-	net_free(&n);
+	metrics_net_free(&n);
 	return 0;
 }
 
@@ -530,7 +507,7 @@ int metrics_effective_efi(const struct fabric *f, const struct routing *r, const
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (net_init(&n, f, r))
+	if (metrics_net_init(&n, f, r))
 		return -1;
 	out->nchannels = n.nch;
 	out->njobs = jm->njobs;
@@ -545,7 +522,7 @@ int metrics_effective_efi(const struct fabric *f, const struct routing *r, const
 	for (j = 0; j < jm->njobs; j++) {
 		job_run(&n, o, &jp, jt.term + jt.off[j], jt.off[j + 1] - jt.off[j], out,
 			&out->job[j]);
-		progress(o, "effective EFI", j + 1, jm->njobs);
+		metrics_progress(o, "effective EFI", j + 1, jm->njobs);
 	}
 	jobs_summary(out);
 	ret = 0;
@@ -557,7 +534,7 @@ out:
 	free(jp.count);
 	free(jp.load);
 	free(jp.touched);
-	net_free(&n);
+	metrics_net_free(&n);
 	return ret;
 }
 
@@ -567,273 +544,6 @@ void metrics_jobs_free(struct metrics_jobs *j)
 	free(j->job);
 	j->load = NULL;
 	j->job = NULL;
-}
-
-/* splitmix64: small, seedable, and the same sequence on every platform. */
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *g)
-{
-	uint64_t z = (g->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(struct rng *g, uint32_t n)
-{
-	return (uint32_t)(((unsigned __int128)rng_next(g) * n) >> 64);
-}
-
-static void shuffle(struct rng *g, uint32_t *a, uint32_t n)
-{
-	uint32_t i, j, x;
-
-	for (i = n; i > 1; i--) {
-		j = rng_below(g, i);
-		sn_assert(j < i);
-		x = a[i - 1];
-		a[i - 1] = a[j];
-		a[j] = x;
-	}
-}
-
-/* One pattern instance: flows src[i] -> dst[i] (terminal indices) and the loads they cause. */
-struct pattern_pass {
-	struct net *n;
-	uint32_t *path; /* [nsw + 1] */
-	uint32_t *load; /* [nch] */
-	uint32_t *touched, ntouched;
-	uint32_t *src, *dst, nflows; /* [nterm] */
-	uint32_t *perm;		     /* [nterm] */
-};
-
-struct instance {
-	uint64_t max_load, unrouted;
-	double unslowed, share; /* fractions of the flows */
-};
-
-/*
- * Channels of C* on the route from terminal src to dst's base LID; their number, or -1 when the
- * LFTs do not deliver it.  A route longer than the number of switches has looped.
- */
-static int flow_path(const struct net *n, uint32_t src, uint32_t dst, uint32_t *path)
-{
-	unsigned dlid = n->f->ports[n->term[dst]].base_lid;
-	uint32_t sw = n->term_sw[src], len = 0, q, nx;
-
-	while (len <= n->nsw) {
-		enum lft_step step = verify_lft_step(n->f, n->r, sw, dlid, &q, &nx);
-
-		/* A delivered route meets no switch twice: fewer links than switches. */
-		if (step == LFT_STEP_DELIVERED) {
-			sn_assert(len < n->nsw);
-			return (int)len;
-		}
-		if (step != LFT_STEP_SWITCH)
-			return -1;
-		sn_assert(n->chan_of_port[q] < n->nch);
-		path[len++] = n->chan_of_port[q];
-		sw = nx;
-	}
-	return -1;
-}
-
-/* Share of a link the flow gets: 1 / the highest load on its path. */
-static void judge_flows(struct pattern_pass *pp, struct instance *res)
-{
-	uint64_t unslowed = 0;
-	double share = 0;
-	uint32_t i;
-
-	for (i = 0; i < pp->nflows; i++) {
-		int len = flow_path(pp->n, pp->src[i], pp->dst[i], pp->path), k;
-		uint32_t m = 0;
-
-		if (len < 0)
-			continue;
-		for (k = 0; k < len; k++)
-			m = pp->load[pp->path[k]] > m ? pp->load[pp->path[k]] : m;
-		unslowed += m <= 1;
-		share += m > 1 ? 1.0 / m : 1.0;
-	}
-	res->unslowed = pp->nflows ? (double)unslowed / pp->nflows : 0.0;
-	res->share = pp->nflows ? share / pp->nflows : 0.0;
-}
-
-static void instance_run(struct pattern_pass *pp, int judge, struct instance *res)
-{
-	uint32_t i;
-	int k, len;
-
-	memset(res, 0, sizeof(*res));
-	pp->ntouched = 0;
-	for (i = 0; i < pp->nflows; i++) {
-		len = flow_path(pp->n, pp->src[i], pp->dst[i], pp->path);
-		if (len < 0) {
-			res->unrouted++;
-			continue;
-		}
-		for (k = 0; k < len; k++)
-			if (!pp->load[pp->path[k]]++)
-				pp->touched[pp->ntouched++] = pp->path[k];
-	}
-	sn_assert(res->unrouted <= pp->nflows && pp->ntouched <= pp->n->nch);
-	for (i = 0; i < pp->ntouched; i++)
-		if (pp->load[pp->touched[i]] > res->max_load)
-			res->max_load = pp->load[pp->touched[i]];
-	if (judge)
-		judge_flows(pp, res);
-	for (i = 0; i < pp->ntouched; i++)
-		pp->load[pp->touched[i]] = 0;
-}
-
-static void family_add(struct metrics_family *fam, const struct instance *in, uint32_t nflows)
-{
-	fam->instances++;
-	fam->flows += nflows;
-	fam->unrouted += in->unrouted;
-	if (in->max_load > fam->max_load)
-		fam->max_load = in->max_load;
-	fam->mean_max_load += (double)in->max_load; /* a sum until family_end() */
-}
-
-static void family_end(struct metrics_family *fam)
-{
-	if (fam->instances)
-		fam->mean_max_load /= fam->instances;
-}
-
-static uint32_t shift_count(uint32_t nterm, const struct metrics_options *o)
-{
-	uint32_t all = nterm ? nterm - 1 : 0;
-	uint32_t k = o->shifts ? o->shifts
-			       : (nterm <= METRICS_SHIFTS_ALL_MAX ? all : METRICS_SHIFTS_SAMPLE);
-
-	return k < all ? k : all;
-}
-
-/* With fewer shifts than terminals - 1, they are spread evenly over 1 .. terminals - 1. */
-static void run_shifts(struct pattern_pass *pp, const struct metrics_options *o,
-		       struct metrics_patterns *out)
-{
-	uint32_t nterm = pp->n->nterm, all = nterm ? nterm - 1 : 0, k, count, i;
-	struct instance in;
-
-	count = shift_count(nterm, o);
-	for (k = 0; k < count; k++) {
-		uint32_t s = count == all ? k + 1 : 1 + (uint32_t)((uint64_t)k * all / count);
-
-		/* A shift of 0 or of nterm would send every terminal to itself. */
-		sn_assert(s >= 1 && s <= all);
-
-		for (i = 0; i < nterm; i++) {
-			pp->src[i] = i;
-			pp->dst[i] = (uint32_t)(((uint64_t)i + s) % nterm);
-		}
-		pp->nflows = nterm;
-		instance_run(pp, 0, &in);
-		family_add(&out->shift, &in, pp->nflows);
-		progress(o, "shift patterns", k + 1, count);
-	}
-	family_end(&out->shift);
-}
-
-static void run_permutations(struct pattern_pass *pp, const struct metrics_options *o,
-			     struct metrics_patterns *out)
-{
-	struct rng g = { o->seed };
-	uint32_t nterm = pp->n->nterm, k, i;
-	struct instance in;
-
-	for (k = 0; k < o->permutations && nterm > 1; k++) {
-		for (i = 0; i < nterm; i++)
-			pp->perm[i] = i;
-		shuffle(&g, pp->perm, nterm);
-		pp->nflows = 0;
-		for (i = 0; i < nterm; i++) {
-			if (pp->perm[i] == i)
-				continue; /* a terminal sending to itself is no flow */
-			pp->src[pp->nflows] = i;
-			pp->dst[pp->nflows++] = pp->perm[i];
-		}
-		instance_run(pp, 0, &in);
-		family_add(&out->permutation, &in, pp->nflows);
-		progress(o, "random permutations", k + 1, o->permutations);
-	}
-	family_end(&out->permutation);
-}
-
-/* Random halves, paired at random; each pair sends both ways (odd counts leave one out). */
-static void run_bisections(struct pattern_pass *pp, const struct metrics_options *o,
-			   struct metrics_patterns *out)
-{
-	struct rng g = { o->seed ^ 0x6a09e667f3bcc909ull };
-	uint32_t nterm = pp->n->nterm, half = nterm / 2, k, i;
-	double unslowed = 0, share = 0;
-	struct instance in;
-
-	for (k = 0; k < o->bisections && half; k++) {
-		for (i = 0; i < nterm; i++)
-			pp->perm[i] = i;
-		shuffle(&g, pp->perm, nterm);
-		for (i = 0; i < half; i++) {
-			pp->src[2 * i] = pp->dst[2 * i + 1] = pp->perm[i];
-			pp->dst[2 * i] = pp->src[2 * i + 1] = pp->perm[half + i];
-		}
-		pp->nflows = 2 * half;
-		sn_assert(pp->nflows <= nterm);
-		instance_run(pp, 1, &in);
-		family_add(&out->bisection, &in, pp->nflows);
-		unslowed += in.unslowed;
-		share += in.share;
-		progress(o, "random bisections", k + 1, o->bisections);
-	}
-	family_end(&out->bisection);
-	if (out->bisection.instances) {
-		out->ebb_unslowed = unslowed / out->bisection.instances;
-		out->ebb_share = share / out->bisection.instances;
-	}
-}
-
-int metrics_patterns(const struct fabric *f, const struct routing *r,
-		     const struct metrics_options *o, struct metrics_patterns *out)
-{
-	struct pattern_pass pp;
-	struct net n;
-	int ret = -1;
-
-	memset(out, 0, sizeof(*out));
-	memset(&pp, 0, sizeof(pp));
-	if (net_init(&n, f, r))
-		return -1;
-	pp.n = &n;
-	pp.path = malloc(sizeof(*pp.path) * (n.nsw + 1));
-	pp.load = calloc(n.nch + 1, sizeof(*pp.load));
-	pp.touched = malloc(sizeof(*pp.touched) * (n.nch + 1));
-	pp.src = malloc(sizeof(*pp.src) * (n.nterm + 1));
-	pp.dst = malloc(sizeof(*pp.dst) * (n.nterm + 1));
-	pp.perm = malloc(sizeof(*pp.perm) * (n.nterm + 1));
-	if (!pp.path || !pp.load || !pp.touched || !pp.src || !pp.dst || !pp.perm)
-		goto out;
-	out->terminals = n.nterm;
-	out->shifts_possible = n.nterm ? n.nterm - 1 : 0;
-	run_shifts(&pp, o, out);
-	run_permutations(&pp, o, out);
-	run_bisections(&pp, o, out);
-	ret = 0;
-out:
-	free(pp.path);
-	free(pp.load);
-	free(pp.touched);
-	free(pp.src);
-	free(pp.dst);
-	free(pp.perm);
-	net_free(&n);
-	return ret;
 }
 
 static void print_hist_text(const struct metrics_dist *d, FILE *out)
@@ -915,38 +625,15 @@ static void print_jobs_text(const struct metrics_report *m, FILE *out)
 		fprintf(out, "  ... %u more jobs (--json lists all)\n", j->njobs - JOBS_LISTED);
 }
 
-static void print_family_text(const char *name, const struct metrics_family *fam, FILE *out)
-{
-	fprintf(out,
-		"  %-15s %u instances, max load %" PRIu64 ", mean max load %.3f, flows %" PRIu64
-		", not delivered %" PRIu64 "\n",
-		name, fam->instances, fam->max_load, fam->mean_max_load, fam->flows, fam->unrouted);
-}
-
-static void print_patterns_text(const struct metrics_report *m, FILE *out)
-{
-	const struct metrics_patterns *p = m->patterns;
-
-	fprintf(out,
-		"\npatterns (%u terminals, seed %" PRIu64 ", load = flows per channel of C*)\n",
-		p->terminals, m->options->seed);
-	fprintf(out, "  shifts:         %u of %u\n", p->shift.instances, p->shifts_possible);
-	print_family_text("shift:", &p->shift, out);
-	fprintf(out, "  %-15s max load %" PRIu64 " (the EFI)\n", "all-to-all:", m->efi->dist.max);
-	print_family_text("permutation:", &p->permutation, out);
-	print_family_text("bisection:", &p->bisection, out);
-	fprintf(out,
-		"  effective bisection bandwidth: %.4f of flows unslowed, mean link share %.4f\n",
-		p->ebb_unslowed, p->ebb_share);
-}
-
 void metrics_print_text(const struct metrics_report *m, FILE *out)
 {
 	print_efi_text(m->efi, m->options->all_lids, out);
+	if (m->tree)
+		metrics_fat_tree_print_text(m, out);
 	if (m->jobs)
 		print_jobs_text(m, out);
 	if (m->patterns)
-		print_patterns_text(m, out);
+		metrics_patterns_print_text(m, out);
 }
 
 static void print_dist_json(const struct metrics_dist *d, FILE *out)
@@ -1016,38 +703,15 @@ static void print_jobs_json(const struct metrics_report *m, FILE *out)
 	fputs("]}", out);
 }
 
-static void print_family_json(const char *name, const struct metrics_family *fam, FILE *out)
-{
-	fprintf(out,
-		"\"%s\": {\"instances\": %u, \"flows\": %" PRIu64 ", \"unrouted_flows\": %" PRIu64
-		", \"max_load\": %" PRIu64 ", \"mean_max_load\": %.4f}",
-		name, fam->instances, fam->flows, fam->unrouted, fam->max_load, fam->mean_max_load);
-}
-
-static void print_patterns_json(const struct metrics_report *m, FILE *out)
-{
-	const struct metrics_patterns *p = m->patterns;
-
-	fprintf(out,
-		", \"patterns\": {\"seed\": %" PRIu64
-		", \"terminals\": %u, \"shifts_possible\": %u, ",
-		m->options->seed, p->terminals, p->shifts_possible);
-	print_family_json("shift", &p->shift, out);
-	fprintf(out, ", \"all_to_all\": {\"max_load\": %" PRIu64 "}, ", m->efi->dist.max);
-	print_family_json("permutation", &p->permutation, out);
-	fputs(", ", out);
-	print_family_json("bisection", &p->bisection, out);
-	fprintf(out, ", \"ebb_unslowed_fraction\": %.4f, \"ebb_mean_share\": %.4f}",
-		p->ebb_unslowed, p->ebb_share);
-}
-
 void metrics_print_json(const struct metrics_report *m, FILE *out)
 {
 	fprintf(out, "{\"route_lids\": \"%s\", ", m->options->all_lids ? "all" : "base");
 	print_efi_json(m->efi, out);
+	if (m->tree)
+		metrics_fat_tree_print_json(m, out);
 	if (m->jobs)
 		print_jobs_json(m, out);
 	if (m->patterns)
-		print_patterns_json(m, out);
+		metrics_patterns_print_json(m, out);
 	fputc('}', out);
 }

@@ -119,7 +119,9 @@ void metrics_jobs_free(struct metrics_jobs *j);
  * Static congestion under traffic patterns: each flow is one route to the destination's base
  * LID, the load of a channel of C* is the number of flows of one pattern instance crossing it.
  * Terminal links are left out: in a permutation each carries exactly one flow per direction.
- * Terminals are numbered in ascending LID order for the shift patterns.
+ * Terminals are numbered in ascending LID order for the shift patterns; a second order may be
+ * given for them too: a fat tree's topology order (leaf by leaf, then port), the order D-mod-k
+ * routing carries every shift in without contention on a complete tree.
  */
 struct metrics_family {
 	uint32_t instances;
@@ -138,10 +140,39 @@ struct metrics_patterns {
 	 * a flow gets (1 / the highest load on its path; 0 when not delivered).
 	 */
 	double ebb_unslowed, ebb_share;
+	/* The shifts over the second order, when one was given (have_order). */
+	int have_order;
+	uint32_t order_terminals, order_shifts_possible;
+	struct metrics_family order_shift;
 };
 
 int metrics_patterns(const struct fabric *f, const struct routing *r,
 		     const struct metrics_options *o, struct metrics_patterns *out);
+/*
+ * The same, and the shifts i -> i+s mod M once more over the terminal ports order[0..norder)
+ * (ports that are no terminal are left out).  -1 when out of memory.
+ */
+int metrics_patterns_in_order(const struct fabric *f, const struct routing *r,
+			      const struct metrics_options *o, const uint32_t *order,
+			      uint32_t norder, struct metrics_patterns *out);
+
+/*
+ * A fat tree recognised in the fabric (fabric/fattree.h), as the report shows it: its shape and
+ * the cut lower bound of the maximum EFI for all-to-all traffic (fat_tree_efi_bound()), or why
+ * the fabric is no fat tree.
+ */
+struct metrics_fat_tree {
+	int recognised;
+	char why[512];
+	char shape[160];
+	uint32_t levels, leaves, hosts, service; /* terminals on the leaves, and above them */
+	uint64_t efi_bound;			 /* 0: no bound (a single leaf) */
+};
+
+struct fat_tree;
+/* Recognises f into t (fat_tree_free() it) and fills out either way. */
+void metrics_fat_tree_recognise(const struct fabric *f, struct fat_tree *t,
+				struct metrics_fat_tree *out);
 
 /* Everything one `sarnue check` run computed; jobs and patterns may be NULL. */
 struct metrics_report {
@@ -151,6 +182,7 @@ struct metrics_report {
 	const struct job_map *jm;
 	const char *job_map_name;
 	const struct metrics_patterns *patterns;
+	const struct metrics_fat_tree *tree; /* NULL: not looked for */
 };
 
 void metrics_print_text(const struct metrics_report *m, FILE *out);

@@ -4,6 +4,8 @@
  * result, ours or OpenSM's built-in ones, is judged by the same code the plugin uses.  Then it
  * reports the routing-quality metrics of metrics.h on the same tables: EFI and stretch always,
  * effective EFI with a job map, traffic patterns on request, and an SVG picture of the loads.
+ * A fabric recognised as a fat tree gets the cut lower bound of the maximum EFI beside the EFI
+ * and its shifts in topology order beside those in LID order.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,6 +23,7 @@
 #include "lib/numbers.h"
 #include "cli/svg.h"
 #include "check/verify.h"
+#include "fabric/fattree.h"
 
 static const char check_usage[] =
 	"usage: sarnue check [OPTIONS] --dump-dir DIR\n"
@@ -60,6 +63,10 @@ static const char check_usage[] =
 	"                   mean, max, mean ratio taken/fewest, non-minimal routes\n"
 	"  --all-lids       count a route to every LID of a terminal's LMC range, not only to\n"
 	"                   its base LID (each source port once per destination LID)\n"
+	"  fat tree         when the switches form a fat tree (recognised from the links alone):\n"
+	"                   its shape and the cut lower bound of the maximum EFI (over every\n"
+	"                   subtree, the routes leaving it spread evenly over its up links),\n"
+	"                   with the ratio max EFI / bound; 1.00 is optimal\n"
 	"  --no-metrics     verification only\n"
 	"\n"
 	"  --job-map FILE   'hostname jobid' lines, the format of the plugin's job_map option.\n"
@@ -77,7 +84,10 @@ static const char check_usage[] =
 	"\n"
 	"  --patterns       static congestion under traffic patterns, each flow one route to the\n"
 	"                   base LID, load = flows of one instance on a channel of C*:\n"
-	"                   shifts i -> i+s mod N (terminals in LID order), all-to-all (the EFI),\n"
+	"                   shifts i -> i+s mod N (terminals in LID order; on a fat tree also in\n"
+	"                   topology order, leaf by leaf then port, the order D-mod-k routing\n"
+	"                   carries every shift in without contention; see 'sarnue topo-order'),\n"
+	"                   all-to-all (the EFI),\n"
 	"                   random permutations and random bisections (halves paired at random,\n"
 	"                   both directions); max and mean over instances of the highest load,\n"
 	"                   and the effective bisection bandwidth estimate: mean over bisections\n"
@@ -385,11 +395,14 @@ struct check_metrics {
 	struct metrics_efi efi;
 	struct metrics_jobs jobs;
 	struct metrics_patterns patterns;
+	struct fat_tree tree;
+	struct metrics_fat_tree tree_report;
 	int have_jobs, have_patterns;
 };
 
 static void check_metrics_free(struct check_metrics *cm)
 {
+	fat_tree_free(&cm->tree);
 	metrics_efi_free(&cm->efi);
 	if (cm->have_jobs)
 		metrics_jobs_free(&cm->jobs);
@@ -434,8 +447,11 @@ static int compute_metrics(struct check_args *a, const struct fabric *f, const s
 			goto oom;
 		cm->have_jobs = 1;
 	}
+	metrics_fat_tree_recognise(f, &cm->tree, &cm->tree_report);
 	if (a->patterns) {
-		if (metrics_patterns(f, r, &a->mo, &cm->patterns))
+		if (metrics_patterns_in_order(f, r, &a->mo, cm->tree.terminals,
+					      cm->tree_report.recognised ? cm->tree.nterminals : 0,
+					      &cm->patterns))
 			goto oom;
 		cm->have_patterns = 1;
 	}
@@ -455,6 +471,7 @@ static void print_report(const struct check_args *a, const struct verify_report 
 		.jm = jm,
 		.job_map_name = a->job_map,
 		.patterns = cm->have_patterns ? &cm->patterns : NULL,
+		.tree = &cm->tree_report,
 	};
 
 	if (a->json) {
@@ -514,6 +531,7 @@ int check_main(int argc, char **argv)
 	job_map_init(&jm);
 	memset(&r, 0, sizeof(r));
 	memset(&cm, 0, sizeof(cm));
+	fat_tree_init(&cm.tree);
 	/* A job map is an option's argument: reject it before any expensive loading. */
 	if (a.job_map && job_map_parse(&jm, a.job_map, &err)) {
 		cli_error("check", "%s", err.msg);

@@ -1,7 +1,8 @@
 /*
  * sarnue.c - the `sarnue` command: dispatches to gen (synthetic fabrics), route (offline
- * routing with the plugin's engines), check (verification of any routing tables) and ctl (the
- * plugin's control socket).
+ * routing with the plugin's engines), check (verification of any routing tables), topo-order
+ * (the hosts of a fat tree in the rank order D-mod-k routing suits) and ctl (the plugin's
+ * control socket).
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,8 @@ static const char usage[] =
 	"  gen     write a synthetic fabric as an ibsim net file (fat trees, tori, random, dragonfly)\n"
 	"  route   route a net file offline with a sarnue engine and write OpenSM-style dump files\n"
 	"  check   verify routing tables: reachability, forwarding loops, credit loops, hops\n"
+	"  topo-order  hosts of a fat tree or of a job in topology order, the rank order\n"
+	"          D-mod-k routing suits: host lines, Slurm lists, MPI hostfile, topology.conf\n"
 	"  ctl     talk to the plugin in a running OpenSM: status, reroute, jobs FILE\n"
 	"  version print the version\n"
 	"\n"
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
 		return route_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ctl"))
 		return ctl_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "topo-order"))
+		return topo_order_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gen"))
 		return gen_main(argc - 1, argv + 1);
 	fprintf(stderr, "sarnue: unknown command '%s'\n%s", argv[1], usage);

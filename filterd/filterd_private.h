@@ -2,8 +2,9 @@
  * filterd_private.h - what the pieces of sarnue-filterd share: the command line as parsed
  * (options.c), the daemon's state, and the report of one poll.  filterd.c runs the poll loop and
  * logs; squeue.c asks Slurm for the jobs; topo.c finds where the hosts sit; decide.c decides on
- * a reroute and hands the job map to the plugin.  jobfilter.c, hostlist.c and slurmjobs.c hold
- * the parts that need no processes or sockets, which the unit tests call directly.
+ * a reroute and hands the job map to the plugin.  jobfilter.c and slurmjobs.c (with
+ * lib/hostlist.c) hold the parts that need no processes or sockets, which the unit tests call
+ * directly.
  */
 #ifndef SARNUE_FILTERD_PRIVATE_H
 #define SARNUE_FILTERD_PRIVATE_H

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "fabric/fabric.h"
-#include "filterd/hostlist.h"
+#include "lib/hostlist.h"
 #include "fabric/jobmap.h"
 #include "filterd/slurmjobs.h"
 

@@ -19,7 +19,7 @@
 
 #include "engines/engines.h"
 #include "fabric/fabric.h"
-#include "filterd/hostlist.h"
+#include "lib/hostlist.h"
 #include "filterd/jobfilter.h"
 #include "fabric/jobmap.h"
 #include "fabric/loaders.h"

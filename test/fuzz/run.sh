@@ -27,7 +27,7 @@ command -v clang >/dev/null ||
 mkdir -p "$work/corpus" || exit 2
 echo "fuzz: working in $work"
 
-core=(lib/*.c fabric/*.c check/*.c engines/*.c engines/*/*.c update/acks.c update/wire.c filterd/hostlist.c filterd/slurmjobs.c
+core=(lib/*.c fabric/*.c check/*.c engines/*.c engines/*/*.c update/acks.c update/wire.c filterd/slurmjobs.c
 	filterd/jobfilter.c)
 # METIS as configure found it: the same layers as the built tools.
 read -r -a metis <<<"$(sed -n 's/^METIS_\(CPPFLAGS\|LIBS\) = //p' "$(dirname -- "$bin")/Makefile" |

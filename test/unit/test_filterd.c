@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "filterd/hostlist.h"
+#include "lib/hostlist.h"
 #include "filterd/jobfilter.h"
 #include "lib/json.h"
 #include "filterd/slurmjobs.h"

@@ -3,15 +3,19 @@
  * LFTs filled in by hand: two switches (EFI h1 * h2), a ring routed clockwise (EFI, stretch,
  * shift loads), a two-level fat tree routed by destination modulo the spines (uneven EFI), a
  * job map on that tree (effective EFI, dark fiber, per-job figures, a pair sharing two jobs),
- * LMC ranges, holes and loops in the LFTs, random bisections, and the tree routed by sar-updn.
+ * LMC ranges, holes and loops in the LFTs, random bisections, the tree routed by sar-updn, and
+ * the fat-tree figures: shifts in a second terminal order, the cut bound, the report's lines.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "testfab.h"
 #include "engines/engines.h"
 #include "check/metrics.h"
+#include "fabric/fattree.h"
 
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) < 1e-9)
 
@@ -434,6 +438,127 @@ static void test_engine_tree(void)
 	fabric_free(&f);
 }
 
+/* The report of one run as text, into a buffer the caller frees. */
+static char *report_text(const struct metrics_report *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	CHECK(out != NULL);
+	metrics_print_text(m, out);
+	fclose(out);
+	return buf;
+}
+
+/*
+ * The tree above is a fat tree of 3 leaves: the topology order is the hosts' (and the LIDs')
+ * order, a leaf's 3 hosts send 3 * 6 routes over its 2 up links: cut bound 9 against the EFI's
+ * 12.  Walking all shifts, the reversed order gives the same loads (shift s backwards is N - s
+ * forwards); switch ports and repeats in an order are left out; a subset makes its own shifts.
+ */
+static void test_topology_order(void)
+{
+	struct metrics_options o;
+	struct metrics_patterns p;
+	struct metrics_fat_tree mt;
+	struct metrics_efi e;
+	struct metrics_report m;
+	struct fat_tree t;
+	struct routing r;
+	struct fabric f;
+	uint32_t order[12], i;
+	char *text;
+
+	metrics_options_default(&o);
+	o.permutations = 0;
+	o.bisections = 0;
+	CHECK(build_tree(&f, &r) == 0);
+	CHECK(metrics_efi(&f, &r, &o, &e) == 0);
+	metrics_fat_tree_recognise(&f, &t, &mt);
+	CHECK(mt.recognised && mt.levels == 2 && mt.leaves == 3 && mt.hosts == 9 && !mt.service);
+	CHECK(mt.efi_bound == 9 && e.dist.max == 12);
+	CHECK(t.nterminals == 9);
+	for (i = 0; i < 9; i++)
+		CHECK(t.terminals[i] == f.endports[f.nswitches + i]); /* LID order */
+
+	CHECK(metrics_patterns_in_order(&f, &r, &o, t.terminals, t.nterminals, &p) == 0);
+	CHECK(p.have_order && p.order_terminals == 9 && p.order_shifts_possible == 8);
+	CHECK(p.order_shift.instances == 8 && p.order_shift.flows == 72);
+	CHECK(p.order_shift.max_load == p.shift.max_load);
+	CHECK(NEAR(p.order_shift.mean_max_load, p.shift.mean_max_load));
+
+	m = (struct metrics_report){ .options = &o, .efi = &e, .patterns = &p, .tree = &mt };
+	text = report_text(&m);
+	CHECK(strstr(text, "\nEFI cut bound:    EFI max 12 (fat tree cut bound 9, ratio 1.33)\n"));
+	CHECK(strstr(text,
+		     "\nfat tree:         2 levels, switches 3+2, up ports 2x1 (9 terminals"));
+	CHECK(strstr(text, "\n  shift (topo):   8 instances, max load "));
+	free(text);
+
+	/* Backwards, with the first switch's port 0 and a repeat mixed in. */
+	order[0] = f.nodes[f.switches[0]].first_port;
+	for (i = 0; i < 9; i++)
+		order[1 + i] = t.terminals[8 - i];
+	order[10] = t.terminals[3];
+	CHECK(metrics_patterns_in_order(&f, &r, &o, order, 11, &p) == 0);
+	CHECK(p.order_terminals == 9 && p.order_shift.flows == 72);
+	CHECK(p.order_shift.max_load == p.shift.max_load);
+	CHECK(NEAR(p.order_shift.mean_max_load, p.shift.mean_max_load));
+
+	/* The hosts of two leaves only. */
+	CHECK(metrics_patterns_in_order(&f, &r, &o, t.terminals, 6, &p) == 0);
+	CHECK(p.order_terminals == 6 && p.order_shift.instances == 5);
+	CHECK(p.order_shift.flows == 30 && p.shift.flows == 72);
+	CHECK(p.order_shift.max_load <= p.shift.max_load);
+
+	fat_tree_free(&t);
+	metrics_efi_free(&e);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* A ring is no fat tree: the patterns say why in one line, the EFI part adds nothing. */
+static void test_not_a_tree(void)
+{
+	static const unsigned hosts[] = { 1, 1, 1, 1, 1 };
+	unsigned links[5][2], i;
+	struct metrics_options o;
+	struct metrics_patterns p;
+	struct metrics_fat_tree mt;
+	struct metrics_efi e;
+	struct metrics_report m;
+	struct fat_tree t;
+	struct routing r;
+	struct fabric f;
+	char *text;
+
+	for (i = 0; i < 5; i++) {
+		links[i][0] = i;
+		links[i][1] = (i + 1) % 5;
+	}
+	metrics_options_default(&o);
+	o.permutations = 0;
+	o.bisections = 0;
+	CHECK(build(&f, 5, hosts, (const unsigned(*)[2])links, 5, 0) == 0);
+	CHECK(routing_init(&r, &f, "hand") == 0);
+	fill(&f, &r, clockwise);
+	CHECK(metrics_efi(&f, &r, &o, &e) == 0);
+	metrics_fat_tree_recognise(&f, &t, &mt);
+	CHECK(!mt.recognised && mt.why[0] && !mt.efi_bound);
+	CHECK(metrics_patterns_in_order(&f, &r, &o, NULL, 0, &p) == 0);
+	CHECK(!p.have_order && p.shift.instances == 4);
+	m = (struct metrics_report){ .options = &o, .efi = &e, .patterns = &p, .tree = &mt };
+	text = report_text(&m);
+	CHECK(strstr(text, "\n  topology order: not a fat tree ("));
+	CHECK(!strstr(text, "cut bound") && !strstr(text, "fat tree:"));
+	free(text);
+	fat_tree_free(&t);
+	metrics_efi_free(&e);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_two_switches();
@@ -445,5 +570,7 @@ int main(void)
 	test_bisection_star();
 	test_bisection_two_switches();
 	test_engine_tree();
+	test_topology_order();
+	test_not_a_tree();
 	return CHECK_RESULT();
 }

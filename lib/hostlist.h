@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fabric/fabric.h"
+#include "lib/error.h"
 
 /* One expression may name at most this many hosts: a typo like [1-999999999] is an error. */
 #define HOSTLIST_MAX_HOSTS (1u << 20)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filterd/hostlist.h"
+#include "lib/hostlist.h"
 #include "lib/arena.h"
 
 #define MAX_DIGITS 9 /* numbers below 10^9 fit in 32 bits with room for HI + 1 */
