@@ -177,12 +177,18 @@ t_expect "ibnetdiscover text with an error line, no blank lines and CRLF routes 
 	bash -c '"$0" route "$1" -o "$2" >/dev/null && cmp -s "$3/opensm.fdbs" "$2/opensm.fdbs"' \
 	"$SARNUE_BIN" "$tmp/pasted.txt" "$tmp/pasted" "$tmp/ibnd"
 
-# sar-updn never degrades silently: on a 4-ary 3-tree its top-level roots cannot reach every
-# switch LID, and the single-root fall-back says so; a 2-level tree routes without a warning.
+# sar-updn never degrades silently: on a 4-ary 3-tree its 16 top-level roots route every LID
+# without a warning; two roots named on a torus cannot, and the single-root fall-back says so
+# with what it costs; a 2-level tree routes without a warning.
 "$SARNUE_BIN" gen ktree --k 4 --n 3 -o "$tmp/k43.net" 2>/dev/null
-"$SARNUE_BIN" route "$tmp/k43.net" >/dev/null 2>"$tmp/err"
-t_grep "sar-updn warns when it falls back to one root" \
-	'warning: sar-updn: 16 root\(s\) could not route every LID \(no up\*/down\* route to switch 0x[0-9a-f]+\); routing with the single most central switch' \
+"$SARNUE_BIN" route "$tmp/k43.net" >"$tmp/out" 2>"$tmp/err"
+t_grep "sar-updn keeps the top level of a 3-level tree as roots" \
+	'16 root\(s\) from top level of the tree' "$tmp/out"
+t_expect "no fall-back warning on the 3-level tree" test ! -s "$tmp/err"
+"$SARNUE_BIN" gen torus --dims 4x4 --hosts-per-switch 1 -o "$tmp/t44.net" 2>/dev/null
+"$SARNUE_BIN" route -O updn_roots=0x200000,0x20000a "$tmp/t44.net" >/dev/null 2>"$tmp/err"
+t_grep "sar-updn warns when it falls back to one root, with the EFI it costs" \
+	'warning: sar-updn: 2 root\(s\) could not route every LID \(.*\); routing with the single most central switch as root, max EFI [0-9]+ against [0-9]+ with the 2 root\(s\)' \
 	"$tmp/err"
 "$SARNUE_BIN" route "$good" >/dev/null 2>"$tmp/err"
 t_expect "no warning where the roots route every LID" test ! -s "$tmp/err"
