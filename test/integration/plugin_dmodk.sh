@@ -3,7 +3,8 @@
 # 12-port switches and a 4-ary 3-tree with 2% of its links removed.  Each routing must verify
 # with sarnue check on the plugin's dumps and with ibdmchk, the LFTs read back from the
 # simulated switches must be those OpenSM dumped, the complete tree must reach the cut bound of
-# the maximum EFI, and the degraded one must say how far it is from the closed form.  A torus
+# the maximum EFI and load each link with one flow of any shift in topology order, and the
+# degraded one must say how far it is from the closed form.  A torus
 # is no fat tree: the plugin says so and OpenSM falls back to minhop.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
@@ -69,6 +70,11 @@ if gen k43 ktree --k 4 --n 3 && judge "$SIM_TMP/k43.net" "4-ary 3-tree"; then
 	t_expect "4-ary 3-tree: the cut bound is 60 (got ${bound:-none})" test "${bound:-0}" = 60
 	t_expect "4-ary 3-tree: max EFI $(measured_efi) reaches the bound" \
 		test "$(measured_efi)" = "${bound:-x}"
+	# OpenSM's LIDs are not in topology order; the ranks of a job would be (sarnue topo-order).
+	shifts=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --patterns --permutations 1 \
+		--bisections 1 --json | grep -o '"shift_topology_order": {[^}]*}')
+	t_expect "4-ary 3-tree: every shift in topology order loads each link once ($shifts)" \
+		grep -q '"unrouted_flows": 0, "max_load": 1,' <<<"$shifts"
 fi
 
 if gen tapered fattree --radix 12 --hosts 288 --levels 3 --taper 2:1 &&
