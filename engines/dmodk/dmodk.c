@@ -30,7 +30,8 @@ struct dmodk {
 	const struct fabric *f;
 	struct fat_tree t;
 	uint32_t nsw;
-	uint64_t width_below[FAT_TREE_MAX_LEVELS + 2]; /* W_l: parents per level multiplied */
+	uint32_t width_below[FAT_TREE_MAX_LEVELS + 2]; /* W_l: parents per level multiplied */
+	uint32_t *peer;	/* per port: the switch at the other end (switch ports only) */
 	uint32_t *slot_off, *slot;   /* per switch: closed-form up port q -> port index or NONE */
 	uint32_t *by_level;	     /* switches, top level first */
 	uint8_t *down_ok, *legal;    /* for the current destination switch */
@@ -51,9 +52,17 @@ static uint32_t remote_switch(const struct fabric *f, uint32_t p)
 	return f->nodes[f->ports[f->ports[p].remote].node].sw;
 }
 
+/* The switch behind a switch-to-switch port, from the table made once per routing. */
+static inline uint32_t peer(const struct dmodk *m, uint32_t p)
+{
+	sn_assert(p < m->f->nports && m->peer[p] == remote_switch(m->f, p));
+	return m->peer[p];
+}
+
 static void dmodk_free(struct dmodk *m)
 {
 	fat_tree_free(&m->t);
+	free(m->peer);
 	free(m->slot_off);
 	free(m->slot);
 	free(m->by_level);
@@ -178,6 +187,7 @@ static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error
 		fab_error_set(err, "not a fat tree: %.480s", why);
 		return -1;
 	}
+	m->peer = malloc(sizeof(uint32_t) * (f->nports + 1));
 	m->by_level = malloc(sizeof(uint32_t) * m->nsw);
 	m->down_ok = malloc(m->nsw);
 	m->legal = malloc(m->nsw);
@@ -192,7 +202,7 @@ static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error
 	m->hop = malloc(m->nsw);
 	m->next = malloc(sizeof(uint32_t) * m->nsw);
 	m->stack = malloc(sizeof(uint32_t) * (m->nsw + 1));
-	if (!m->by_level || !m->down_ok || !m->legal || !m->cand_off || !m->cand ||
+	if (!m->peer || !m->by_level || !m->down_ok || !m->legal || !m->cand_off || !m->cand ||
 	    !m->lid_index || !m->lid_offset || !m->lid_exit || !m->lid_off || !m->lid_list ||
 	    !m->turn_port || !m->hop || !m->next || !m->stack || build_slots(m))
 		goto oom;
@@ -200,8 +210,14 @@ static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error
 		m->by_level[s] = s;
 	qsort_r(m->by_level, m->nsw, sizeof(uint32_t), cmp_level_desc, m->t.level);
 	m->width_below[1] = 1;
+	/* Past 2^32 every index divides to 0 alike: saturate. */
 	for (l = 1; l < m->t.levels; l++)
-		m->width_below[l + 1] = m->width_below[l] * m->t.up_width[l];
+		m->width_below[l + 1] =
+			(uint64_t)m->width_below[l] * m->t.up_width[l] > UINT32_MAX
+				? UINT32_MAX
+				: m->width_below[l] * m->t.up_width[l];
+	for (s = 0; s < f->sw_adj_off[m->nsw]; s++)
+		m->peer[f->sw_adj_port[s]] = remote_switch(f, f->sw_adj_port[s]);
 	return index_lids(m, err);
 oom:
 	fab_error_set(err, "out of memory");
@@ -224,7 +240,7 @@ static void reach(struct dmodk *m, uint32_t d)
 	while (head < tail) {
 		s = m->stack[head++];
 		for (i = t->up_off[s]; i < t->up_off[s + 1]; i++) {
-			uint32_t u = remote_switch(f, t->up_port[i]);
+			uint32_t u = peer(m, t->up_port[i]);
 
 			if (!m->down_ok[u]) {
 				m->down_ok[u] = 1;
@@ -236,7 +252,7 @@ static void reach(struct dmodk *m, uint32_t d)
 		m->cand_off[s] = n;
 		for (e = f->sw_adj_off[s]; m->down_ok[s] && s != d && e < f->sw_adj_off[s + 1];
 		     e++) {
-			uint32_t c = remote_switch(f, f->sw_adj_port[e]);
+			uint32_t c = peer(m, f->sw_adj_port[e]);
 
 			if (t->level[c] + 1 == t->level[s] && m->down_ok[c])
 				m->cand[n++] = f->sw_adj_port[e];
@@ -247,7 +263,7 @@ static void reach(struct dmodk *m, uint32_t d)
 		s = m->by_level[i];
 		m->legal[s] = m->down_ok[s];
 		for (e = t->up_off[s]; !m->legal[s] && e < t->up_off[s + 1]; e++)
-			m->legal[s] = m->legal[remote_switch(f, t->up_port[e])];
+			m->legal[s] = m->legal[peer(m, t->up_port[e])];
 	}
 }
 
@@ -274,20 +290,20 @@ static uint32_t choose_up(const struct dmodk *m, uint32_t s, uint32_t j, unsigne
 	*moved = 0;
 	for (k = 0; k < slots / w; k++) {
 		p = slot[(q + k * w) % slots];
-		if (p != FAB_NONE && m->legal[remote_switch(m->f, p)])
+		if (p != FAB_NONE && m->legal[peer(m, p)])
 			return p;
 		*moved = 1;
 	}
 	for (k = 0; k < slots; k++) {
 		p = slot[k];
-		n += p != FAB_NONE && m->legal[remote_switch(m->f, p)];
+		n += p != FAB_NONE && m->legal[peer(m, p)];
 	}
 	if (!n)
 		return FAB_NONE;
 	pick = (uint32_t)((j / m->width_below[l] / slots + q) % n);
 	for (k = 0; k < slots; k++) {
 		p = slot[k];
-		if (p != FAB_NONE && m->legal[remote_switch(m->f, p)] && !pick--)
+		if (p != FAB_NONE && m->legal[peer(m, p)] && !pick--)
 			return p;
 	}
 	return FAB_NONE;
@@ -302,7 +318,7 @@ static uint32_t choose_down(const struct dmodk *m, uint32_t s, uint32_t j, unsig
 	*moved = 0;
 	if (!n)
 		return FAB_NONE;
-	if (remote_switch(m->f, m->cand[first]) != remote_switch(m->f, m->cand[first + n - 1]))
+	if (peer(m, m->cand[first]) != peer(m, m->cand[first + n - 1]))
 		return m->cand[first + (j / m->width_below[l] + o) % n];
 	k = closed_form(m, l, j, o) / m->t.up_width[l];
 	*moved = k >= n;
@@ -409,7 +425,7 @@ static int route_lid(struct dmodk *m, struct routing *r, uint32_t d, uint32_t li
 		}
 		sn_assert(f->ports[p].num >= 1 && f->ports[p].num <= r->max_port);
 		routing_lft(r, s)[lid] = f->ports[p].num;
-		m->next[s] = remote_switch(f, p);
+		m->next[s] = peer(m, p);
 	}
 	if (count_hops(m, r, d, lid, m->lid_exit[lid] != 0)) {
 		fab_error_set(err, "the routes to LID %u loop", lid);
