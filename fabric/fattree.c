@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "lib/assert.h"
+#include "lib/unionfind.h"
 
 #define NO_LEVEL 0xff
 
@@ -40,26 +41,6 @@ void fat_tree_free(struct fat_tree *t)
 	free(t->terminals);
 	free(t->term_index);
 	fat_tree_init(t);
-}
-
-static uint32_t uf_find(uint32_t *parent, uint32_t x)
-{
-	while (parent[x] != x) {
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
-}
-
-/* Joins the sets of a and b; the smaller index becomes the root, so a set's root is its min. */
-static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
-{
-	a = uf_find(parent, a);
-	b = uf_find(parent, b);
-	if (a < b)
-		parent[b] = a;
-	else if (b < a)
-		parent[a] = b;
 }
 
 static uint32_t remote_switch(const struct fabric *f, uint32_t p)

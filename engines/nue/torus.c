@@ -24,6 +24,7 @@
 
 #include "engines/nue/nue.h"
 #include "lib/sortu64.h"
+#include "lib/unionfind.h"
 #include "fabric/swgraph.h"
 
 /* More distinct neighbours than a 6D torus has: not looked at (fat trees, dragonflies). */
@@ -54,23 +55,6 @@ struct torus {
 	uint32_t len[NUE_TORUS_MAX_DIMS];
 	unsigned ndims;
 };
-
-static uint32_t find(uint32_t *root, uint32_t x)
-{
-	while (root[x] != x) {
-		root[x] = root[root[x]];
-		x = root[x];
-	}
-	return x;
-}
-
-static void unite(uint32_t *root, uint32_t a, uint32_t b)
-{
-	a = find(root, a);
-	b = find(root, b);
-	if (a != b)
-		root[a > b ? a : b] = a < b ? a : b;
-}
 
 /* Marks the neighbours of s in mark with stamp, noting a channel to each; their number. */
 static uint32_t mark_neighbours(const struct torus *t, uint32_t s, uint32_t *mark, uint32_t *chan,
@@ -112,8 +96,8 @@ static int unite_squares(struct torus *t, uint32_t u, uint32_t ea, uint32_t ec, 
 
 		if (v == u || t->mark_a[v] != stamp || t->mark_u[v] == UINT32_MAX - u)
 			continue;
-		unite(t->link_root, ea, x);
-		unite(t->link_root, ec, t->chan_from_a[v]);
+		uf_union(t->link_root, ea, x);
+		uf_union(t->link_root, ec, t->chan_from_a[v]);
 		square = 1;
 	}
 	return square;
@@ -141,8 +125,8 @@ static int link_classes(struct torus *t, struct corner **corners, uint32_t *ncor
 			return 1;
 		n += deg * (deg - 1) / 2;
 		for (e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
-			unite(t->link_root, e, t->chan_from_u[t->g.to[e]]);
-			unite(t->link_root, e, t->g.rev[e]);
+			uf_union(t->link_root, e, t->chan_from_u[t->g.to[e]]);
+			uf_union(t->link_root, e, t->g.rev[e]);
 		}
 	}
 	cs = malloc(sizeof(*cs) * (n ? n : 1));
@@ -192,7 +176,7 @@ static int join_slices(struct torus *t, const struct corner *cs, uint32_t n)
 	if (!all || !apart)
 		goto out;
 	for (i = 0; i < n; i++) {
-		uint64_t a = find(t->link_root, cs[i].ea), c = find(t->link_root, cs[i].ec);
+		uint64_t a = uf_find(t->link_root, cs[i].ea), c = uf_find(t->link_root, cs[i].ec);
 
 		if (a == c)
 			continue;
@@ -215,7 +199,7 @@ static int join_slices(struct torus *t, const struct corner *cs, uint32_t n)
 			j++;
 		}
 		if (without >= SLICE_MIN_MEETINGS && 2 * without > end - i)
-			unite(t->link_root, (uint32_t)(all[i] >> 32), (uint32_t)all[i]);
+			uf_union(t->link_root, (uint32_t)(all[i] >> 32), (uint32_t)all[i]);
 		i = end;
 	}
 	rc = 0;
@@ -234,7 +218,7 @@ static int pick_dimensions(struct torus *t)
 	/* class sizes, counted at the roots (scratch holds ne entries here) */
 	memset(size, 0, sizeof(uint32_t) * ne);
 	for (e = 0; e < ne; e++)
-		size[find(t->link_root, e)]++;
+		size[uf_find(t->link_root, e)]++;
 	t->ndims = 0;
 	for (e = 0; e < ne; e++) {
 		if (!size[e])
@@ -253,7 +237,7 @@ static int pick_dimensions(struct torus *t)
 /* The dimension channel e runs in, t->ndims for one of a small class. */
 static unsigned dimension_of(struct torus *t, uint32_t e)
 {
-	uint32_t root = find(t->link_root, e);
+	uint32_t root = uf_find(t->link_root, e);
 	unsigned d;
 
 	for (d = 0; d < t->ndims; d++)
@@ -277,18 +261,18 @@ static int dimension_positions(struct torus *t, unsigned d)
 	for (s = 0; s < nsw; s++)
 		t->sw_root[s] = s;
 	for (e = 0; e < ne; e++)
-		if (dimension_of(t, e) < t->ndims && find(t->link_root, e) != cls)
-			unite(t->sw_root, t->g.from[e], t->g.to[e]);
+		if (dimension_of(t, e) < t->ndims && uf_find(t->link_root, e) != cls)
+			uf_union(t->sw_root, t->g.from[e], t->g.to[e]);
 	/* up to two distinct neighbouring groups per group */
 	for (s = 0; s < nsw; s++)
 		next[s] = prev[s] = FAB_NONE;
 	for (e = 0; e < ne; e++) {
 		uint32_t a, b;
 
-		if (find(t->link_root, e) != cls)
+		if (uf_find(t->link_root, e) != cls)
 			continue;
-		a = find(t->sw_root, t->g.from[e]);
-		b = find(t->sw_root, t->g.to[e]);
+		a = uf_find(t->sw_root, t->g.from[e]);
+		b = uf_find(t->sw_root, t->g.to[e]);
 		if (a == b || next[a] == b || prev[a] == b)
 			continue;
 		if (next[a] == FAB_NONE)
@@ -299,7 +283,7 @@ static int dimension_positions(struct torus *t, unsigned d)
 			return 1;
 	}
 	for (s = 0; s < nsw; s++) {
-		if (find(t->sw_root, s) != s)
+		if (uf_find(t->sw_root, s) != s)
 			continue;
 		groups++;
 		if (next[s] == FAB_NONE)
@@ -326,7 +310,7 @@ static int dimension_positions(struct torus *t, unsigned d)
 		return 1;
 	t->len[d] = groups;
 	for (s = 0; s < nsw; s++)
-		t->pos[(size_t)d * nsw + s] = posg[find(t->sw_root, s)];
+		t->pos[(size_t)d * nsw + s] = posg[uf_find(t->sw_root, s)];
 	return 0;
 }
 
