@@ -9,18 +9,6 @@ t_skip_unless python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sarnue-metrics.XXXXXXXX")
 trap 'rm -rf -- "$tmp"' EXIT
 
-# expect_fail STATUS PATTERN COMMAND...: exit status and the error on stderr.
-expect_fail() {
-	local want=$1 pattern=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [[ $rc == "$want" ]] && grep -qE -- "$pattern" "$tmp/err"; then
-		t_ok "exit $want and /$pattern/: ${*:2:3}"
-	else
-		t_fail "expected exit $want and /$pattern/ (got $rc: $(head -c 300 "$tmp/err"))"
-	fi
-}
 
 # json_check NAME FILE PYTHON-EXPRESSION: the expression over m = the "metrics" object is true.
 json_check() {

@@ -7,18 +7,6 @@ set -u
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sarnue-cli.XXXXXXXX")
 trap 'rm -rf -- "$tmp"' EXIT
 
-# expect_fail STATUS PATTERN COMMAND...: exit status and the one-line error on stderr.
-expect_fail() {
-	local want=$1 pattern=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [[ $rc == "$want" ]] && { [[ -z $pattern ]] || grep -qE -- "$pattern" "$tmp/err"; }; then
-		t_ok "exit $want and /$pattern/: $*"
-	else
-		t_fail "expected exit $want and /$pattern/ from: $* (got $rc: $(head -c 300 "$tmp/err"))"
-	fi
-}
 
 good=$tmp/good.net
 "$SARNUE_BIN" gen fattree2 --leaves 3 --spines 2 --hosts-per-leaf 2 -o "$good" 2>/dev/null

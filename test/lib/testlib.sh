@@ -50,6 +50,21 @@ t_grep() {
 	fi
 }
 
+# expect_fail STATUS PATTERN COMMAND...: the command must exit with STATUS and, unless PATTERN
+# is empty, print a line matching it on stderr.  Its output goes to $tmp/out and $tmp/err (the
+# calling script's temporary directory), where the script may look further.
+expect_fail() {
+	local want=$1 pattern=$2 rc
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [[ $rc == "$want" ]] && { [[ -z $pattern ]] || grep -qE -- "$pattern" "$tmp/err"; }; then
+		t_ok "exit $want and /$pattern/: ${*:1:5}"
+	else
+		t_fail "expected exit $want and /$pattern/ from: ${*:1:5} (got $rc: $(head -c 300 "$tmp/err"))"
+	fi
+}
+
 t_done() {
 	echo "$T_CHECKS checks, $T_FAILS failed"
 	((T_FAILS == 0))
