@@ -17,13 +17,6 @@ ENGINE=sar-dfsssp
 export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=$ENGINE SIM_QOS=TRUE
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-gen() {
-	local name=$1
-	shift
-	"$SARNUE_BIN" gen "$@" -o "$SIM_TMP/$name.net" 2>"$SIM_TMP/$name.gen.err" ||
-		{ t_fail "sarnue gen $*"; cat "$SIM_TMP/$name.gen.err"; return 1; }
-}
-
 # The plugin's summary line of the last routing: "N of M VLs used, K layer(s) needed; ...".
 summary_field() {
 	sed -n "s/.*sarnue: $ENGINE: routed .*; \([0-9]*\) of [0-9]* VLs used, \([0-9]*\) layer(s) needed.*/\\$1/p" \

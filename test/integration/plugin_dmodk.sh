@@ -16,13 +16,6 @@ ENGINE=sar-dmodk
 export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=$ENGINE,minhop
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-gen() {
-	local name=$1
-	shift
-	"$SARNUE_BIN" gen "$@" -o "$SIM_TMP/$name.net" 2>"$SIM_TMP/$name.gen.err" ||
-		{ t_fail "sarnue gen $*"; cat "$SIM_TMP/$name.gen.err"; return 1; }
-}
-
 # The cut bound the plugin logged for the last routing.
 logged_bound() {
 	sed -n "s/.*sarnue: $ENGINE: routed .*max EFI cut bound \([0-9]*\).*/\1/p" \

@@ -9,13 +9,6 @@ t_skip_unless ibsim opensm ibdmchk ibroute
 . "$SARNUE_SRCDIR/sim/sim.sh"
 sim_setup || exit 1
 
-gen() {
-	local name=$1
-	shift
-	"$SARNUE_BIN" gen "$@" -o "$SIM_TMP/$name.net" 2>"$SIM_TMP/$name.gen.err" ||
-		{ t_fail "sarnue gen $*"; cat "$SIM_TMP/$name.gen.err"; return 1; }
-}
-
 gen fattree2 fattree2 --leaves 6 --spines 3 --hosts-per-leaf 4 &&
 	t_route_and_judge "$SIM_TMP/fattree2.net" "fat tree 6x3"
 gen torus torus --dims 4x4x3 --hosts-per-switch 4 --remove-switch-id S-0006 &&

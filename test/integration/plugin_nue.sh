@@ -13,13 +13,6 @@ t_skip_unless ibsim opensm ibdmchk ibroute smpquery
 . "$SARNUE_SRCDIR/sim/sim.sh"
 sim_setup || exit 1
 
-gen() {
-	local name=$1
-	shift
-	"$SARNUE_BIN" gen "$@" -o "$SIM_TMP/$name.net" 2>"$SIM_TMP/$name.gen.err" ||
-		{ t_fail "sarnue gen $*"; cat "$SIM_TMP/$name.gen.err"; return 1; }
-}
-
 # nue NAME K NETFILE: route with k layers (qos TRUE when k > 1) and judge.  NUE_EXTRA: more
 # plugin options.
 nue() {

@@ -65,6 +65,15 @@ expect_fail() {
 	fi
 }
 
+# gen NAME ARGS...: `sarnue gen ARGS` into $SIM_TMP/NAME.net (after sim_setup); a failure is
+# a failed check that shows the generator's error.
+gen() {
+	local name=$1
+	shift
+	"$SARNUE_BIN" gen "$@" -o "$SIM_TMP/$name.net" 2>"$SIM_TMP/$name.gen.err" ||
+		{ t_fail "sarnue gen $*"; cat "$SIM_TMP/$name.gen.err"; return 1; }
+}
+
 t_done() {
 	echo "$T_CHECKS checks, $T_FAILS failed"
 	((T_FAILS == 0))
