@@ -65,8 +65,16 @@ struct nue {
 
 	uint64_t *w_all, *w_job; /* [nch] channel weights; w_job only for the job phase */
 	uint32_t *src_lids;	 /* [nsw]: LIDs that send from each switch */
-	uint8_t *has_ca;	 /* [nsw]: CAs or routers attached */
-	uint32_t *ca_ports;	 /* [nsw]: CA and router ports attached */
+	/*
+	 * [nsw]: the LIDs that add weight, src_lids at switches with terminals, 0 elsewhere.  A
+	 * switch without terminals sends management traffic only; weighing its routes tilted the
+	 * choice between equal up ports of fat trees differently at every switch, so that one
+	 * destination's routes split over several down links into its leaf and the next found
+	 * none free (8-ary 3-tree: maximum EFI 824, now 504, the bound).
+	 */
+	uint32_t *ca_lids;
+	uint8_t *has_ca;    /* [nsw]: CAs or routers attached */
+	uint32_t *ca_ports; /* [nsw]: CA and router ports attached */
 	enum sw_weights sw_weights;
 	uint64_t *efi;	     /* [nch]: routes between CA ports per channel, for the score */
 	uint64_t score_hops; /* their hops (switch to switch) */
