@@ -98,6 +98,7 @@ struct nue {
 	int need_shortest; /* give up at a CA route that is not shortest; see nue_route_lid */
 	/* Equally far destinations by descending LID; see nue_route_one_layer. */
 	int ties_descending;
+	int by_lid;		 /* destinations by LID alone, not far-first; see order_far_first */
 	struct order_race *race; /* the other order, still running; see nue_route_one_layer */
 	uint32_t *hop;		 /* [nsw]: hops to the current destination, for need_shortest */
 	uint32_t *esc_up;	 /* [nsw]: tree channel towards the root */
@@ -187,6 +188,7 @@ int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err);
 
 /* nue.c: layers, channel order and candidate routings */
 void nue_bfs_levels(struct nue *n, const uint8_t *seed, uint32_t root, uint32_t *hop);
+int nue_tree_like(const struct nue *n);
 void nue_init_weights(struct nue *n);
 void nue_select_layer(struct nue *n, unsigned layer);
 uint64_t nue_max_efi(const struct nue *n);
