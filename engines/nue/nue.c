@@ -108,15 +108,15 @@ static int seed_order(struct nue *n)
  *
  * With by_lid set, the class and the LID alone decide.  In a fat tree the root is a leaf (see
  * route_layer), and far-first routes the root's subtree after all others.  By then the up links
- * of its leaves carry slightly different loads (leaves of 17 and of 18 hosts), the leaves inside
- * the subtree pick another up link towards a destination there than the switches outside, and
- * its routes split over two down links into its leaf, where the next destinations find no free
- * one: on a 3-level tree of 36-port switches with 2,000 hosts the maximum EFI was 2,524 after
- * the final pass (bound 1,982), by LID 1,998, and on the 8-ary 3-tree shift permutations met 2
- * routes on a channel against 1 by LID.  LIDs usually number the terminals leaf by leaf, the
- * order in which the weights balance as D-mod-k does.  Tree-like fabrics with faults meet
- * impasses, where far-first helps: with one layer a routing by LID starts again far-first at its
- * first fall-back (nue_route_first_pass), and far-first by descending LID competes with it
+ * of its leaves carry unequal loads (there were leaves of 17 and of 18 hosts below), the leaves
+ * inside the subtree picked another up link towards a destination there than the switches
+ * outside, and its routes split over two down links into its leaf, where the next destinations
+ * found no free one: on a 3-level tree of 36-port switches with 2,000 hosts the maximum EFI was
+ * 2,524 after the final pass (bound 1,982), by LID 1,998, and on the 8-ary 3-tree shift
+ * permutations met 2 routes on a channel against 1 by LID.  LIDs usually number the terminals leaf
+ * by leaf, the order in which the weights balance as D-mod-k does.  Tree-like fabrics with faults
+ * meet impasses, where far-first helps: with one layer a routing by LID starts again far-first at
+ * its first fall-back (nue_route_first_pass), and far-first by descending LID competes with it
  * (nue_route_one_layer).
  */
 static void order_far_first(struct nue *n)
