@@ -622,6 +622,8 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 		    (unsigned long long)rep->searches_spared);
 	if (rep->second_order)
 		add_summary(res, ", equally far destinations by descending LID");
+	else if (rep->by_lid)
+		add_summary(res, ", destinations by LID");
 	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST)
 		add_summary(res, "; one layer routed every CA pair on a shortest path");
 	if (rep->single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS)

@@ -86,14 +86,17 @@ int nue_job_phase_dest(const struct nue *n, uint32_t lid)
 	return cnt > 0;
 }
 
-/* Sources per switch whose route to lid adds weight: all, or those sharing a job with it. */
+/*
+ * Sources per switch whose route to lid adds weight: the LIDs of switches with terminals (see
+ * ca_lids), or those sharing a job with it.
+ */
 static void source_counts(struct nue *n, uint32_t lid, int job_phase)
 {
 	uint32_t cnt, i, k;
 	const uint32_t *jobs;
 
 	if (!job_phase) {
-		memcpy(n->acc, n->src_lids, sizeof(uint32_t) * n->nsw);
+		memcpy(n->acc, n->ca_lids, sizeof(uint32_t) * n->nsw);
 		return;
 	}
 	memset(n->acc, 0, sizeof(uint32_t) * n->nsw);

@@ -65,8 +65,16 @@ struct nue {
 
 	uint64_t *w_all, *w_job; /* [nch] channel weights; w_job only for the job phase */
 	uint32_t *src_lids;	 /* [nsw]: LIDs that send from each switch */
-	uint8_t *has_ca;	 /* [nsw]: CAs or routers attached */
-	uint32_t *ca_ports;	 /* [nsw]: CA and router ports attached */
+	/*
+	 * [nsw]: the LIDs that add weight, src_lids at switches with terminals, 0 elsewhere.  A
+	 * switch without terminals sends management traffic only; weighing its routes tilted the
+	 * choice between equal up ports of fat trees differently at every switch, so that one
+	 * destination's routes split over several down links into its leaf and the next found
+	 * none free (8-ary 3-tree: maximum EFI 824, now 504, the bound).
+	 */
+	uint32_t *ca_lids;
+	uint8_t *has_ca;    /* [nsw]: CAs or routers attached */
+	uint32_t *ca_ports; /* [nsw]: CA and router ports attached */
 	enum sw_weights sw_weights;
 	uint64_t *efi;	     /* [nch]: routes between CA ports per channel, for the score */
 	uint64_t score_hops; /* their hops (switch to switch) */
@@ -90,6 +98,7 @@ struct nue {
 	int need_shortest; /* give up at a CA route that is not shortest; see nue_route_lid */
 	/* Equally far destinations by descending LID; see nue_route_one_layer. */
 	int ties_descending;
+	int by_lid;		 /* destinations by LID alone, not far-first; see order_far_first */
 	struct order_race *race; /* the other order, still running; see nue_route_one_layer */
 	uint32_t *hop;		 /* [nsw]: hops to the current destination, for need_shortest */
 	uint32_t *esc_up;	 /* [nsw]: tree channel towards the root */
@@ -179,6 +188,7 @@ int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err);
 
 /* nue.c: layers, channel order and candidate routings */
 void nue_bfs_levels(struct nue *n, const uint8_t *seed, uint32_t root, uint32_t *hop);
+int nue_tree_like(const struct nue *n);
 void nue_init_weights(struct nue *n);
 void nue_select_layer(struct nue *n, unsigned layer);
 uint64_t nue_max_efi(const struct nue *n);

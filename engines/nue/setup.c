@@ -33,6 +33,7 @@ static int nue_alloc(struct nue *n)
 	n->w_all = malloc(sizeof(uint64_t) * ch);
 	n->w_job = malloc(sizeof(uint64_t) * ch);
 	n->src_lids = calloc(sw, sizeof(uint32_t));
+	n->ca_lids = calloc(sw, sizeof(uint32_t));
 	n->has_ca = calloc(sw, 1);
 	n->ca_ports = calloc(sw, sizeof(uint32_t));
 	n->efi = malloc(sizeof(uint64_t) * ch);
@@ -54,10 +55,10 @@ static int nue_alloc(struct nue *n)
 	n->hop = malloc(sizeof(uint32_t) * sw);
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->escaped ||
 	    !n->fell_back || !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count ||
-	    !n->ca_count || !n->w_all || !n->w_job || !n->src_lids || !n->has_ca || !n->ca_ports ||
-	    !n->efi || !n->esc_up || !n->esc_sub || !n->esc_order || !n->esc_child_off ||
-	    !n->esc_child || !n->dist || !n->out || !n->kept_out || !n->done || !n->depth ||
-	    !n->acc || !n->scratch || !n->children || !n->topo || !n->seen || !n->hop)
+	    !n->ca_count || !n->w_all || !n->w_job || !n->src_lids || !n->ca_lids || !n->has_ca ||
+	    !n->ca_ports || !n->efi || !n->esc_up || !n->esc_sub || !n->esc_order ||
+	    !n->esc_child_off || !n->esc_child || !n->dist || !n->out || !n->kept_out || !n->done ||
+	    !n->depth || !n->acc || !n->scratch || !n->children || !n->topo || !n->seen || !n->hop)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -118,6 +119,7 @@ void nue_free(struct nue *n)
 	free(n->w_all);
 	free(n->w_job);
 	free(n->src_lids);
+	free(n->ca_lids);
 	free(n->has_ca);
 	free(n->ca_ports);
 	free(n->efi);
@@ -182,6 +184,8 @@ static int index_destinations(struct nue *n, struct fab_error *err)
 			n->ca_ports[n->lid_sw[lid]] += n->lid_exit[lid] && lid == port->base_lid;
 		}
 	}
+	for (i = 0; i < n->nsw; i++)
+		n->ca_lids[i] = n->has_ca[i] ? n->src_lids[i] : 0;
 	return 0;
 }
 

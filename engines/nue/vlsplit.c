@@ -73,10 +73,12 @@ int nue_split_over_vls(struct nue *n, struct fab_error *err)
  * candidate: its destinations are spread over the k VLs by the partition, and every VL's
  * dependencies are a subset of the one acyclic layer's.  On the 16-ary 3-tree with 8 VLs it
  * had the lower maximum EFI (offline 6,688 against 6,880), on the 4-ary 3-tree with 4 VLs the
- * higher (92 against 88).  Elsewhere the layer gives up at the first CA route that is not
- * shortest, usually after a small part of the destinations.  With whole set it routes every
- * destination, shortest or not (see nue_route_whole_single_layer).  1 when the layer is a
- * candidate, 0 when it gave up, -1 on an error.
+ * higher (92 against 88).  In tree-like fabrics this candidate takes its destinations by LID
+ * alone (see order_far_first): it is kept only with shortest routes and no fall-back, where
+ * far-first's help against impasses is not needed.  Elsewhere the layer gives up at the first CA
+ * route that is not shortest, usually after a small part of the destinations.  With whole set it
+ * routes every destination, shortest or not (see nue_route_whole_single_layer).  1 when the
+ * layer is a candidate, 0 when it gave up, -1 on an error.
  */
 int nue_route_single_layer(struct nue *n, int whole, struct fab_error *err)
 {
@@ -90,9 +92,11 @@ int nue_route_single_layer(struct nue *n, int whole, struct fab_error *err)
 	n->k = 1;
 	n->layer_cdg = NULL;
 	n->need_shortest = !whole;
+	n->by_lid = !whole && nue_tree_like(n);
 	cdg_select(&n->g, NULL);
 	rc = nue_route_candidate(n, SWW_CA_SWITCHES, err);
 	n->need_shortest = 0;
+	n->by_lid = 0;
 	n->layer_cdg = layers;
 	n->k = k;
 	if (rc)

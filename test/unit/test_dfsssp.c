@@ -5,7 +5,7 @@
  * they should), the improvement step after the job phase (figure 5.2 reaches the bound 54
  * where the greedy pass stops at 60), the VL-overflow error, the plugin's job-map context, and the
  * per-(source switch, DLID) SL mode through routing.c, the verifier and the path-SL dump, whose
- * bytes are those of one fprintf per line.
+ * bytes are those of one fprintf per line; the balance of a k-ary n-tree (the cut bound).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -860,6 +860,46 @@ static void test_path_sl_dump_bytes(void)
 }
 
 /* Same fabric and options, same tables: no hidden state, no unseeded randomness. */
+/*
+ * On the 4-ary 3-tree (as in test_nue.c) the maximum EFI is the cut bound, 60, and no shift
+ * permutation (terminals in LID order) puts two routes on a channel, as D-mod-k routes: the
+ * switches without hosts are no weighed sources.  When they were, the maximum EFI was 92 and a
+ * shift met 3 routes on a channel.
+ */
+static void test_fat_tree_balance(void)
+{
+	unsigned links[128][2], hosts[48] = { 0 }, n = 0, l, w, x;
+	struct dfsssp_opts o = { .max_vls = 8 };
+	struct metrics_options mo;
+	struct metrics_patterns p;
+	struct dfsssp_report rep;
+	struct metrics_efi e;
+	struct routing r;
+	struct fabric f;
+
+	for (l = 0; l < 2; l++)
+		for (w = 0; w < 16; w++)
+			for (x = 0; x < 4; x++) {
+				unsigned other = l ? (w & ~3u) | x : (w & 3u) | x << 2;
+
+				links[n][0] = (2 - l) * 16 + w;
+				links[n][1] = (1 - l) * 16 + other;
+				n++;
+			}
+	for (w = 0; w < 16; w++)
+		hosts[w] = 4;
+	CHECK(build(&f, 48, hosts, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(route(&f, &o, &r, &rep) == 0 && verified(&f, &r));
+	metrics_options_default(&mo);
+	CHECK(metrics_efi(&f, &r, &mo, &e) == 0);
+	CHECK(e.routes == 64 * 63 && e.nonminimal == 0 && e.dist.max == 60);
+	metrics_efi_free(&e);
+	CHECK(metrics_patterns(&f, &r, &mo, &p) == 0);
+	CHECK(p.shift.instances == 63 && p.shift.max_load == 1);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 static void test_deterministic(void)
 {
 	unsigned links[64][2], hosts[9] = { 2, 2, 2, 2, 2, 2, 2, 2, 2 };
@@ -896,5 +936,6 @@ int main(void)
 	test_pair_sl_mode_and_dump();
 	test_path_sl_dump_bytes();
 	test_deterministic();
+	test_fat_tree_balance();
 	return CHECK_RESULT();
 }
