@@ -24,6 +24,8 @@
 #include "lib/unionfind.h"
 
 #define NO_LEVEL 0xff
+/* Switches with end ports above the leaves (storage) that are tried as such, one per round. */
+#define FAT_TREE_MAX_STORAGE_SWITCHES 64
 
 void fat_tree_init(struct fat_tree *t)
 {
@@ -136,7 +138,13 @@ static int find_levels(const struct fabric *f, struct fat_tree *t, const uint32_
 
 	t->levels = 0;
 	for (round = 0;; round++) {
-		if (round > f->nswitches || bfs_levels(f, leaf, t->level, queue)) {
+		if (round > FAT_TREE_MAX_STORAGE_SWITCHES) {
+			fab_error_set(why, "more than %u switches with end ports are linked to "
+					   "each other",
+				      FAT_TREE_MAX_STORAGE_SWITCHES);
+			return -1;
+		}
+		if (bfs_levels(f, leaf, t->level, queue)) {
 			fab_error_set(why, "some switches are not connected to a switch with hosts");
 			return -1;
 		}
@@ -612,6 +620,50 @@ int fat_tree_recognise(const struct fabric *f, struct fat_tree *t, struct fab_er
 fail:
 	fat_tree_free(t);
 	return -1;
+}
+
+uint32_t *fat_tree_lid_rank(const struct fat_tree *t, const struct fabric *f)
+{
+	uint32_t *rank = malloc(sizeof(uint32_t) * (f->max_lid + 1)), lid;
+
+	if (!rank)
+		return NULL;
+	for (lid = 0; lid <= f->max_lid; lid++) {
+		uint32_t p = f->lid_port[lid];
+
+		rank[lid] = p != FAB_NONE && t->term_index[p] != FAB_NONE ? t->term_index[p]
+									   : t->nterminals + lid;
+	}
+	return rank;
+}
+
+static int cmp_digit_then_index(const void *a, const void *b, void *ctx)
+{
+	const uint16_t *digit = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (digit[x] != digit[y])
+		return digit[x] < digit[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+uint32_t *fat_tree_switch_rank(const struct fat_tree *t)
+{
+	uint32_t *order = malloc(sizeof(uint32_t) * (t->nswitches + 1));
+	uint32_t *rank = malloc(sizeof(uint32_t) * (t->nswitches + 1)), s;
+
+	if (!order || !rank) {
+		free(order);
+		free(rank);
+		return NULL;
+	}
+	for (s = 0; s < t->nswitches; s++)
+		order[s] = s;
+	qsort_r(order, t->nswitches, sizeof(uint32_t), cmp_digit_then_index, t->digit);
+	for (s = 0; s < t->nswitches; s++)
+		rank[order[s]] = s;
+	free(order);
+	return rank;
 }
 
 uint32_t fat_tree_terminal_leaf(const struct fat_tree *t, const struct fabric *f, uint32_t pos)

@@ -74,6 +74,20 @@ int fat_tree_recognise(const struct fabric *f, struct fat_tree *t, struct fab_er
  */
 uint64_t fat_tree_efi_bound(const struct fat_tree *t, const struct fabric *f);
 
+/*
+ * Every LID's place in topology order, for engines that route destinations one after another:
+ * a terminal's LIDs get its position, the other LIDs (switches, service ports) come after all
+ * terminals in LID order.  A new [f->max_lid + 1] array (free() it), or NULL out of memory.
+ */
+uint32_t *fat_tree_lid_rank(const struct fat_tree *t, const struct fabric *f);
+
+/*
+ * A rank for every switch (a new [nswitches] array, or NULL out of memory): by parent digit,
+ * then index.  Engines that break ties by the lower switch then pick the same digit, the same
+ * way up, on every switch of a level, as D-mod-k does, however the GUIDs number the switches.
+ */
+uint32_t *fat_tree_switch_rank(const struct fat_tree *t);
+
 /* The leaf (index among switches) a terminal hangs on. */
 uint32_t fat_tree_terminal_leaf(const struct fat_tree *t, const struct fabric *f, uint32_t pos);
 

@@ -117,7 +117,8 @@ static int seed_order(struct nue *n)
  * by leaf, the order in which the weights balance as D-mod-k does.  Tree-like fabrics with faults
  * meet impasses, where far-first helps: with one layer a routing by LID starts again far-first at
  * its first fall-back (nue_route_first_pass), and far-first by descending LID competes with it
- * (nue_route_one_layer).
+ * (nue_route_one_layer).  On a recognised fat tree "by LID" means in topology order (topo_rank),
+ * which is what LIDs approximate when a generator assigns them.
  */
 static void order_far_first(struct nue *n)
 {
@@ -128,11 +129,14 @@ static void order_far_first(struct nue *n)
 	for (i = 0; i < n->ndest; i++) {
 		uint64_t cls = n->keys[i] >> 16;
 		uint64_t hop = n->by_lid ? 0 : n->depth[n->lid_sw[n->dest[i]]];
+		/* By LID: the topology order first when there is one (24 bits hold any rank). */
+		uint64_t mid = n->by_lid && n->topo_rank ? n->topo_rank[n->dest[i]] : 0xffffu - hop;
 
 		if (i && cls != prev)
 			cls_rank++;
 		prev = cls;
-		n->keys[i] = (uint64_t)cls_rank << 40 | (0xffffu - hop) << 16 | (n->dest[i] ^ tie);
+		sn_assert(mid < (1u << 24));
+		n->keys[i] = (uint64_t)cls_rank << 40 | mid << 16 | (n->dest[i] ^ tie);
 	}
 	sort_u64(n->keys, n->ndest);
 	for (i = 0; i < n->ndest; i++)

@@ -99,6 +99,12 @@ struct nue {
 	/* Equally far destinations by descending LID; see nue_route_one_layer. */
 	int ties_descending;
 	int by_lid;		 /* destinations by LID alone, not far-first; see order_far_first */
+	uint32_t *topo_rank;	 /* [lid]: place in a fat tree's topology order, or NULL */
+	/*
+	 * On a recognised fat tree, the heap item of each switch and back (see topology_rank in
+	 * setup.c): equally far switches settle by parent digit, not by GUID.  NULL: identity.
+	 */
+	uint32_t *heap_item, *heap_sw;
 	struct order_race *race; /* the other order, still running; see nue_route_one_layer */
 	uint32_t *hop;		 /* [nsw]: hops to the current destination, for need_shortest */
 	uint32_t *esc_up;	 /* [nsw]: tree channel towards the root */
@@ -224,5 +230,18 @@ int nue_worker_finish(struct nue *n, struct nue_score *best, struct nue_worker *
 unsigned nue_threads_to_use(const struct nue_opts *o);
 enum race_state nue_settle_race(struct order_race *race, int wait);
 int nue_route_one_layer(struct nue *n, struct fab_error *err);
+
+/* Dijkstra's heap in switch terms, through the fat tree's order when there is one. */
+static inline void nue_heap_set(struct nue *n, uint32_t sw, uint64_t key)
+{
+	minheap_set(&n->heap, n->heap_item ? n->heap_item[sw] : sw, key);
+}
+
+static inline uint32_t nue_heap_pop(struct nue *n)
+{
+	uint32_t item = minheap_pop(&n->heap);
+
+	return item == MINHEAP_ABSENT || !n->heap_sw ? item : n->heap_sw[item];
+}
 
 #endif

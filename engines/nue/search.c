@@ -272,7 +272,7 @@ static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 			if (same || reroute(n, y, in, FAB_NONE)) {
 				n->dist[y] = nd;
 				n->rep->shortcuts += !same;
-				minheap_set(&n->heap, y, nd);
+				nue_heap_set(n, y, nd);
 			}
 			continue;
 		}
@@ -284,7 +284,7 @@ static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 		release(n, y);
 		n->out[y] = in;
 		n->dist[y] = nd;
-		minheap_set(&n->heap, y, nd);
+		nue_heap_set(n, y, nd);
 	}
 }
 
@@ -292,7 +292,7 @@ static uint32_t run_dijkstra(struct nue *n, const uint64_t *w)
 {
 	uint32_t x, reached = 0, s;
 
-	while ((x = minheap_pop(&n->heap)) != MINHEAP_ABSENT) {
+	while ((x = nue_heap_pop(n)) != MINHEAP_ABSENT) {
 		/* Popped with a route: the destination itself or over a channel towards it. */
 		sn_assert(x < n->nsw && n->dist[x] != INF_DIST && n->out[x] != FAB_NONE);
 		n->done[x] = 1;
@@ -375,7 +375,7 @@ static int backtrack(struct nue *n, const uint64_t *w)
 		n->dist[a] = n->dist[a2] + w[c];
 		n->out[island] = in;
 		n->dist[island] = n->dist[a] + w[in];
-		minheap_set(&n->heap, island, n->dist[island]);
+		nue_heap_set(n, island, n->dist[island]);
 		n->rep->backtracks++;
 		return 1;
 	}
@@ -396,8 +396,8 @@ void nue_escape_tree(struct nue *n)
 	}
 	minheap_clear(&n->heap);
 	n->dist[n->root] = 0;
-	minheap_set(&n->heap, n->root, 0);
-	while ((s = minheap_pop(&n->heap)) != MINHEAP_ABSENT) {
+	nue_heap_set(n, n->root, 0);
+	while ((s = nue_heap_pop(n)) != MINHEAP_ABSENT) {
 		/* Only unsettled switches enter the heap: each is settled once. */
 		sn_assert(!n->done[s] && cnt < n->nsw);
 		n->done[s] = 1;
@@ -410,7 +410,7 @@ void nue_escape_tree(struct nue *n)
 				continue;
 			n->dist[v] = nd;
 			n->esc_up[v] = n->g.rev[i];
-			minheap_set(&n->heap, v, nd);
+			nue_heap_set(n, v, nd);
 		}
 	}
 	/* The switch graph is connected (nue_route checked): the tree spans every switch. */
@@ -544,7 +544,7 @@ int nue_attempt(struct nue *n, uint32_t d, const uint64_t *w)
 	n->wet.n = n->blocked.n = 0;
 	n->dist[d] = 0;
 	n->out[d] = AT_DEST;
-	minheap_set(&n->heap, d, 0);
+	nue_heap_set(n, d, 0);
 	while (run_dijkstra(n, w) < n->nsw)
 		if (!backtrack(n, w))
 			return 0;

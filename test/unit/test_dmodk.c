@@ -4,6 +4,8 @@
  * links, a storage port on a top switch, missing links, LMC 1, and the refusal of a torus.
  * Complete trees must reach the cut bound of the maximum EFI and load every channel with at
  * most one flow of any shift permutation in topology order; every routing passes the verifier.
+ * sar-nue must balance the same way when the LIDs are not in topology order (OpenSM's), since
+ * it routes in the order the recognised tree gives.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 #include "check/metrics.h"
 #include "check/verify.h"
 #include "engines/dmodk/dmodk.h"
+#include "engines/nue/nue.h"
+#include "engines/dfsssp/dfsssp.h"
 #include "fabric/fattree.h"
 
 #define MAX_SW 64
@@ -304,6 +308,65 @@ static void test_not_a_tree(void)
 	fabric_free(&f);
 }
 
+/* Switches numbered at random: the hosts' LIDs follow that numbering, not the topology. */
+static void test_nue_topology_order(void)
+{
+	struct tree_spec ts = { .k = 4, .n = 3, .hosts = 4, .parallel = 1 };
+	struct fab_error err = { "" };
+	struct nue_report rep;
+	struct fat_tree t;
+	struct routing r;
+	struct fabric f;
+	unsigned k;
+
+	CHECK(build_tree(&f, &ts, 11) == 0);
+	CHECK(fat_tree_recognise(&f, &t, &err) == 0);
+	testfab_set_vls(&f, 4);
+	for (k = 1; k <= 4; k += 3) {
+		struct nue_opts o = { .vls = k, .orders = 2 };
+		struct verify_report v;
+
+		CHECK(routing_init(&r, &f, "sar-nue") == 0);
+		CHECK(nue_route(&f, &o, &r, &rep, &err) == 0);
+		CHECK(verify_routing(&f, &r, &v) == 0 && verify_ok(&v));
+		CHECK(rep.fallbacks == 0);
+		CHECK(max_efi(&f, &r) == fat_tree_efi_bound(&t, &f));
+		CHECK(worst_shift_load(&f, &r, &t) == 1);
+		routing_free(&r);
+	}
+	fat_tree_free(&t);
+	fabric_free(&f);
+}
+
+/* The same for sar-dfsssp's own layers: ties and destinations follow the tree, not the GUIDs. */
+static void test_dfsssp_topology_order(void)
+{
+	struct tree_spec ts = { .k = 4, .n = 3, .hosts = 4, .parallel = 1 };
+	struct dfsssp_opts o = { .max_vls = 8 };
+	struct fab_error err = { "" };
+	struct dfsssp_report rep;
+	struct verify_report v;
+	struct fat_tree t;
+	struct routing r;
+	struct fabric f;
+
+	CHECK(build_tree(&f, &ts, 11) == 0);
+	CHECK(fat_tree_recognise(&f, &t, &err) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	if (dfsssp_route(&f, &o, &r, &rep, &err)) {
+		fprintf(stderr, "dfsssp on a shuffled 4-ary 3-tree: %s\n", err.msg);
+		check_failures++;
+	} else {
+		CHECK(verify_routing(&f, &r, &v) == 0 && verify_ok(&v));
+		CHECK(max_efi(&f, &r) == fat_tree_efi_bound(&t, &f));
+		CHECK(worst_shift_load(&f, &r, &t) == 1);
+	}
+	routing_free(&r);
+	fat_tree_free(&t);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_recognise_ktree();
@@ -312,5 +375,7 @@ int main(void)
 	test_storage_on_top();
 	test_lmc();
 	test_not_a_tree();
+	test_nue_topology_order();
+	test_dfsssp_topology_order();
 	return CHECK_RESULT();
 }
