@@ -306,6 +306,28 @@ static unsigned dfsssp_vls(const struct fabric *f, const struct sarnue_options *
 static void nue_summary(const struct nue_report *rep, struct engine_result *res);
 
 /*
+ * Nue as the options configure it, on vls VLs: sar-nue's and the Nue that routes what DFSSSP's
+ * layers cannot hold are one engine with one set of settings (threads, both destination orders,
+ * rebalancing), so on a fat tree both follow its topology order.
+ */
+static struct nue_opts nue_opts_from(const struct sarnue_options *o, const struct engine_ctx *ctx,
+				     unsigned vls, const struct job_map *jobs)
+{
+	struct nue_opts no = {
+		.vls = vls,
+		.jobs = jobs,
+		.skip_rebalance = !o->nue_rebalance,
+		.threads = o->nue_threads,
+		.orders = o->nue_orders,
+		.layer_tries = o->nue_layer_tries,
+		.partition = o->nue_partition_metis ? NUE_PARTITION_METIS : NUE_PARTITION_AUTO,
+		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
+	};
+
+	return no;
+}
+
+/*
  * DFSSSP found more layers than VLs (OpenSM's dfsssp then falls back to minhop, which deadlocks
  * on tori and random graphs).  With one VL, Nue routes everything on it.  With V >= 2 VLs the
  * destinations whose paths all lie in DFSSSP's layers 0..V-2 keep them, and the others are routed
@@ -313,11 +335,12 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
  * acyclic, and Nue's own layer is acyclic by construction and shares no VL with DFSSSP's.  The
  * verifier checks the union as for any routing.
  */
-static int dfsssp_overflow_to_nue(const struct fabric *f, const struct job_map *jobs,
+static int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_options *o,
+				  const struct engine_ctx *ctx, const struct job_map *jobs,
 				  const struct dfsssp_report *drep, struct routing *r,
 				  struct engine_result *res, struct fab_error *err)
 {
-	struct nue_opts no = { .vls = drep->max_vls, .jobs = jobs };
+	struct nue_opts no = nue_opts_from(o, ctx, drep->max_vls, jobs);
 	struct nue_report rep;
 
 	add_warning(res,
@@ -443,14 +466,15 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
  * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
  * and the verifier checks the union as for any routing.
  */
-static int dfsssp_keep_fitting(const struct fabric *f, const struct job_map *jobs,
+static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
+			       const struct engine_ctx *ctx, const struct job_map *jobs,
 			       const struct dfsssp_report *drep, struct routing *r,
 			       struct engine_result *res, struct fab_error *err)
 {
 	unsigned vls = drep->max_vls, sl;
 	uint8_t *layer_of = malloc(r->lft_len);
 	struct nue_report rep = { 0 };
-	struct nue_opts no = { .jobs = jobs };
+	struct nue_opts no = nue_opts_from(o, ctx, 0, jobs);
 	struct routing nr;
 	uint32_t ndest = 0;
 	int64_t left = 0;
@@ -518,8 +542,8 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair
-			      ? dfsssp_keep_fitting(f, dopts.jobs, &rep, r, res, err)
-			      : dfsssp_overflow_to_nue(f, dopts.jobs, &rep, r, res, err);
+			      ? dfsssp_keep_fitting(f, o, ctx, dopts.jobs, &rep, r, res, err)
+			      : dfsssp_overflow_to_nue(f, o, ctx, dopts.jobs, &rep, r, res, err);
 		goto out;
 	}
 	snprintf(res->summary, sizeof(res->summary),
@@ -681,15 +705,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 		   unsigned vls, struct routing *r, struct engine_result *res,
 		   struct fab_error *err)
 {
-	struct nue_opts no = {
-		.vls = vls,
-		.skip_rebalance = !o->nue_rebalance,
-		.threads = o->nue_threads,
-		.orders = o->nue_orders,
-		.layer_tries = o->nue_layer_tries,
-		.partition = o->nue_partition_metis ? NUE_PARTITION_METIS : NUE_PARTITION_AUTO,
-		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
-	};
+	struct nue_opts no = nue_opts_from(o, ctx, vls, NULL);
 	struct job_map tmp, *jobs = NULL;
 	struct nue_report rep;
 	uint8_t *layers = NULL;
