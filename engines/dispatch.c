@@ -648,6 +648,9 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 		add_summary(res, ", equally far destinations by descending LID");
 	else if (rep->by_lid)
 		add_summary(res, ", destinations by LID");
+	if (rep->at_cut_bound)
+		add_summary(res, "; one layer reached the fat tree's cut bound of the maximum EFI, "
+				 "no other candidate routed");
 	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST)
 		add_summary(res, "; one layer routed every CA pair on a shortest path");
 	if (rep->single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS)

@@ -69,6 +69,7 @@ struct nue_report {
 	int single_layer;	    /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
 	int second_order;	    /* k = 1: equally far destinations by descending LID won */
 	int by_lid;		    /* destinations by LID alone (tree-like fabric, see nue.c) */
+	int at_cut_bound; /* k > 1, complete fat tree: the single layer reached the cut bound */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
 	uint64_t searches_spared;   /* turns refused unsearched: they close a committed cycle */

@@ -105,6 +105,7 @@ struct nue {
 	 * setup.c): equally far switches settle by parent digit, not by GUID.  NULL: identity.
 	 */
 	uint32_t *heap_item, *heap_sw;
+	uint64_t efi_bound; /* a complete fat tree's cut bound of the maximum EFI, else 0 */
 	struct order_race *race; /* the other order, still running; see nue_route_one_layer */
 	uint32_t *hop;		 /* [nsw]: hops to the current destination, for need_shortest */
 	uint32_t *esc_up;	 /* [nsw]: tree channel towards the root */

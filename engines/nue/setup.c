@@ -313,6 +313,8 @@ static int topology_rank(struct nue *n, struct fab_error *err)
 	n->topo_rank = fat_tree_lid_rank(&t, n->f);
 	n->heap_item = fat_tree_switch_rank(&t);
 	n->heap_sw = malloc(sizeof(uint32_t) * (n->nsw + 1));
+	if (t.complete && !t.nservice)
+		n->efi_bound = fat_tree_efi_bound(&t, n->f);
 	if (n->topo_rank && n->heap_item && n->heap_sw) {
 		uint32_t s;
 
