@@ -868,7 +868,6 @@ static void test_path_sl_dump_bytes(void)
  */
 static void test_fat_tree_balance(void)
 {
-	unsigned links[128][2], hosts[48] = { 0 }, n = 0, l, w, x;
 	struct dfsssp_opts o = { .max_vls = 8 };
 	struct metrics_options mo;
 	struct metrics_patterns p;
@@ -877,18 +876,8 @@ static void test_fat_tree_balance(void)
 	struct routing r;
 	struct fabric f;
 
-	for (l = 0; l < 2; l++)
-		for (w = 0; w < 16; w++)
-			for (x = 0; x < 4; x++) {
-				unsigned other = l ? (w & ~3u) | x : (w & 3u) | x << 2;
-
-				links[n][0] = (2 - l) * 16 + w;
-				links[n][1] = (1 - l) * 16 + other;
-				n++;
-			}
-	for (w = 0; w < 16; w++)
-		hosts[w] = 4;
-	CHECK(build(&f, 48, hosts, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(testfab_4ary_3tree(&f) == 0);
+	testfab_set_vls(&f, 8);
 	CHECK(route(&f, &o, &r, &rep) == 0 && verified(&f, &r));
 	metrics_options_default(&mo);
 	CHECK(metrics_efi(&f, &r, &mo, &e) == 0);

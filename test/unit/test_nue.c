@@ -159,29 +159,14 @@ static void test_lmc(void)
 }
 
 /*
- * 4-ary 3-tree: levels of 16 switches (leaves 0..15 with 4 hosts each, middle 16..31, top
- * 32..47); switch w of top-down level l links to the switches of level l + 1 whose base-4 digits
- * differ from w only in digit l.  Minimal routes here are all up then down, and a balanced routing
+ * 4-ary 3-tree (testfab_4ary_3tree).  Minimal routes here are all up then down, and a balanced routing
  * loads no channel with more than about twice the mean.  An escape tree rooted in the core
  * broke both: its down-and-up turns blocked minimal turns and piled routes onto few uplinks
  * (max EFI 204, mean 54, some routes 2 hops longer).
  */
 static void build_4ary_3tree(struct fabric *f)
 {
-	unsigned links[128][2], hosts[48] = { 0 }, n = 0, l, w, x;
-
-	for (l = 0; l < 2; l++)
-		for (w = 0; w < 16; w++)
-			for (x = 0; x < 4; x++) {
-				unsigned other = l ? (w & ~3u) | x : (w & 3u) | x << 2;
-
-				links[n][0] = (2 - l) * 16 + w;
-				links[n][1] = (1 - l) * 16 + other;
-				n++;
-			}
-	for (w = 0; w < 16; w++)
-		hosts[w] = 4;
-	CHECK(testfab_build_hosts(f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(testfab_4ary_3tree(f) == 0);
 }
 
 /* Maximum EFI and mean links per route between CAs (the routes the EFI counts) of one routing. */

@@ -158,6 +158,29 @@ static inline int testfab_fat_tree(struct fabric *f, unsigned lmc)
 	return fabric_assign_lids(f, lmc, &err);
 }
 
+/*
+ * 4-ary 3-tree: levels of 16 switches (leaves 0..15 with 4 hosts each, middle 16..31, top
+ * 32..47); switch w of top-down level l links to the switches of level l + 1 whose base-4 digits
+ * differ from w only in digit l.
+ */
+static inline int testfab_4ary_3tree(struct fabric *f)
+{
+	unsigned links[128][2], hosts[48] = { 0 }, n = 0, l, w, x;
+
+	for (l = 0; l < 2; l++)
+		for (w = 0; w < 16; w++)
+			for (x = 0; x < 4; x++) {
+				unsigned other = l ? (w & ~3u) | x : (w & 3u) | x << 2;
+
+				links[n][0] = (2 - l) * 16 + w;
+				links[n][1] = (1 - l) * 16 + other;
+				n++;
+			}
+	for (w = 0; w < 16; w++)
+		hosts[w] = 4;
+	return testfab_build_hosts(f, 48, hosts, 0, (const unsigned(*)[2])links, n, 0);
+}
+
 /* Every port of the fabric gets vls operational data VLs. */
 static inline void testfab_set_vls(struct fabric *f, unsigned vls)
 {
