@@ -794,8 +794,8 @@ static int run_planes(const char *name, const struct fabric *f, const struct sar
 {
 	int dfsssp = !strcmp(name, "sar-dfsssp");
 	unsigned n = !strcmp(name, "sar-updn") || !strcmp(name, "sar-dmodk") ? 1
-		     : dfsssp		       ? dfsssp_vls(f, o, ctx, res)
-					       : nue_layers(o, ctx, res);
+		     : dfsssp ? dfsssp_vls(f, o, ctx, res)
+			      : nue_layers(o, ctx, res);
 	const char *reason = no_planes_reason(name, f, n), *why = "computed";
 	struct escape_plane local, *e = ctx ? &ctx->escape : &local;
 	struct fabric view;

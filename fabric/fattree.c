@@ -112,9 +112,8 @@ static int same_level_link(const struct fabric *f, const uint32_t *ends, uint8_t
 			if (level[v] != level[s])
 				continue;
 			if (level[s] == 1) {
-				uint32_t drop = ends[v] < ends[s] || (ends[v] == ends[s] && v > s)
-							? v
-							: s;
+				uint32_t drop =
+					ends[v] < ends[s] || (ends[v] == ends[s] && v > s) ? v : s;
 				leaf[drop] = 0;
 				return 1;
 			}
@@ -139,13 +138,15 @@ static int find_levels(const struct fabric *f, struct fat_tree *t, const uint32_
 	t->levels = 0;
 	for (round = 0;; round++) {
 		if (round > FAT_TREE_MAX_STORAGE_SWITCHES) {
-			fab_error_set(why, "more than %u switches with end ports are linked to "
-					   "each other",
+			fab_error_set(why,
+				      "more than %u switches with end ports are linked to "
+				      "each other",
 				      FAT_TREE_MAX_STORAGE_SWITCHES);
 			return -1;
 		}
 		if (bfs_levels(f, leaf, t->level, queue)) {
-			fab_error_set(why, "some switches are not connected to a switch with hosts");
+			fab_error_set(why,
+				      "some switches are not connected to a switch with hosts");
 			return -1;
 		}
 		r = same_level_link(f, ends, leaf, t->level, why);
@@ -158,8 +159,8 @@ static int find_levels(const struct fabric *f, struct fat_tree *t, const uint32_
 		if (t->level[s] > t->levels)
 			t->levels = t->level[s];
 	if (t->levels > FAT_TREE_MAX_LEVELS) {
-		fab_error_set(why, "%u levels, more than the %u a fat tree may have here", t->levels,
-			      FAT_TREE_MAX_LEVELS);
+		fab_error_set(why, "%u levels, more than the %u a fat tree may have here",
+			      t->levels, FAT_TREE_MAX_LEVELS);
 		return -1;
 	}
 	return 0;
@@ -339,8 +340,9 @@ static int collect_up_ports(const struct fabric *f, struct fat_tree *t, struct f
 }
 
 struct leaf_sort {
-	const uint32_t *key; /* [(l - 1) * nleaves + leaf id]: min leaf switch of its level-l block */
-	const uint32_t *id;  /* [nswitches]: leaf id */
+	const uint32_t
+		*key; /* [(l - 1) * nleaves + leaf id]: min leaf switch of its level-l block */
+	const uint32_t *id; /* [nswitches]: leaf id */
 	uint32_t nleaves;
 	unsigned levels;
 };
@@ -487,8 +489,8 @@ static void describe(const struct fabric *f, struct fat_tree *t)
 		used += (size_t)snprintf(t->shape + used, sizeof(t->shape) - used, "%s%u",
 					 l == 1 ? " " : "+", per_level[l]);
 	for (l = 1; l < t->levels && used < sizeof(t->shape); l++)
-		used += (size_t)snprintf(t->shape + used, sizeof(t->shape) - used,
-					 "%s%ux%u", l == 1 ? ", up ports " : "+", t->up_width[l],
+		used += (size_t)snprintf(t->shape + used, sizeof(t->shape) - used, "%s%ux%u",
+					 l == 1 ? ", up ports " : "+", t->up_width[l],
 					 t->up_parallel[l]);
 }
 
@@ -632,7 +634,7 @@ uint32_t *fat_tree_lid_rank(const struct fat_tree *t, const struct fabric *f)
 		uint32_t p = f->lid_port[lid];
 
 		rank[lid] = p != FAB_NONE && t->term_index[p] != FAB_NONE ? t->term_index[p]
-									   : t->nterminals + lid;
+									  : t->nterminals + lid;
 	}
 	return rank;
 }

@@ -25,10 +25,10 @@
 #define FAT_TREE_MAX_LEVELS 8
 
 struct fat_tree {
-	unsigned levels;   /* switch levels; 1 = leaves */
+	unsigned levels;    /* switch levels; 1 = leaves */
 	uint32_t nswitches; /* the fabric's */
-	uint8_t *level;	   /* [nswitches]: 1 .. levels */
-	uint16_t *digit;   /* [nswitches]: the switch's digit among its parent group (0 at leaves) */
+	uint8_t *level;	    /* [nswitches]: 1 .. levels */
+	uint16_t *digit; /* [nswitches]: the switch's digit among its parent group (0 at leaves) */
 
 	/* Up ports of switch s: up_port[up_off[s] .. up_off[s + 1]), port indices, by (parent
 	 * digit, port number); every one leads to a switch one level higher. */
@@ -47,10 +47,10 @@ struct fat_tree {
 	 */
 	uint32_t *block;
 
-	uint32_t nterminals;   /* CA/router ports with a LID on leaves */
-	uint32_t *terminals;   /* their port indices in topology order */
-	uint32_t nservice;     /* CA/router ports with a LID on switches above the leaves */
-	uint32_t *term_index;  /* [nports]: position in terminals[], FAB_NONE for other ports */
+	uint32_t nterminals;  /* CA/router ports with a LID on leaves */
+	uint32_t *terminals;  /* their port indices in topology order */
+	uint32_t nservice;    /* CA/router ports with a LID on switches above the leaves */
+	uint32_t *term_index; /* [nports]: position in terminals[], FAB_NONE for other ports */
 
 	uint32_t missing_links; /* up links a complete tree of these widths would have more */
 	int complete;		/* no missing links, same parents for every child of a group */

@@ -31,19 +31,19 @@ struct dmodk {
 	struct fat_tree t;
 	uint32_t nsw;
 	uint32_t width_below[FAT_TREE_MAX_LEVELS + 2]; /* W_l: parents per level multiplied */
-	uint32_t *peer;	/* per port: the switch at the other end (switch ports only) */
-	uint32_t *slot_off, *slot;   /* per switch: closed-form up port q -> port index or NONE */
-	uint32_t *by_level;	     /* switches, top level first */
-	uint8_t *down_ok, *legal;    /* for the current destination switch */
-	uint32_t *cand_off, *cand;   /* down ports towards it, per switch that descends */
-	uint32_t *lid_index;	     /* [lid]: D-mod-k index */
-	uint8_t *lid_offset;	     /* [lid]: offset in the port's LMC range */
-	uint8_t *lid_exit;	     /* [lid]: port number of the delivering switch */
+	uint32_t *peer;		   /* per port: the switch at the other end (switch ports only) */
+	uint32_t *slot_off, *slot; /* per switch: closed-form up port q -> port index or NONE */
+	uint32_t *by_level;	   /* switches, top level first */
+	uint8_t *down_ok, *legal;  /* for the current destination switch */
+	uint32_t *cand_off, *cand; /* down ports towards it, per switch that descends */
+	uint32_t *lid_index;	   /* [lid]: D-mod-k index */
+	uint8_t *lid_offset;	   /* [lid]: offset in the port's LMC range */
+	uint8_t *lid_exit;	   /* [lid]: port number of the delivering switch */
 	uint32_t *lid_off, *lid_list; /* LIDs per delivering switch */
-	uint32_t turn;		     /* turn leaf, FAB_NONE until needed */
-	uint32_t *turn_port;	     /* per switch: port index towards the turn leaf */
-	uint8_t *hop;		     /* per switch, for the current LID */
-	uint32_t *next;		     /* per switch: the switch its entry for that LID leads to */
+	uint32_t turn;		      /* turn leaf, FAB_NONE until needed */
+	uint32_t *turn_port;	      /* per switch: port index towards the turn leaf */
+	uint8_t *hop;		      /* per switch, for the current LID */
+	uint32_t *next;		      /* per switch: the switch its entry for that LID leads to */
 	uint32_t *stack;
 };
 
@@ -212,10 +212,9 @@ static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error
 	m->width_below[1] = 1;
 	/* Past 2^32 every index divides to 0 alike: saturate. */
 	for (l = 1; l < m->t.levels; l++)
-		m->width_below[l + 1] =
-			(uint64_t)m->width_below[l] * m->t.up_width[l] > UINT32_MAX
-				? UINT32_MAX
-				: m->width_below[l] * m->t.up_width[l];
+		m->width_below[l + 1] = (uint64_t)m->width_below[l] * m->t.up_width[l] > UINT32_MAX
+						? UINT32_MAX
+						: m->width_below[l] * m->t.up_width[l];
 	for (s = 0; s < f->sw_adj_off[m->nsw]; s++)
 		m->peer[f->sw_adj_port[s]] = remote_switch(f, f->sw_adj_port[s]);
 	return index_lids(m, err);
@@ -344,7 +343,7 @@ static void choose_turn_leaf(struct dmodk *m)
 		if (s < m->nsw)
 			continue;
 		for (s = 0; s < m->nsw; s++)
-			m->turn_port[s] = s == leaf	   ? FAB_NONE
+			m->turn_port[s] = s == leaf	  ? FAB_NONE
 					  : m->down_ok[s] ? choose_down(m, s, j, 0, &moved)
 							  : choose_up(m, s, j, 0, &moved);
 		m->turn = leaf;
@@ -443,9 +442,8 @@ static void fill_report(const struct dmodk *m, const struct fabric *f, struct dm
 	rep->lids_routed = m->lid_off[m->nsw];
 	rep->missing_links = m->t.missing_links;
 	rep->efi_bound = fat_tree_efi_bound(&m->t, f);
-	rep->turn_guid = rep->turn_entries && m->turn != FAB_NONE
-				 ? f->nodes[f->switches[m->turn]].guid
-				 : 0;
+	rep->turn_guid =
+		rep->turn_entries && m->turn != FAB_NONE ? f->nodes[f->switches[m->turn]].guid : 0;
 }
 
 int dmodk_route(const struct fabric *f, struct routing *r, struct dmodk_report *rep,

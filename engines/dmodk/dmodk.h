@@ -16,17 +16,17 @@
 #include "fabric/routing.h"
 
 struct dmodk_report {
-	char shape[160];	 /* the tree recognised (fat_tree.shape) */
+	char shape[160]; /* the tree recognised (fat_tree.shape) */
 	unsigned levels;
-	uint32_t terminals;	 /* end ports on leaves, numbered in topology order */
-	uint32_t service;	 /* end ports on switches above the leaves */
+	uint32_t terminals; /* end ports on leaves, numbered in topology order */
+	uint32_t service;   /* end ports on switches above the leaves */
 	uint32_t lids_routed;
-	uint32_t missing_links;	 /* up links a complete tree of these widths would have more */
-	uint64_t entries;	 /* LFT entries written (switch, LID), the delivering switch's too */
-	uint64_t moved;		 /* entries not on their closed-form port (a link was missing) */
-	uint64_t turn_entries;	 /* entries of switches with no up*down* route, via the turn leaf */
-	uint64_t efi_bound;	 /* cut lower bound of the maximum EFI (fat_tree_efi_bound) */
-	uint64_t turn_guid;	 /* the leaf where those routes turn, 0 when none was needed */
+	uint32_t missing_links; /* up links a complete tree of these widths would have more */
+	uint64_t entries;	/* LFT entries written (switch, LID), the delivering switch's too */
+	uint64_t moved;		/* entries not on their closed-form port (a link was missing) */
+	uint64_t turn_entries;	/* entries of switches with no up*down* route, via the turn leaf */
+	uint64_t efi_bound;	/* cut lower bound of the maximum EFI (fat_tree_efi_bound) */
+	uint64_t turn_guid;	/* the leaf where those routes turn, 0 when none was needed */
 };
 
 /*

@@ -700,8 +700,8 @@ static int route_best(struct nue *n, struct fab_error *err)
 	 */
 	if (n->efi_bound) {
 		rc = nue_run_candidates(n, &b, 1, cand, 0, err);
-		n->rep->at_cut_bound = !rc && b.valid && !b.score.fallbacks &&
-				       b.score.efi <= n->efi_bound;
+		n->rep->at_cut_bound =
+			!rc && b.valid && !b.score.fallbacks && b.score.efi <= n->efi_bound;
 		if (rc || n->rep->at_cut_bound) {
 			/* No second candidate: the other CPU is free, as without a worker. */
 			cpu_gate_open(n->o->spare_cpu);

@@ -23,11 +23,11 @@
 #define MAX_LINKS 512
 
 struct tree_spec {
-	unsigned k, n;	       /* k-ary n-tree */
-	unsigned hosts;	       /* per leaf */
-	unsigned parallel;     /* links between each connected pair */
-	unsigned drop;	       /* links left out, taken evenly from the list */
-	unsigned top_storage;  /* end ports on the first top switch */
+	unsigned k, n;	      /* k-ary n-tree */
+	unsigned hosts;	      /* per leaf */
+	unsigned parallel;    /* links between each connected pair */
+	unsigned drop;	      /* links left out, taken evenly from the list */
+	unsigned top_storage; /* end ports on the first top switch */
 	unsigned lmc;
 	unsigned perm[MAX_SW]; /* switch numbering: position -> index in the fabric */
 };
