@@ -109,7 +109,8 @@ static int same_level_link(const struct fabric *f, const uint32_t *ends, uint8_t
 		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
 			uint32_t v = remote_switch(f, f->sw_adj_port[e]);
 
-			if (level[v] != level[s])
+			/* A cable from a switch to itself (real fabrics have them) carries no route. */
+			if (v == s || level[v] != level[s])
 				continue;
 			if (level[s] == 1) {
 				uint32_t drop =

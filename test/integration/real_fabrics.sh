@@ -87,6 +87,9 @@ route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-updn 1
 route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-nue 1
 route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-nue 4
 route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-dfsssp 1
+# A 2-level tree whose leaf3 has a cable from port 20 to its own port 21: sar-dmodk must see the
+# tree through it (it once refused the fabric as "not a fat tree").
+route_everywhere "$real/lab-edr.net" "$real/lab-edr" "lab EDR fabric" sar-dmodk 1
 t_expect "the LIDs OpenSM kept are the fabric's own (stor01 at LID 100)" \
 	grep -q '{stor01 mlx5_0} LID:0064' "$SIM_DUMP_DIR/opensm-subnet.lst"
 # A chassis of Voltaire line and spine chips: ibnetdiscover -g writes Chassis sections,
