@@ -84,9 +84,42 @@ wait_routings() {
 	done
 }
 
-# LFTs as the switches hold them, into FILE.
+# LFTs as the switches hold them, into FILE.  OpenSM reports the routing done when it has
+# queued the LFT blocks, not when the switches hold them, so the tables are read until two
+# reads in a row agree.
 lfts() {
-	sim_read_lfts "$1" >/dev/null 2>&1
+	local i
+	sim_read_lfts "$1" >/dev/null 2>&1 || return 1
+	for i in $(seq 20); do
+		sleep 0.5
+		sim_read_lfts "$1.again" >/dev/null 2>&1 || return 1
+		cmp -s "$1" "$1.again" && return 0
+		mv -f "$1.again" "$1"
+	done
+	echo "NOTE: the LFTs of $1 still changed after 20 reads" >&2
+	return 1
+}
+
+# Children of the daemon (a squeue it runs), one PID a line.
+daemon_children() {
+	local f line fields
+	for f in /proc/[0-9]*/stat; do
+		read -r line 2>/dev/null <"$f" || continue
+		read -r -a fields <<<"${line##*) }" # state, parent PID, ...
+		[[ ${fields[1]:-} == "$DPID" ]] && echo "${f//[!0-9]/}"
+	done
+	return 0
+}
+
+# Stops the daemon between polls: SIGSTOP, then waits until a squeue it started before the
+# stop has ended, so that no query runs while the test changes the jobs.
+pause_daemon() {
+	local end=$((SECONDS + 30))
+	kill -STOP "$DPID" || return 1
+	while [[ -n $(daemon_children) ]]; do
+		((SECONDS < end)) || return 1
+		sleep 0.1
+	done
 }
 
 not_same() {
@@ -168,7 +201,7 @@ fi
 
 # C replaces A on the same nodes.  The daemon is paused meanwhile so that no poll falls in the
 # gap between the two jobs (that would be a real change: A ended).
-kill -STOP "$DPID"
+pause_daemon || t_fail "daemon paused between polls"
 scancel "$A"
 slurm_wait_gone "$A" 60 || t_fail "job A ended"
 C=$(submit 'node[0003-0006]' 4) || t_fail "job C (node0003-0006) runs"
