@@ -26,6 +26,14 @@ struct verify_report {
 	char cycle[4096];	  /* one cycle, channels named "node[port]" */
 	unsigned cycle_len;
 
+	/* Multicast (routing.mcast): trees checked, and their faults. */
+	uint32_t mcast_groups, mcast_members;
+	uint32_t mcast_unreached; /* members their group's tree does not deliver to */
+	uint32_t mcast_loops;	  /* groups whose tree has a cycle or forwards one way only */
+	uint64_t mcast_dependencies;
+	char first_mcast_problem[320];
+	int cycle_mixed; /* the cycle holds unicast and multicast dependencies */
+
 	uint64_t hop_hist[VERIFY_MAX_HOPS + 1]; /* links traversed per delivered path */
 	unsigned min_hops, max_hops;
 	double mean_hops;

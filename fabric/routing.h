@@ -12,6 +12,7 @@
 #define SARNUE_ROUTING_H
 
 #include "fabric/fabric.h"
+#include "fabric/mcast.h"
 #include "lib/assert.h"
 
 #define ROUTING_MAX_SL 16
@@ -52,6 +53,12 @@ struct routing {
 	uint32_t sl2vl_stride;
 
 	unsigned vls_used; /* number of VLs the engine's layers occupy */
+
+	/*
+	 * Multicast trees that share the VLs with these routes, NULL when none: the verifier checks
+	 * them and adds their dependencies to the unicast ones (fabric/mcast.h).  Not owned.
+	 */
+	const struct mcast *mcast;
 
 	/*
 	 * Set by a caller that wants to know when LFT columns stop changing (the verifier beside
