@@ -29,6 +29,7 @@
 #include "lib/sortu64.h"
 #include "lib/threads.h"
 #include "lib/assert.h"
+#include "check/mcastcheck.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -90,6 +91,7 @@ struct walker {
 	uint64_t hop_sum, delivered;
 	int oom;
 	struct source_groups *groups; /* NULL: every pair is walked on its own */
+	struct mcast_deps mdeps;      /* the multicast trees' dependencies, for the cycle's labels */
 };
 
 static uint64_t mix(uint64_t x)
@@ -131,13 +133,25 @@ static int deps_grow(struct dep_set *d)
 	return 0;
 }
 
-#define VERTEX(vl, ch) (((uint32_t)(vl) << 28) | (ch))
-#define VERTEX_VL(v) ((v) >> 28)
-#define VERTEX_CH(v) ((v)&0x0fffffff)
+#define VERTEX(vl, ch) DEP_VERTEX(vl, ch)
+#define VERTEX_VL(v) DEP_VERTEX_VL(v)
+#define VERTEX_CH(v) DEP_VERTEX_CH(v)
+
+static int deps_has(const struct dep_set *d, uint64_t key)
+{
+	size_t j;
+
+	if (!d->cap)
+		return 0;
+	for (j = mix(key) & (d->cap - 1); d->keys[j]; j = (j + 1) & (d->cap - 1))
+		if (d->keys[j] == key)
+			return 1;
+	return 0;
+}
 
 static int deps_add(struct dep_set *d, uint32_t from, uint32_t to)
 {
-	uint64_t key = (((uint64_t)from << 32) | to) + 1;
+	uint64_t key = DEP_KEY(from, to);
 	size_t j;
 
 	if ((d->count + 1) * 2 > d->cap && deps_grow(d))
@@ -725,26 +739,48 @@ out:
 	return ret;
 }
 
+/*
+ * The arrow for the dependency from -> to in a printed cycle: plain when unicast routes make it,
+ * "-(multicast 0xMLID)->" when only a multicast tree does.  *kinds collects bit 0 for unicast,
+ * bit 1 for multicast-only.
+ */
+static void cycle_arrow(const struct walker *w, uint32_t from, uint32_t to, char *buf, size_t len,
+			unsigned *kinds)
+{
+	long k = mcast_deps_find(&w->mdeps, DEP_KEY(from, to));
+
+	if (k < 0 || w->mdeps.shared[k]) {
+		*kinds |= 1;
+		return;
+	}
+	*kinds |= 2;
+	snprintf(buf, len, " -(multicast 0x%04x)-> ", w->mdeps.mlid[k]);
+}
+
 static void print_cycle(struct walker *w, const struct dep_graph *g, const uint32_t *stack,
 			uint32_t depth, uint32_t start)
 {
 	struct verify_report *rep = w->rep;
 	size_t used = 0;
+	unsigned kinds = 0;
 	uint32_t i;
 
 	sn_assert(start < depth && depth <= g->nv);
 	for (i = start; i <= depth && used < sizeof(rep->cycle); i++) {
 		uint32_t v = g->vertex[stack[i == depth ? start : i]];
-		char name[160];
+		char name[160], arrow[48] = " -> ";
 
+		if (i > start)
+			cycle_arrow(w, g->vertex[stack[i - 1]], v, arrow, sizeof(arrow), &kinds);
 		describe_port(w->f, VERTEX_CH(v), name, sizeof(name));
 		used += (size_t)snprintf(rep->cycle + used, sizeof(rep->cycle) - used,
-					 "%s%s (VL %u)", i == start ? "" : " -> ", name,
+					 "%s%s (VL %u)", i == start ? "" : arrow, name,
 					 VERTEX_VL(v));
 		if (i < depth)
 			rep->credit_loop_vls |= 1u << VERTEX_VL(v);
 	}
 	rep->cycle_len = depth - start;
+	rep->cycle_mixed = kinds == 3;
 }
 
 /* Iterative three-colour DFS; reports the first cycle found. */
@@ -859,6 +895,7 @@ static void walker_free(struct walker *w, struct source_groups *groups)
 	free(w->path);
 	free(w->deps.keys);
 	free(w->deps.list);
+	mcast_deps_free(&w->mdeps);
 	groups_free(groups);
 }
 
@@ -879,10 +916,35 @@ static int walker_check(struct walker *w, unsigned from, unsigned to)
 	return 0;
 }
 
+/*
+ * The multicast trees (routing.mcast): their own checks, then their dependencies join the
+ * unicast ones; those the unicast routes do not make are remembered to label a cycle.
+ */
+static int add_mcast(struct walker *w)
+{
+	struct mcast_deps *d = &w->mdeps;
+	size_t i;
+
+	if (mcast_check_trees(w->f, w->r, w->rep, d) || mcast_deps_sort(d))
+		return -1;
+	d->shared = calloc(d->n + 1, 1);
+	if (!d->shared)
+		return -1;
+	for (i = 0; i < d->n; i++)
+		d->shared[i] = (uint8_t)deps_has(&w->deps, d->key[i]);
+	for (i = 0; i < d->n; i++)
+		if (deps_add(&w->deps, (uint32_t)((d->key[i] - 1) >> 32), (uint32_t)(d->key[i] - 1)))
+			return -1;
+	w->rep->mcast_dependencies = d->n;
+	return 0;
+}
+
 /* Mean hops and the credit-loop search once every destination is checked. */
 static int walker_close(struct walker *w)
 {
 	w->rep->mean_hops = w->delivered ? (double)w->hop_sum / (double)w->delivered : 0.0;
+	if (w->r->mcast && add_mcast(w))
+		return -1;
 	return check_credit_loops(w);
 }
 
@@ -1075,7 +1137,8 @@ void verify_feed_detach(struct verify_feed *vf)
 
 int verify_ok(const struct verify_report *rep)
 {
-	return !rep->unreachable && !rep->loops && !rep->credit_loop_vls;
+	return !rep->unreachable && !rep->loops && !rep->credit_loop_vls && !rep->mcast_unreached &&
+	       !rep->mcast_loops;
 }
 
 unsigned verify_count_bits(uint16_t mask)
@@ -1101,6 +1164,17 @@ void verify_print_text(const struct verify_report *rep, FILE *out)
 	if (rep->credit_loop_vls)
 		fprintf(out, "  cycle (%u channels): %s\n", rep->cycle_len, rep->cycle);
 	fprintf(out, "dependencies:    %" PRIu64 "\n", rep->dependencies);
+	if (rep->mcast_groups) {
+		fprintf(out,
+			"multicast:       %u groups, %u members, %" PRIu64
+			" dependencies, %u unreached members, %u broken trees\n",
+			rep->mcast_groups, rep->mcast_members, rep->mcast_dependencies,
+			rep->mcast_unreached, rep->mcast_loops);
+		if (*rep->first_mcast_problem)
+			fprintf(out, "  first: %s\n", rep->first_mcast_problem);
+		if (rep->cycle_mixed)
+			fprintf(out, "  the cycle above mixes unicast and multicast dependencies\n");
+	}
 	fprintf(out, "SLs used:        %u\nVLs used:        %u\n", verify_count_bits(rep->sls_used),
 		verify_count_bits(rep->vls_used));
 	fprintf(out, "hops:            min %u, max %u, mean %.3f\n", rep->min_hops, rep->max_hops,
@@ -1140,6 +1214,14 @@ void verify_print_json_fields(const struct verify_report *rep, const char *engin
 	json_write_string(out, rep->first_loop);
 	fprintf(out, ", \"cycle\": ");
 	json_write_string(out, rep->cycle);
+	fprintf(out,
+		", \"multicast\": {\"groups\": %u, \"members\": %u, \"dependencies\": %" PRIu64
+		", \"unreached_members\": %u, \"broken_trees\": %u, \"cycle_mixed\": %s, "
+		"\"first_problem\": ",
+		rep->mcast_groups, rep->mcast_members, rep->mcast_dependencies, rep->mcast_unreached,
+		rep->mcast_loops, rep->cycle_mixed ? "true" : "false");
+	json_write_string(out, rep->first_mcast_problem);
+	fputc('}', out);
 	fprintf(out, ", \"ok\": %s", verify_ok(rep) ? "true" : "false");
 }
 

@@ -1,0 +1,159 @@
+/*
+ * mcasttree.c - the spanning tree multicast groups share, and each group's subtree (see
+ * mcasttree.h).  Breadth first from the root, so the tree is as shallow as the order allows;
+ * a group's subtree is the union of its members' paths to the root with the single-child chain
+ * at the top cut off, so no group climbs higher than its members need.
+ */
+#include "engines/mcasttree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/assert.h"
+
+void mcast_tree_free(struct mcast_tree *t)
+{
+	free(t->parent);
+	free(t->up_port);
+	free(t->depth);
+	free(t->stamp);
+	free(t->children);
+	free(t->child);
+	free(t->list);
+	free(t->holds);
+	memset(t, 0, sizeof(*t));
+}
+
+static int tree_alloc(struct mcast_tree *t, uint32_t nsw)
+{
+	memset(t, 0, sizeof(*t));
+	t->nsw = nsw;
+	t->parent = malloc(sizeof(*t->parent) * (nsw + 1));
+	t->up_port = malloc(sizeof(*t->up_port) * (nsw + 1));
+	t->depth = malloc(sizeof(*t->depth) * (nsw + 1));
+	t->stamp = calloc(nsw + 1, sizeof(*t->stamp));
+	t->children = calloc(nsw + 1, sizeof(*t->children));
+	t->child = malloc(sizeof(*t->child) * (nsw + 1));
+	t->list = malloc(sizeof(*t->list) * (nsw + 1));
+	t->holds = calloc(nsw + 1, sizeof(*t->holds));
+	if (!t->parent || !t->up_port || !t->depth || !t->stamp || !t->children || !t->child ||
+	    !t->list || !t->holds)
+		return -1;
+	return 0;
+}
+
+int mcast_tree_build(const struct fabric *f, uint32_t root, const uint32_t *key,
+		     struct mcast_tree *t)
+{
+	uint32_t head = 0, tail = 0, i, *queue;
+
+	sn_assert(root < f->nswitches);
+	if (tree_alloc(t, f->nswitches)) {
+		mcast_tree_free(t);
+		return -1;
+	}
+	queue = t->list; /* free until the first group */
+	for (i = 0; i < t->nsw; i++) {
+		t->parent[i] = FAB_NONE;
+		t->up_port[i] = FAB_NONE;
+		t->depth[i] = UINT32_MAX;
+	}
+	t->root = root;
+	t->depth[root] = 0;
+	queue[tail++] = root;
+	while (head < tail) {
+		uint32_t u = queue[head++], e;
+
+		for (e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+			uint32_t p = f->sw_adj_port[e], remote, v;
+
+			if (!fabric_channel_up(f, p))
+				continue;
+			remote = f->ports[p].remote;
+			v = f->nodes[f->ports[remote].node].sw;
+			if (v == FAB_NONE || t->depth[v] != UINT32_MAX || (key && key[v] <= key[u]))
+				continue;
+			t->depth[v] = t->depth[u] + 1;
+			t->parent[v] = u;
+			t->up_port[v] = remote;
+			queue[tail++] = v;
+		}
+	}
+	t->nreached = tail;
+	return 0;
+}
+
+/* Stamps the path from sw up to the first stamped switch or the root, listing what it stamps. */
+static void stamp_path(struct mcast_tree *t, uint32_t sw, uint32_t *n)
+{
+	while (t->stamp[sw] != t->pass) {
+		t->stamp[sw] = t->pass;
+		t->children[sw] = 0;
+		t->list[(*n)++] = sw;
+		if (sw == t->root)
+			return;
+		sw = t->parent[sw];
+	}
+}
+
+/* The member's switch and the port it leaves that switch by (0: the switch itself). */
+static uint32_t member_switch(const struct fabric *f, uint32_t port, unsigned *exit_port)
+{
+	uint32_t sw = fabric_endport_switch(f, port);
+
+	*exit_port = 0;
+	if (sw != FAB_NONE && !fabric_is_switch(f, f->ports[port].node))
+		*exit_port = f->ports[f->ports[port].remote].num;
+	return sw;
+}
+
+int mcast_tree_group(const struct fabric *f, struct mcast_tree *t, struct mcast *m,
+		     const uint32_t *members, uint32_t nmembers)
+{
+	uint32_t i, n = 0, top, missed = 0;
+	unsigned exit_port;
+
+	if (++t->pass == 0) {
+		memset(t->stamp, 0, sizeof(*t->stamp) * (t->nsw + 1));
+		memset(t->holds, 0, sizeof(*t->holds) * (t->nsw + 1));
+		t->pass = 1;
+	}
+	for (i = 0; i < nmembers; i++) {
+		uint32_t sw = member_switch(f, members[i], &exit_port);
+
+		if (mcast_add_member(m, members[i]))
+			return -1;
+		if (sw == FAB_NONE || !mcast_tree_has(t, sw)) {
+			missed++;
+			continue;
+		}
+		stamp_path(t, sw, &n);
+		t->holds[sw] = t->pass;
+		if (mcast_set_port(m, sw, exit_port))
+			return -1;
+	}
+	if (!n)
+		return (int)missed;
+	for (i = 0; i < n; i++) {
+		uint32_t sw = t->list[i];
+
+		if (sw != t->root) {
+			t->children[t->parent[sw]]++;
+			t->child[t->parent[sw]] = sw;
+		}
+	}
+	/* The chain from the root down to the first switch that branches or holds a member. */
+	top = t->root;
+	while (t->children[top] == 1 && t->holds[top] != t->pass)
+		top = t->child[top];
+	for (i = 0; i < n; i++) {
+		uint32_t sw = t->list[i];
+
+		if (sw == top || t->depth[sw] <= t->depth[top])
+			continue; /* top and the chain above it */
+		if (mcast_set_port(m, sw, f->ports[t->up_port[sw]].num) ||
+		    mcast_set_port(m, t->parent[sw], f->ports[f->ports[t->up_port[sw]].remote].num))
+			return -1;
+	}
+	return (int)missed;
+}

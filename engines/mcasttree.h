@@ -1,0 +1,53 @@
+/*
+ * mcasttree.h - multicast trees on the fabric model, for every engine.
+ *
+ * One spanning tree of the switches descends from a root: each switch hangs below a neighbour
+ * that comes before it in an order the engine gives (for Up*\/Down*, the engine's own (rank,
+ * GUID) order), so any path inside the tree climbs to a common ancestor and then descends, and
+ * its dependencies are turns that order allows.  A group uses the smallest subtree joining its
+ * members' switches; all groups of one root share the tree, so their dependencies together are
+ * those of one tree and cannot close a cycle among themselves.
+ */
+#ifndef SARNUE_MCASTTREE_H
+#define SARNUE_MCASTTREE_H
+
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+#include "fabric/mcast.h"
+
+struct mcast_tree {
+	uint32_t nsw, root, nreached;
+	uint32_t *parent; /* [nsw]: switch above, FAB_NONE for the root and switches off the tree */
+	uint32_t *up_port; /* [nsw]: port index of the channel from the switch to its parent */
+	uint32_t *depth;   /* [nsw]: links below the root */
+	/* Scratch for mcast_tree_group. */
+	uint32_t *stamp, *children, *child, *list, *holds; /* holds: a member's switch */
+	uint32_t pass;
+};
+
+/*
+ * The tree from root, taking a switch below a neighbour only when key[neighbour] < key[switch]
+ * (key NULL: hops from the root, so every switch joins).  Switches the order keeps out are left
+ * off (parent FAB_NONE).  0, or -1 without memory.
+ */
+int mcast_tree_build(const struct fabric *f, uint32_t root, const uint32_t *key,
+		     struct mcast_tree *t);
+void mcast_tree_free(struct mcast_tree *t);
+
+/* True when switch sw is on the tree. */
+static inline int mcast_tree_has(const struct mcast_tree *t, uint32_t sw)
+{
+	return sw == t->root || t->parent[sw] != FAB_NONE;
+}
+
+/*
+ * Adds the group's part of t to m, whose group in hand was begun with mcast_begin_group: the
+ * ports of the smallest subtree that joins the switches of the members (port indices of end
+ * ports or switch port 0s), each member's own port, and the members.  Returns how many members
+ * it could not join (no link, or a switch off the tree), or -1 without memory.
+ */
+int mcast_tree_group(const struct fabric *f, struct mcast_tree *t, struct mcast *m,
+		     const uint32_t *members, uint32_t nmembers);
+
+#endif

@@ -1,0 +1,280 @@
+/*
+ * test_mcast.c - multicast trees and their verification: a group's subtree of the shared tree
+ * joins exactly its members and climbs no higher than they need; the verifier passes a good
+ * tree beside up/down unicast routes, catches trees with a cycle, one-way links and members left
+ * out, and finds a credit loop that neither the unicast routes nor the tree hold alone (a ring
+ * routed as a line, with a tree that closes the ring), labelling the tree's dependencies.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "check/verify.h"
+#include "engines/engines.h"
+#include "engines/mcasttree.h"
+#include "fabric/mcast.h"
+#include "testfab.h"
+
+/* Port number on switch s that leads to switch t, 0 when none. */
+static unsigned port_to(const struct fabric *f, uint32_t s, uint32_t t)
+{
+	const struct fab_node *n = &f->nodes[f->switches[s]];
+	unsigned p;
+
+	for (p = 1; p <= n->nports; p++) {
+		uint32_t remote = f->ports[n->first_port + p].remote;
+
+		if (remote != FAB_NONE && f->nodes[f->ports[remote].node].sw == t)
+			return p;
+	}
+	return 0;
+}
+
+/* The end port of the first host on switch s. */
+static uint32_t host_of(const struct fabric *f, uint32_t s)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->nendports; i++) {
+		uint32_t p = f->endports[i];
+
+		if (!fabric_is_switch(f, f->ports[p].node) && fabric_endport_switch(f, p) == s)
+			return p;
+	}
+	return FAB_NONE;
+}
+
+static int route_engine(const char *engine, const struct fabric *f, struct routing *r)
+{
+	struct sarnue_options o;
+	struct engine_result res;
+	struct fab_error err = { "" };
+
+	options_defaults(&o);
+	if (routing_init(r, f, engine) || engine_run(engine, f, &o, r, &res, &err)) {
+		fprintf(stderr, "%s: %s\n", engine, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Fat tree of testfab (spines 0..3, leaves 4..9 with 3 hosts each), routed by sar-updn; the
+ * tree descends from spine 0.  All hosts: one group over every leaf; the hosts of one leaf: a
+ * group on that leaf alone.
+ */
+static void test_fat_tree_groups(void)
+{
+	struct mcast_tree t;
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	struct mcast m;
+	uint32_t members[32], n = 0, i;
+
+	CHECK(testfab_fat_tree(&f, 0) == 0);
+	CHECK(route_engine("sar-updn", &f, &r) == 0);
+	CHECK(mcast_tree_build(&f, 0, NULL, &t) == 0);
+	CHECK(t.nreached == f.nswitches);
+	for (i = 0; i < f.nendports; i++)
+		if (!fabric_is_switch(&f, f.ports[f.endports[i]].node))
+			members[n++] = f.endports[i];
+	CHECK(n == 18);
+	mcast_init(&m);
+	CHECK(mcast_begin_group(&m, 0xc000, 0) == 0);
+	CHECK(mcast_tree_group(&f, &t, &m, members, n) == 0);
+	mcast_end_group(&m);
+	CHECK(m.groups[0].nentries == 7); /* six leaves and spine 0 */
+	CHECK(mcast_find_entry(&m, &m.groups[0], 0) != NULL);
+	CHECK(mcast_find_entry(&m, &m.groups[0], 1) == NULL);
+	/* Leaf 4's three hosts only: the subtree is leaf 4, the spine above it is cut off. */
+	CHECK(mcast_begin_group(&m, 0xc001, 0) == 0);
+	CHECK(mcast_tree_group(&f, &t, &m, members, 3) == 0);
+	mcast_end_group(&m);
+	CHECK(m.groups[1].nentries == 1 && m.entries[m.groups[1].first_entry].sw == 4);
+	r.mcast = &m;
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(v.mcast_groups == 2 && v.mcast_members == 21);
+	CHECK(v.mcast_unreached == 0 && v.mcast_loops == 0);
+	CHECK(v.mcast_dependencies == 6 * 5); /* spine 0: each pair of its six tree ports */
+	CHECK(v.credit_loop_vls == 0 && verify_ok(&v));
+	mcast_free(&m);
+	mcast_tree_free(&t);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* A ring of n switches with one host each, as a line: s < d clockwise, s > d back. */
+static void route_as_line(const struct fabric *f, struct routing *r, unsigned n)
+{
+	uint32_t s, lid;
+
+	for (s = 0; s < n; s++) {
+		uint8_t *lft = routing_lft(r, s);
+
+		for (lid = 1; lid <= f->max_lid; lid++) {
+			uint32_t p = f->lid_port[lid], d;
+
+			if (p == FAB_NONE)
+				continue;
+			d = fabric_endport_switch(f, p);
+			if (d == s)
+				lft[lid] = fabric_is_switch(f, f->ports[p].node)
+						   ? 0
+						   : f->ports[f->ports[p].remote].num;
+			else
+				lft[lid] = (uint8_t)port_to(f, s, d > s ? s + 1 : s - 1);
+		}
+	}
+}
+
+/* Sets both ends of the link s - t in the group in hand. */
+static void tree_link(const struct fabric *f, struct mcast *m, uint32_t s, uint32_t t)
+{
+	CHECK(mcast_set_port(m, s, port_to(f, s, t)) == 0);
+	CHECK(mcast_set_port(m, t, port_to(f, t, s)) == 0);
+}
+
+static void add_host(const struct fabric *f, struct mcast *m, uint32_t s)
+{
+	uint32_t h = host_of(f, s);
+
+	CHECK(mcast_add_member(m, h) == 0);
+	CHECK(mcast_set_port(m, s, f->ports[f->ports[h].remote].num) == 0);
+}
+
+/*
+ * Ring 0..4 routed as a line (link 4 - 0 unused: no credit loop), and a tree 2-1-0-4-3 that
+ * uses link 4 - 0: unicast 0>1>2>3>4 and the tree's 3>4>0>1 close the ring on VL 0.
+ */
+static void test_mixed_credit_loop(void)
+{
+	unsigned links[8][2], nl = testfab_ring(links, 5);
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	struct mcast m;
+	uint32_t s;
+
+	CHECK(testfab_build(&f, 5, 1, (const unsigned(*)[2])links, nl, 0) == 0);
+	CHECK(routing_init(&r, &f, "line") == 0);
+	route_as_line(&f, &r, 5);
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(verify_ok(&v) && v.mcast_groups == 0);
+
+	mcast_init(&m);
+	CHECK(mcast_begin_group(&m, 0xc005, 0) == 0);
+	tree_link(&f, &m, 2, 1);
+	tree_link(&f, &m, 1, 0);
+	tree_link(&f, &m, 0, 4);
+	tree_link(&f, &m, 4, 3);
+	for (s = 0; s < 5; s++)
+		add_host(&f, &m, s);
+	mcast_end_group(&m);
+	r.mcast = &m;
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(v.mcast_loops == 0 && v.mcast_unreached == 0);
+	CHECK(v.credit_loop_vls == 1);
+	CHECK(v.cycle_mixed);
+	CHECK(strstr(v.cycle, "-(multicast 0xc005)->") != NULL);
+	CHECK(!verify_ok(&v));
+
+	/* The same tree without link 4 - 0 (2-1-0 and 4-3 joined by 2-3): no loop. */
+	mcast_clear(&m);
+	CHECK(mcast_begin_group(&m, 0xc005, 0) == 0);
+	tree_link(&f, &m, 2, 1);
+	tree_link(&f, &m, 1, 0);
+	tree_link(&f, &m, 2, 3);
+	tree_link(&f, &m, 3, 4);
+	for (s = 0; s < 5; s++)
+		add_host(&f, &m, s);
+	mcast_end_group(&m);
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(verify_ok(&v) && v.credit_loop_vls == 0 && v.mcast_dependencies == 6);
+	mcast_free(&m);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* Broken trees: a cycle, a one-way link, a member whose port is not set. */
+static void test_broken_trees(void)
+{
+	unsigned links[8][2], nl = testfab_ring(links, 4);
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	struct mcast m;
+	uint32_t h;
+
+	CHECK(testfab_build(&f, 4, 1, (const unsigned(*)[2])links, nl, 0) == 0);
+	CHECK(routing_init(&r, &f, "line") == 0);
+	route_as_line(&f, &r, 4);
+	mcast_init(&m);
+	r.mcast = &m;
+
+	CHECK(mcast_begin_group(&m, 0xc000, 0) == 0);
+	tree_link(&f, &m, 0, 1);
+	tree_link(&f, &m, 1, 2);
+	tree_link(&f, &m, 2, 3);
+	tree_link(&f, &m, 3, 0);
+	mcast_end_group(&m);
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(v.mcast_loops == 1 && strstr(v.first_mcast_problem, "cycle") != NULL);
+	CHECK(!verify_ok(&v));
+
+	mcast_clear(&m);
+	CHECK(mcast_begin_group(&m, 0xc001, 0) == 0);
+	tree_link(&f, &m, 0, 1);
+	CHECK(mcast_set_port(&m, 1, port_to(&f, 1, 2)) == 0); /* switch 2 does not answer */
+	add_host(&f, &m, 0);
+	mcast_end_group(&m);
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(v.mcast_loops == 1 && strstr(v.first_mcast_problem, "does not forward back") != NULL);
+
+	mcast_clear(&m);
+	CHECK(mcast_begin_group(&m, 0xc002, 0) == 0);
+	tree_link(&f, &m, 0, 1);
+	add_host(&f, &m, 0);
+	h = host_of(&f, 1);
+	CHECK(mcast_add_member(&m, h) == 0); /* its port on switch 1 is not in the mask */
+	h = host_of(&f, 3);
+	CHECK(mcast_add_member(&m, h) == 0); /* switch 3 is not on the tree */
+	mcast_end_group(&m);
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(v.mcast_loops == 0 && v.mcast_unreached == 2);
+	CHECK(strstr(v.first_mcast_problem, "not in its switch's mask") != NULL);
+	CHECK(!verify_ok(&v));
+	mcast_free(&m);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/* The order keeps the tree descending: with keys 0 < 1 < 2 < 3 on a ring 0-1-2-3-0, switch 3 hangs
+ * below 0. */
+static void test_tree_order(void)
+{
+	unsigned links[8][2], nl = testfab_ring(links, 4);
+	uint32_t key[4] = { 2, 0, 1, 3 };
+	struct mcast_tree t;
+	struct fabric f;
+
+	CHECK(testfab_build(&f, 4, 1, (const unsigned(*)[2])links, nl, 0) == 0);
+	/* From switch 1 (key 0): 0 and 2 below it, 3 below 0 or 2 (both smaller keys). */
+	CHECK(mcast_tree_build(&f, 1, key, &t) == 0);
+	CHECK(t.nreached == 4 && t.parent[0] == 1 && t.parent[2] == 1);
+	CHECK(t.parent[3] == 0 || t.parent[3] == 2);
+	mcast_tree_free(&t);
+	/* From switch 3 (the largest key) nothing descends. */
+	CHECK(mcast_tree_build(&f, 3, key, &t) == 0);
+	CHECK(t.nreached == 1 && !mcast_tree_has(&t, 0));
+	mcast_tree_free(&t);
+	fabric_free(&f);
+}
+
+int main(void)
+{
+	test_fat_tree_groups();
+	test_mixed_credit_loop();
+	test_broken_trees();
+	test_tree_order();
+	return CHECK_RESULT();
+}
