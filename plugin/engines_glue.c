@@ -26,6 +26,7 @@
 #include "plugin/ctl.h"
 #include "plugin/engines_glue.h"
 #include "plugin/log.h"
+#include "plugin/mcast_glue.h"
 #include "plugin/subnet.h"
 #include "plugin/update.h"
 
@@ -45,6 +46,7 @@ struct sarnue_engine {
 	int have_pending;
 	unsigned routings; /* successful runs, for the log */
 	unsigned dumped;   /* value of routings when the dumps were last written */
+	struct mcast_state *mc; /* the multicast trees built for this routing */
 };
 
 /* An engine's OpenSM context: the plugin's engine state plus what engine_run_ctx() keeps. */
@@ -65,6 +67,7 @@ static void drop_pending(struct sarnue_engine *e)
 static void engine_reset(struct sarnue_engine *e)
 {
 	drop_pending(e);
+	mcast_state_reset(e->mc);
 	routing_free(&e->routing);
 	fabric_free(&e->fabric);
 	free(e->osm_switches);
@@ -331,6 +334,8 @@ static int build_lid_matrices(void *context)
 	int same;
 
 	ctl_note_routing_started(p);
+	/* OpenSM rebuilds every multicast tree after a routing; the old ones fit the old routes. */
+	mcast_state_reset(e->mc);
 	fabric_init(&nf);
 	if (subnet_to_fabric(&p->osm->subn, &nf, &err)) {
 		fabric_free(&nf);
@@ -450,6 +455,20 @@ static void update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port, uint
 					  : routing_sl2vl(&e->routing, sw, in_port, out_port, sl));
 }
 
+static ib_api_status_t mcast_build_stree(void *context, osm_mgrp_box_t *mbox)
+{
+	struct sarnue_engine *e = context;
+
+	if (!e->ready) {
+		plog(e->plugin, OSM_LOG_ERROR,
+		     "ERR %s: multicast MLID 0x%04x: no routing to fit a tree to", e->name,
+		     mbox->mlid);
+		return IB_ERROR;
+	}
+	return mcast_glue_build(e->plugin, e->name, e->mc, &e->fabric, &e->routing,
+				e->osm_switches, mbox);
+}
+
 void engines_write_pending_dumps(struct sarnue_plugin *p)
 {
 	/* A routing that was reset since (a failed sweep) has nothing left to dump. */
@@ -466,6 +485,7 @@ static void engine_destroy(void *context)
 	if (g->e.plugin->dumps_pending == &g->e)
 		g->e.plugin->dumps_pending = NULL;
 	engine_reset(&g->e);
+	mcast_state_free(g->e.mc);
 	engine_ctx_free(&g->ctx);
 	free(g);
 }
@@ -480,6 +500,11 @@ static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const 
 	if (!g)
 		return -1;
 	e = &g->e;
+	e->mc = mcast_state_new();
+	if (!e->mc) {
+		free(g);
+		return -1;
+	}
 	engine_ctx_init(&g->ctx);
 	e->plugin = p;
 	e->name = name;
@@ -488,6 +513,7 @@ static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const 
 	re->ucast_build_fwd_tables = build_fwd_tables;
 	re->path_sl = path_sl;
 	re->update_sl2vl = update_sl2vl;
+	re->mcast_build_stree = mcast_build_stree;
 	re->destroy = engine_destroy;
 	return 0;
 }

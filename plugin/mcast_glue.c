@@ -1,0 +1,319 @@
+/*
+ * mcast_glue.c - multicast trees inside OpenSM for every sarnue engine.
+ *
+ * OpenSM calls mcast_build_stree once per MLID: after each unicast routing for every group,
+ * and later for a group whose members changed.  The tree is a subtree of one spanning tree
+ * (engines/mcasttree.h): on a fat tree it descends from a top switch level by level, so its
+ * paths climb and then descend like the Up*\/Down* and D-mod-k routes beside it; elsewhere it
+ * is a breadth-first tree from the best-connected switch.  Before OpenSM gets it, the verifier
+ * checks it with the unicast routes and the trees already built, on the VL the group's SL maps
+ * to; a tree that closes a credit loop is not used: the next root is tried, and when none
+ * fits the group gets no tree and the log says why.  Trees never move unicast routes.
+ */
+#include "plugin/mcast_glue.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <opensm/osm_mcast_mgr.h>
+#include <opensm/osm_switch.h>
+
+#include "check/verify.h"
+#include "engines/mcasttree.h"
+#include "fabric/fattree.h"
+#include "fabric/mcast.h"
+#include "lib/assert.h"
+#include "plugin/log.h"
+
+#define MCAST_ROOT_TRIES 4
+
+struct mcast_state {
+	struct mcast built; /* the trees OpenSM holds since the routing, one group per MLID */
+	struct mcast trial; /* built, with the group in hand replaced */
+	int have_order;	    /* roots[] and key chosen for this routing */
+	uint32_t roots[MCAST_ROOT_TRIES];
+	unsigned nroots;
+	uint32_t *key;		/* the order trees descend in, NULL: hops from the root */
+	struct mcast_tree tree; /* for roots[0], kept across groups */
+	int have_tree;
+};
+
+struct mcast_state *mcast_state_new(void)
+{
+	struct mcast_state *s = calloc(1, sizeof(*s));
+
+	if (s) {
+		mcast_init(&s->built);
+		mcast_init(&s->trial);
+	}
+	return s;
+}
+
+void mcast_state_reset(struct mcast_state *s)
+{
+	if (!s)
+		return;
+	mcast_clear(&s->built);
+	free(s->key);
+	s->key = NULL;
+	if (s->have_tree)
+		mcast_tree_free(&s->tree);
+	s->have_tree = 0;
+	s->have_order = 0;
+}
+
+void mcast_state_free(struct mcast_state *s)
+{
+	if (!s)
+		return;
+	mcast_state_reset(s);
+	mcast_free(&s->built);
+	mcast_free(&s->trial);
+	free(s);
+}
+
+static unsigned switch_links(const struct fabric *f, uint32_t sw)
+{
+	return f->sw_adj_off[sw + 1] - f->sw_adj_off[sw];
+}
+
+/*
+ * Roots to try: on a fat tree its top switches, with the levels as the order; elsewhere the
+ * switches with the most switch links, lowest index first on ties.
+ */
+static int choose_roots(struct mcast_state *s, const struct fabric *f)
+{
+	struct fat_tree ft;
+	struct fab_error why = { "" };
+	uint32_t i, j;
+
+	s->nroots = 0;
+	fat_tree_init(&ft);
+	if (!fat_tree_recognise(f, &ft, &why)) {
+		s->key = malloc(sizeof(*s->key) * (f->nswitches + 1));
+		if (!s->key) {
+			fat_tree_free(&ft);
+			return -1;
+		}
+		for (i = 0; i < f->nswitches; i++) {
+			s->key[i] = ft.levels - ft.level[i];
+			if (ft.level[i] == ft.levels && s->nroots < MCAST_ROOT_TRIES)
+				s->roots[s->nroots++] = i;
+		}
+	}
+	fat_tree_free(&ft);
+	if (!s->nroots) {
+		free(s->key);
+		s->key = NULL;
+		for (i = 0; i < f->nswitches; i++) {
+			unsigned at = s->nroots;
+
+			while (at > 0 && switch_links(f, s->roots[at - 1]) < switch_links(f, i))
+				at--;
+			if (at >= MCAST_ROOT_TRIES)
+				continue;
+			if (s->nroots < MCAST_ROOT_TRIES)
+				s->nroots++;
+			for (j = s->nroots - 1; j > at; j--)
+				s->roots[j] = s->roots[j - 1];
+			s->roots[at] = i;
+		}
+	}
+	s->have_order = 1;
+	return 0;
+}
+
+/* Copies group g of src into dst as a whole group. */
+static int copy_group(struct mcast *dst, const struct mcast *src, const struct mcast_group *g)
+{
+	uint32_t i;
+	unsigned w, p;
+
+	if (mcast_begin_group(dst, g->mlid, g->sl))
+		return -1;
+	for (i = 0; i < g->nmembers; i++)
+		if (mcast_add_member(dst, src->members[g->first_member + i]))
+			return -1;
+	for (i = 0; i < g->nentries; i++) {
+		const struct mcast_entry *e = &src->entries[g->first_entry + i];
+
+		for (w = 0; w < MCAST_MASK_WORDS; w++)
+			for (p = 0; p < 64; p++)
+				if (e->ports[w] >> p & 1 && mcast_set_port(dst, e->sw, w * 64 + p))
+					return -1;
+	}
+	mcast_end_group(dst);
+	return 0;
+}
+
+/* dst = src without the group of mlid. */
+static int copy_without(struct mcast *dst, const struct mcast *src, uint16_t mlid)
+{
+	uint32_t i;
+
+	mcast_clear(dst);
+	for (i = 0; i < src->ngroups; i++)
+		if (src->groups[i].mlid != mlid && copy_group(dst, src, &src->groups[i]))
+			return -1;
+	return 0;
+}
+
+/* The member ports of the box as fabric port indices; OpenSM's port list, then its LIDs. */
+static uint32_t box_members(const struct fabric *f, osm_mgrp_box_t *mbox, uint32_t **out)
+{
+	cl_qlist_t list;
+	cl_qmap_t map;
+	cl_list_item_t *it;
+	uint32_t n = 0, *ports;
+
+	*out = NULL;
+	if (osm_mcast_make_port_list_and_map(&list, &map, mbox))
+		return 0;
+	ports = malloc(sizeof(*ports) * (cl_qlist_count(&list) + 1));
+	for (it = cl_qlist_head(&list); ports && it != cl_qlist_end(&list);
+	     it = cl_qlist_next(it)) {
+		osm_mcast_work_obj_t *w = cl_item_obj(it, w, list_item);
+		unsigned lid = cl_ntoh16(osm_port_get_base_lid(w->p_port));
+
+		/* A port without a live link can be reached by no tree: it is left out. */
+		if (lid && lid <= f->max_lid && f->lid_port[lid] != FAB_NONE &&
+		    fabric_endport_switch(f, f->lid_port[lid]) != FAB_NONE)
+			ports[n++] = f->lid_port[lid];
+	}
+	osm_mcast_drop_port_list(&list);
+	*out = ports;
+	return n;
+}
+
+static uint8_t box_sl(osm_mgrp_box_t *mbox)
+{
+	osm_mgrp_t *mgrp;
+	uint8_t sl, hop;
+	uint32_t flow;
+
+	if (cl_is_qlist_empty(&mbox->mgrp_list))
+		return 0;
+	mgrp = cl_item_obj(cl_qlist_head(&mbox->mgrp_list), mgrp, list_item);
+	ib_member_get_sl_flow_hop(mgrp->mcmember_rec.sl_flow_hop, &sl, &flow, &hop);
+	return sl;
+}
+
+/* OpenSM's multicast tables of the group's switches, from the model's masks. */
+static void program_tables(const struct mcast *m, const struct mcast_group *g,
+			   osm_switch_t **osm_switches)
+{
+	uint32_t i;
+	unsigned w, p;
+
+	for (i = 0; i < g->nentries; i++) {
+		const struct mcast_entry *e = &m->entries[g->first_entry + i];
+		osm_mcast_tbl_t *tbl = osm_switch_get_mcast_tbl_ptr(osm_switches[e->sw]);
+
+		for (w = 0; w < MCAST_MASK_WORDS; w++)
+			for (p = 0; p < 64; p++)
+				if (e->ports[w] >> p & 1)
+					osm_mcast_tbl_set(tbl, g->mlid, (uint8_t)(w * 64 + p));
+	}
+}
+
+/* Tries the tree from root; 1 when it fits (the trial holds it), 0 when not, -1 without memory. */
+static int try_root(struct mcast_state *s, const struct fabric *f, struct routing *r,
+		    unsigned attempt, uint16_t mlid, uint8_t sl, const uint32_t *members,
+		    uint32_t nmembers, struct verify_report *rep, int *missed)
+{
+	struct mcast_tree other, *t = &s->tree;
+	int ok;
+
+	if (attempt == 0 && !s->have_tree) {
+		if (mcast_tree_build(f, s->roots[0], s->key, &s->tree))
+			return -1;
+		s->have_tree = 1;
+	} else if (attempt > 0) {
+		if (mcast_tree_build(f, s->roots[attempt], s->key, &other))
+			return -1;
+		t = &other;
+	}
+	ok = copy_without(&s->trial, &s->built, mlid) || mcast_begin_group(&s->trial, mlid, sl) ? -1
+												: 0;
+	if (!ok) {
+		*missed = mcast_tree_group(f, t, &s->trial, members, nmembers);
+		ok = *missed < 0 ? -1 : 0;
+	}
+	if (!ok) {
+		mcast_end_group(&s->trial);
+		r->mcast = &s->trial;
+		ok = verify_routing(f, r, rep) ? -1 : verify_ok(rep);
+		r->mcast = NULL;
+	}
+	if (t == &other)
+		mcast_tree_free(&other);
+	return ok;
+}
+
+ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, struct mcast_state *s,
+				 const struct fabric *f, struct routing *r,
+				 osm_switch_t **osm_switches, osm_mgrp_box_t *mbox)
+{
+	struct verify_report rep;
+	struct timespec t0, t1;
+	uint16_t mlid = mbox->mlid;
+	uint8_t sl = box_sl(mbox);
+	uint32_t *members = NULL, nmembers;
+	unsigned attempt;
+	int ok = 0, missed = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	nmembers = box_members(f, mbox, &members);
+	if (nmembers < 2) {
+		/* Nothing to forward; the old tree, if any, is gone (OpenSM cleared the MLID). */
+		if (!copy_without(&s->trial, &s->built, mlid)) {
+			struct mcast tmp = s->built;
+
+			s->built = s->trial;
+			s->trial = tmp;
+		}
+		free(members);
+		return IB_SUCCESS;
+	}
+	if (!s->have_order && choose_roots(s, f))
+		goto oom;
+	memset(&rep, 0, sizeof(rep));
+	for (attempt = 0; attempt < s->nroots && ok == 0; attempt++)
+		ok = try_root(s, f, r, attempt, mlid, sl, members, nmembers, &rep, &missed);
+	free(members);
+	if (ok < 0)
+		goto oom;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (!ok) {
+		plog(p, OSM_LOG_ERROR,
+		     "ERR %s: multicast MLID 0x%04x (SL %u): no tree from %u root(s) fits the "
+		     "unicast routes: %s%s; the group gets no tree",
+		     engine, mlid, sl, s->nroots,
+		     *rep.first_mcast_problem ? rep.first_mcast_problem : "credit loop ",
+		     *rep.first_mcast_problem ? "" : rep.cycle);
+		return IB_ERROR;
+	}
+	{
+		struct mcast tmp = s->built;
+		const struct mcast_group *g;
+
+		s->built = s->trial;
+		s->trial = tmp;
+		g = mcast_find_group(&s->built, mlid);
+		sn_assert(g != NULL);
+		program_tables(&s->built, g, osm_switches);
+		plog(p, OSM_LOG_INFO,
+		     "%s: multicast MLID 0x%04x: SL %u on VL %u, %u members, tree of %u switches "
+		     "from root %s (try %u), checked with the unicast routes and %u other tree(s): "
+		     "no credit loop, %.3f s",
+		     engine, mlid, sl, r->sl2vl_uniform[sl & 15], nmembers, g->nentries,
+		     fabric_node_desc(f, f->switches[s->roots[attempt - 1]]), attempt,
+		     s->built.ngroups - 1,
+		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	}
+	return IB_SUCCESS;
+oom:
+	plog(p, OSM_LOG_ERROR, "ERR %s: multicast MLID 0x%04x: out of memory", engine, mlid);
+	return IB_ERROR;
+}
