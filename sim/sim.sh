@@ -34,6 +34,13 @@
 #   SIM_STOP_TIMEOUT     seconds between SIGTERM and SIGKILL   (30)
 #   SIM_UMAD2SIM         path of libumad2sim.so                (Debian path)
 #   SIM_HOST             ibsim node the SM / diag tools attach at (first node)
+#   SIM_IPOIB=TRUE       partitions.conf "Default=0x7fff, ipoib : ALL=full;": OpenSM
+#                        creates IPoIB's broadcast group (as it does with no file)
+#   SIM_PARTITIONS       partitions.conf text (wins over SIM_IPOIB); without either
+#                        there is no file and OpenSM makes its default partition
+#   SIM_SA_DUMP=TRUE     sa_db_dump TRUE: opensm-sa.dump (MC groups, members) in the
+#                        dump dir at light sweeps and at exit; see sim_wait_sa_dump
+#   SIM_MCJOIN           path of sarnue-mcjoin (next to SARNUE_BIN: test/tools/)
 #   SARNUE_KEEP_TMP=1    keep the temp dir at exit and print where it is
 #   LD_LIBRARY_PATH      left as is, so OpenSM's dlopen() finds a plugin
 #
@@ -465,6 +472,10 @@ sim_write_opensm_conf() {
 	local engine=${SIM_ROUTING_ENGINE:-updn} lmc=${SIM_LMC:-0} qos
 	qos=$(_sim_bool "${SIM_QOS:-FALSE}") || { _sim_fail "SIM_QOS must be TRUE or FALSE, not '${SIM_QOS:-}'"; return 1; }
 	[[ $lmc =~ ^[0-7]$ ]] || { _sim_fail "SIM_LMC must be 0..7, not '$lmc'"; return 1; }
+	local ipoib sa_dump
+	ipoib=$(_sim_bool "${SIM_IPOIB:-FALSE}") || { _sim_fail "SIM_IPOIB must be TRUE or FALSE, not '${SIM_IPOIB:-}'"; return 1; }
+	sa_dump=$(_sim_bool "${SIM_SA_DUMP:-FALSE}") || { _sim_fail "SIM_SA_DUMP must be TRUE or FALSE, not '${SIM_SA_DUMP:-}'"; return 1; }
+	_sim_write_partitions "$ipoib" || return 1
 	{
 		printf '# opensm.conf written by sim.sh (OpenSM 3.3.23 option names)\n'
 		printf 'dump_files_dir %s/\n' "$SIM_DUMP_DIR"
@@ -489,6 +500,9 @@ sim_write_opensm_conf() {
 		printf 'prefix_routes_file %s/prefix-routes.conf\n' "$SIM_TMP"
 		printf 'per_module_logging_file %s/per-module-logging.conf\n' "$SIM_TMP"
 		printf 'torus_config %s/torus-2QoS.conf\n' "$SIM_TMP"
+		if [[ $sa_dump == TRUE ]]; then
+			printf 'sa_db_dump TRUE\n'
+		fi
 		if [[ -n ${SIM_OPENSM_EXTRA:-} ]]; then
 			printf '# SIM_OPENSM_EXTRA\n%s\n' "$SIM_OPENSM_EXTRA"
 		fi
@@ -500,6 +514,22 @@ sim_write_opensm_conf() {
 	extra_lmc=$(awk '$1 == "lmc" { v = $2 } END { print v }' "$conf")
 	_SIM_CONF_LMC=${extra_lmc:-$lmc}
 	_sim_msg "opensm.conf: routing_engine $engine, lmc $_SIM_CONF_LMC, qos $qos${SIM_PLUGIN:+, plugin $SIM_PLUGIN}"
+}
+
+# Writes $SIM_TMP/partitions.conf from SIM_PARTITIONS, or for SIM_IPOIB=TRUE the default
+# partition with IPoIB (OpenSM then creates the broadcast group
+# ff12:401b:ffff::ffff:ffff at MLID 0xc000), or removes it: without the file OpenSM makes
+# the default partition and the broadcast group by itself.
+_sim_write_partitions() {
+	local ipoib=$1 file=$SIM_TMP/partitions.conf
+	if [[ -n ${SIM_PARTITIONS:-} ]]; then
+		printf '%s\n' "$SIM_PARTITIONS" >"$file" || { _sim_fail "cannot write $file"; return 1; }
+	elif [[ $ipoib == TRUE ]]; then
+		printf '# written by sim.sh for SIM_IPOIB=TRUE\nDefault=0x7fff, ipoib : ALL=full;\n' >"$file" ||
+			{ _sim_fail "cannot write $file"; return 1; }
+	else
+		rm -f -- "$file"
+	fi
 }
 
 # Builds the OpenSM command line into the array named _sim_cmd (caller's
@@ -1121,4 +1151,83 @@ sim_route_option_args() {
 	local opt
 	SIM_ROUTE_OPTION_ARGS=()
 	for opt in ${1:-}; do SIM_ROUTE_OPTION_ARGS+=(-O "$opt"); done
+}
+
+# ---------------------------------------------------------------- multicast
+
+# Start time (date +%s.%N) of the last sim_mcast_join: dumps written after it include that join.
+_SIM_MCAST_JOIN_T=""
+
+# sim_mcast_join HOST MGID [SL] [more sarnue-mcjoin args]: joins HOST's port (an ibsim node
+# id, e.g. H-0003) to the group MGID through the SA of the running OpenSM, creating it with SL
+# (default 0) unless it exists; the IPoIB broadcast group ff12:401b:ffff::ffff:ffff gets a
+# plain join.  Prints sarnue-mcjoin's line ("joined MGID mlid 0xC001 sl 1 ...") and appends it
+# to $SIM_TMP/mcjoin.out.  OpenSM then rewrites opensm.mcfdbs (sim_wait_mcfdbs) and, with
+# SIM_SA_DUMP=TRUE, opensm-sa.dump at the next light sweep (sim_wait_sa_dump).
+sim_mcast_join() {
+	_sim_need_ibsim || return 1
+	local host=${1:-} mgid=${2:-} sl=${3:-0}
+	[[ -n $host && -n $mgid ]] || { _sim_fail "sim_mcast_join: usage: sim_mcast_join HOST MGID [SL] [sarnue-mcjoin args]"; return 1; }
+	shift $(($# < 3 ? $# : 3))
+	local tool=${SIM_MCJOIN:-$(dirname -- "${SARNUE_BIN:-./sarnue}")/test/tools/sarnue-mcjoin}
+	[[ -x $tool ]] || { _sim_fail "sim_mcast_join: no $tool (make check builds it; or set SIM_MCJOIN)"; return 1; }
+	local -a envp
+	mapfile -d '' -t envp < <(_sim_client_env) || return 1
+	[[ ${#envp[@]} -gt 0 ]] || return 1
+	_SIM_MCAST_JOIN_T=$(date +%s.%N)
+	local out rc=0
+	out=$(timeout "${SIM_DIAG_TIMEOUT:-60}" "${envp[@]}" SIM_HOST="$host" "$tool" --sl "$sl" "$@" \
+		--mgid "$mgid" 2>"$SIM_TMP/mcjoin.err") || rc=$?
+	if ((rc != 0)); then
+		_sim_fail "sim_mcast_join: $host could not join $mgid (exit $rc):"
+		sed 's/^/sim:   | /' "$SIM_TMP/mcjoin.err" >&2
+		return 1
+	fi
+	printf '%s\n' "$out" | tee -a "$SIM_TMP/mcjoin.out"
+	_sim_msg "$host: $out"
+}
+
+# Modification time of FILE in seconds with fraction, or 0 when it does not exist.
+_sim_mtime() {
+	stat -c %.9Y -- "$1" 2>/dev/null || echo 0
+}
+
+# Waits until FILE in the dump dir was written after the last sim_mcast_join started and has
+# not changed for a second (opensm.mcfdbs is rewritten in place, not renamed).
+_sim_wait_dump_after_join() {
+	local name=$1 timeout=$2 file=$SIM_DUMP_DIR/$1
+	local end=$((SECONDS + timeout)) m last="" same=0
+	[[ -n $_SIM_MCAST_JOIN_T ]] || { _sim_fail "wait for $name: no sim_mcast_join yet"; return 1; }
+	while :; do
+		m=$(_sim_mtime "$file")
+		if awk -v m="$m" -v t="$_SIM_MCAST_JOIN_T" 'BEGIN { exit !(m > t) }'; then
+			if [[ $m == "$last" ]]; then
+				same=$((same + 1))
+				((same >= 5)) && return 0
+			else
+				same=0 last=$m
+			fi
+		fi
+		if ((SECONDS >= end)); then
+			_sim_fail "$name not rewritten within ${timeout}s after the last join"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# sim_wait_mcfdbs [TIMEOUT]: waits until OpenSM has rewritten opensm.mcfdbs after the last
+# join.  OpenSM writes it (with log flag 0x40) at the end of every multicast processing
+# (osm_mcast_mgr_process), which a join triggers right after the SA answered.
+sim_wait_mcfdbs() {
+	_sim_wait_dump_after_join opensm.mcfdbs "${1:-60}"
+}
+
+# sim_wait_sa_dump [TIMEOUT]: waits until OpenSM has written opensm-sa.dump after the last
+# join (needs SIM_SA_DUMP=TRUE).  OpenSM writes it after a heavy sweep, after a light sweep
+# (every sweep_interval, 10 s by default) when the SA data changed, and when it exits.
+sim_wait_sa_dump() {
+	grep -q '^sa_db_dump TRUE' "${SIM_CONF:-/dev/null}" 2>/dev/null ||
+		{ _sim_fail "sim_wait_sa_dump: OpenSM runs without sa_db_dump (set SIM_SA_DUMP=TRUE)"; return 1; }
+	_sim_wait_dump_after_join opensm-sa.dump "${1:-60}"
 }
