@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "fabric/jobmap.h"
 #include "cli/live.h"
 #include "fabric/loaders.h"
+#include "fabric/mcast.h"
 #include "check/metrics.h"
 #include "lib/numbers.h"
 #include "cli/svg.h"
@@ -33,7 +35,9 @@ static const char check_usage[] =
 	"Verifies unicast routing tables: every source port must reach every destination LID,\n"
 	"no path may loop, and the channel dependency graph of every VL must be acyclic (no\n"
 	"credit loop; one cycle is printed when found).  Also reports hop statistics and the\n"
-	"SLs and VLs used, then routing-quality metrics of the same tables.\n"
+	"SLs and VLs used, then routing-quality metrics of the same tables.  Multicast trees\n"
+	"(--mcfdbs, or opensm.mcfdbs in --dump-dir) are read with their groups' SLs and members\n"
+	"and checked along with the unicast routes.\n"
 	"\n"
 	"inputs:\n"
 	"  --dump-dir DIR   OpenSM's dump_files_dir: opensm-subnet.lst and opensm.fdbs, plus\n"
@@ -44,6 +48,13 @@ static const char check_usage[] =
 	"  --path-sl FILE   path SLs ('0xGUID DLID SL' lines); also with --live, since\n"
 	"                   switches hold no path SLs (the SM hands them out in path records)\n"
 	"  --sl2vl FILE     SL2VL tables ('0xGUID IN OUT' and 8 hex bytes)\n"
+	"  --mcfdbs FILE    multicast forwarding tables in opensm.mcfdbs format; with --dump-dir\n"
+	"                   its opensm.mcfdbs is read when it exists and is not empty (an empty\n"
+	"                   one, as `sarnue route` writes, means no multicast groups)\n"
+	"  --sa-dump FILE   OpenSM's SA dump (opensm-sa.dump, written with sa_db_dump TRUE): each\n"
+	"                   multicast group's SL and member ports; with --dump-dir read when\n"
+	"                   present.  Without it a group's SL is unknown (taken as 0) and its\n"
+	"                   members are the end ports its tree reaches\n"
 	"  --live           discover the fabric and read LFTs and SL2VL tables from the switches\n"
 	"                   through libibumad (real HCA, or ibsim under umad2sim)\n"
 	"  --ca NAME, --port N   local HCA and port for --live (default: first active)\n"
@@ -111,6 +122,7 @@ static const char check_usage[] =
 
 struct check_args {
 	const char *dump_dir, *subnet, *fdbs, *path_sl, *sl2vl, *ca;
+	const char *mcfdbs, *sa_dump;
 	const char *job_map, *svg, *node_name_map;
 	enum job_host_match match;
 	int json, live, port, no_metrics, patterns;
@@ -140,6 +152,8 @@ enum {
 	OPT_BISECTIONS,
 	OPT_SEED,
 	OPT_SVG,
+	OPT_MCFDBS,
+	OPT_SA_DUMP,
 };
 
 static const struct option longopts[] = {
@@ -148,6 +162,8 @@ static const struct option longopts[] = {
 	{ "fdbs", required_argument, NULL, 'f' },
 	{ "path-sl", required_argument, NULL, 'c' },
 	{ "sl2vl", required_argument, NULL, 'v' },
+	{ "mcfdbs", required_argument, NULL, OPT_MCFDBS },
+	{ "sa-dump", required_argument, NULL, OPT_SA_DUMP },
 	{ "lmc", required_argument, NULL, 'l' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "live", no_argument, NULL, 'L' },
@@ -257,6 +273,12 @@ static int parse_input_arg(int c, struct check_args *a)
 	case 'v':
 		a->sl2vl = optarg;
 		break;
+	case OPT_MCFDBS:
+		a->mcfdbs = optarg;
+		break;
+	case OPT_SA_DUMP:
+		a->sa_dump = optarg;
+		break;
 	case 'j':
 		a->json = 1;
 		break;
@@ -316,6 +338,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		cli_error("check", "give --dump-dir DIR, --subnet and --fdbs, or --live");
 		return EXIT_USAGE;
 	}
+	if (a->sa_dump && !a->mcfdbs && !a->dump_dir) {
+		cli_error("check", "--sa-dump needs --mcfdbs FILE or --dump-dir DIR");
+		return EXIT_USAGE;
+	}
 	if (a->no_metrics && (a->job_map || a->patterns || a->svg)) {
 		cli_error("check", "--no-metrics excludes --job-map, --patterns and --svg");
 		return EXIT_USAGE;
@@ -323,15 +349,37 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	return 0;
 }
 
-/* Fills in the dump-directory file names; optional SL files only when they exist. */
+#define CHECK_OWNED_PATHS 6
+
+/* Whether path names a file with something in it. */
+static int non_empty_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_size > 0;
+}
+
+/*
+ * Fills in the dump-directory file names; optional SL and multicast files only when they exist
+ * (an empty opensm.mcfdbs holds no group, and its SA dump is not needed then).
+ */
 static int resolve_dump_dir(struct check_args *a, char **owned)
 {
+	int i;
+
 	owned[0] = join(a->dump_dir, "opensm-subnet.lst");
 	owned[1] = join(a->dump_dir, "opensm.fdbs");
 	owned[2] = join(a->dump_dir, "sarnue-path-sl.dump");
 	owned[3] = join(a->dump_dir, "sarnue-sl2vl.dump");
-	if (!owned[0] || !owned[1] || !owned[2] || !owned[3])
-		return -1;
+	owned[4] = join(a->dump_dir, "opensm.mcfdbs");
+	owned[5] = join(a->dump_dir, "opensm-sa.dump");
+	for (i = 0; i < CHECK_OWNED_PATHS; i++)
+		if (!owned[i])
+			return -1;
+	if (!a->mcfdbs && non_empty_file(owned[4]))
+		a->mcfdbs = owned[4];
+	if (a->mcfdbs && !a->sa_dump && !access(owned[5], R_OK))
+		a->sa_dump = owned[5];
 	if (!a->subnet)
 		a->subnet = owned[0];
 	if (!a->fdbs)
@@ -519,7 +567,8 @@ int check_main(int argc, char **argv)
 	struct check_metrics cm;
 	struct progress_clock clock;
 	struct fab_error err = { "" };
-	char *owned[4] = { NULL, NULL, NULL, NULL };
+	char *owned[CHECK_OWNED_PATHS] = { NULL };
+	struct mcast mc;
 	int rc, i;
 
 	rc = parse_args(argc, argv, &a);
@@ -530,6 +579,7 @@ int check_main(int argc, char **argv)
 	fabric_init(&f);
 	job_map_init(&jm);
 	memset(&r, 0, sizeof(r));
+	mcast_init(&mc);
 	memset(&cm, 0, sizeof(cm));
 	fat_tree_init(&cm.tree);
 	/* A job map is an option's argument: reject it before any expensive loading. */
@@ -549,6 +599,20 @@ int check_main(int argc, char **argv)
 		cli_error("check", "%s", err.msg);
 		rc = EXIT_INPUT;
 		goto out;
+	}
+	if (a.mcfdbs) {
+		if (mcast_load_mcfdbs(&mc, &f, a.mcfdbs, a.sa_dump, &err)) {
+			cli_error("check", "%s", err.msg);
+			rc = EXIT_INPUT;
+			goto out;
+		}
+		r.mcast = &mc;
+		/* What was read, until the verifier's report shows the multicast results. */
+		if (!a.json)
+			printf("multicast: %" PRIu32 " groups, %" PRIu32
+			       " members read from %s%s%s\n",
+			       mc.ngroups, mc.nmembers, a.mcfdbs, a.sa_dump ? " and " : "",
+			       a.sa_dump ? a.sa_dump : "");
 	}
 	if (verify_routing(&f, &r, &rep)) {
 		cli_error("check", "out of memory");
@@ -573,7 +637,8 @@ out:
 	job_map_free(&jm);
 	routing_free(&r);
 	fabric_free(&f);
-	for (i = 0; i < 4; i++)
+	mcast_free(&mc);
+	for (i = 0; i < CHECK_OWNED_PATHS; i++)
 		free(owned[i]);
 	return rc;
 }

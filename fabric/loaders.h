@@ -2,7 +2,8 @@
  * loaders.h - reading fabrics and routing tables from files, and writing them back.
  *
  * Inputs: ibsim/ibnetdiscover net files; OpenSM's opensm-subnet.lst (topology) and opensm.fdbs
- * or opensm-lfts.dump (LFTs); sarnue's path-SL and SL2VL dumps.  Outputs use the formats OpenSM
+ * or opensm-lfts.dump (LFTs), opensm.mcfdbs and opensm-sa.dump (multicast); sarnue's path-SL
+ * and SL2VL dumps.  Outputs use the formats OpenSM
  * and ibdmchk use, so that an independent tool can check whatever sarnue produced.
  * Every parse error names the file and the line.
  */
@@ -68,6 +69,18 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 			 struct fab_error *err);
 int routing_load_sl2vl(struct routing *r, const struct fabric *f, const char *path,
 		       struct fab_error *err);
+
+struct mcast;
+
+/*
+ * OpenSM's opensm.mcfdbs (every switch's multicast forwarding table) and, when sa_dump_path is
+ * not NULL, its opensm-sa.dump (sa_db_dump: each group's SL and member ports) into m, one group
+ * per MLID in ascending order.  A group the SA dump does not describe gets MCAST_SL_UNKNOWN
+ * and, as members, the end ports its tree reaches.  An empty opensm.mcfdbs means no trees.
+ * On an error m is left as it was and err names the file and line.
+ */
+int mcast_load_mcfdbs(struct mcast *m, const struct fabric *f, const char *mcfdbs_path,
+		      const char *sa_dump_path, struct fab_error *err);
 
 /* Writers; each returns 0 or -1 with errno set. */
 int fabric_write_subnet_lst(const struct fabric *f, FILE *out);

@@ -1,0 +1,83 @@
+#!/bin/bash
+# Multicast under ibsim for real: OpenSM with the sarnue plugin routes a small torus with the
+# IPoIB partition; hosts join the broadcast group and two groups of SL 0 and SL 1 through
+# test/tools/sarnue-mcjoin (an SA client under umad2sim).  Then the SA's answers, OpenSM's
+# opensm.mcfdbs and opensm-sa.dump, sarnue check's multicast loader and ibdmchk must agree.
+set -u
+. "$SARNUE_SRCDIR/test/lib/testlib.sh"
+t_skip_unless ibsim opensm ibdmchk
+. "$SARNUE_SRCDIR/sim/sim.sh"
+export SIM_MCJOIN=${SIM_MCJOIN:-$(dirname -- "$SARNUE_BIN")/test/tools/sarnue-mcjoin}
+if [[ ! -x $SIM_MCJOIN ]]; then
+	echo "SKIP: $SIM_MCJOIN not built (make check builds it)"
+	exit 77
+fi
+sim_setup || exit 1
+tmp=$SIM_TMP
+
+gen torus torus --dims 3x3 --hosts-per-switch 2 || { t_done; exit 1; }
+export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-updn SIM_IPOIB=TRUE SIM_SA_DUMP=TRUE
+export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+sim_start_ibsim "$SIM_TMP/torus.net" || exit 1
+sim_start_opensm || exit 1
+sim_wait_subnet_up 60 || { t_fail "subnet up"; t_done; exit 1; }
+t_grep "partitions.conf asks for IPoIB" '^Default=0x7fff, ipoib : ALL=full;' "$SIM_TMP/partitions.conf"
+
+bcast=ff12:401b:ffff::ffff:ffff
+joins_ok=1
+for h in H-0001 H-0005 H-0009 H-0014 H-0018; do sim_mcast_join "$h" "$bcast" || joins_ok=0; done
+for h in H-0002 H-0009 H-0017; do sim_mcast_join "$h" ff15::5a:1 0 || joins_ok=0; done
+for h in H-0005 H-0011; do sim_mcast_join "$h" ff15::5a:2 1 || joins_ok=0; done
+sim_mcast_join H-0013 ff15::5a:2 1 --join-state sendonly || joins_ok=0
+t_expect "every join succeeded" test "$joins_ok" = 1
+out=$SIM_TMP/mcjoin.out
+t_expect "5 joins of the broadcast group got MLID 0xC000 and SL 0" \
+	test "$(grep -c "^joined $bcast mlid 0xC000 sl 0 " "$out")" = 5
+t_expect "3 joins of ff15::5a:1 got MLID 0xC001 and SL 0" \
+	test "$(grep -c '^joined ff15::5a:1 mlid 0xC001 sl 0 ' "$out")" = 3
+t_expect "3 joins of ff15::5a:2 got MLID 0xC002 and SL 1" \
+	test "$(grep -c '^joined ff15::5a:2 mlid 0xC002 sl 1 ' "$out")" = 3
+t_grep "the send-only join is one" 'ff15::5a:2 .* state sendonly$' "$out"
+
+# The joiner's errors: a plain join of a group nobody created, and an IPoIB-signed group
+# whose SL differs from the broadcast group's (OpenSM's ipoib_mcgroup_creation_validation).
+mapfile -d '' -t envp < <(_sim_client_env)
+expect_fail 1 'INSUFFICIENT_COMPONENTS' "${envp[@]}" SIM_HOST=H-0003 "$SIM_MCJOIN" --no-create \
+	--mgid ff15::5a:99
+expect_fail 1 'ERR_REQ_INVALID' "${envp[@]}" SIM_HOST=H-0003 "$SIM_MCJOIN" --sl 1 \
+	--mgid ff12:401b:ffff::e000:101
+expect_fail 1 'no multicast GID' "$SIM_MCJOIN" --mgid fe80::1
+
+t_expect "OpenSM rewrote opensm.mcfdbs after the joins" sim_wait_mcfdbs 60
+mc=$SIM_DUMP_DIR/opensm.mcfdbs
+for mlid in 0xC000 0xC001 0xC002; do
+	t_grep "opensm.mcfdbs has MLID $mlid on the switches" "^$mlid : 0x" "$mc"
+done
+# H-0001 hangs at port 1 of S-0001 (0x200000), H-0017 at port 1 of S-0009 (0x200008).
+t_expect "S-0001 forwards 0xC000 to H-0001" \
+	awk '/^Switch/ { sw = $2 } sw == "0x0000000000200000" && /^0xC000 :/ && / 0x001 / { f = 1 } END { exit !f }' "$mc"
+t_expect "S-0009 forwards 0xC001 to H-0017" \
+	awk '/^Switch/ { sw = $2 } sw == "0x0000000000200008" && /^0xC001 :/ && / 0x001 / { f = 1 } END { exit !f }' "$mc"
+
+t_expect "OpenSM wrote opensm-sa.dump after the joins" sim_wait_sa_dump 60
+t_grep "the SA dump records SL 1 for 0xC002" 'MC Group 0xc002 .* sl_flow_hop=0x1' "$SIM_DUMP_DIR/opensm-sa.dump"
+
+"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics >"$tmp/check.txt" 2>"$tmp/check.err"
+rc=$?
+t_expect "sarnue check verifies the routing with the multicast dumps (exit $rc)" test "$rc" = 0
+t_grep "sarnue check read 3 groups with 11 members" \
+	'^multicast: 3 groups, 11 members read from .*opensm.mcfdbs and .*opensm-sa.dump' "$tmp/check.txt"
+"$SARNUE_BIN" check --subnet "$SIM_DUMP_DIR/opensm-subnet.lst" --fdbs "$SIM_DUMP_DIR/opensm.fdbs" \
+	--mcfdbs "$mc" --no-metrics >"$tmp/check2.txt" 2>&1
+t_grep "without the SA dump the trees give the same members" '^multicast: 3 groups, 11 members read from' \
+	"$tmp/check2.txt"
+t_expect "sarnue check --json parses with the multicast dumps" \
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' <("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json)
+
+t_expect "ibdmchk finds no credit loop with the multicast trees" sim_ibdmchk
+for g in 0xC000:6:5 0xC001:5:3 0xC002:4:3; do
+	IFS=: read -r mlid sws cas <<<"$g"
+	t_grep "ibdmchk sees group $mlid with $sws switches and $cas HCAs" \
+		"Multicast Group:$mlid has:$sws switches and:$cas HCAs" "$SIM_IBDMCHK_OUT"
+done
+t_done
