@@ -74,10 +74,75 @@ t_grep "without the SA dump the trees give the same members" '^multicast: 3 grou
 t_expect "sarnue check --json parses with the multicast dumps" \
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' <("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json)
 
+t_expect "sar-updn built the trees itself, verified with the unicast routes" \
+	sim_wait_log "sarnue: sar-updn: multicast MLID 0xc002: SL 1 on VL [0-9]+, 3 members, tree of [0-9]+ switches .*no credit loop" 30
+"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json >"$tmp/check.json" 2>/dev/null
+t_expect "the verifier: 3 groups, 11 members, all reached, trees whole, no credit loop with unicast" \
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); m = d["verify"]["multicast"] if "verify" in d else d["multicast"]
+v = d.get("verify", d)
+assert (m["groups"], m["members"], m["unreached_members"], m["broken_trees"]) == (3, 11, 0, 0), m
+assert m["dependencies"] > 0 and v["credit_loops"] == 0 and v["ok"], v' "$tmp/check.json"
 t_expect "ibdmchk finds no credit loop with the multicast trees" sim_ibdmchk
 for g in 0xC000:6:5 0xC001:5:3 0xC002:4:3; do
 	IFS=: read -r mlid sws cas <<<"$g"
 	t_grep "ibdmchk sees group $mlid with $sws switches and $cas HCAs" \
 		"Multicast Group:$mlid has:$sws switches and:$cas HCAs" "$SIM_IBDMCHK_OUT"
 done
+
+# Other fabrics and engines: every host joins the broadcast group; sarnue's trees must be
+# verified with the unicast routes by the plugin, by sarnue check and by ibdmchk.
+# mcast_case NAME ENGINE GEN-ARGS...
+mcast_case() {
+	local name=$1 engine=$2 h n=0 ok=1
+	shift 2
+	sim_stop_opensm >/dev/null 2>&1
+	sim_stop_ibsim >/dev/null 2>&1
+	gen "$name" "$@" || return 1
+	export SIM_ROUTING_ENGINE=$engine
+	sim_write_opensm_conf || return 1
+	if ! sim_start_ibsim "$SIM_TMP/$name.net" || ! sim_start_opensm || ! sim_wait_subnet_up 120; then
+		t_fail "$name, $engine: ibsim and OpenSM up"
+		return 1
+	fi
+	for h in $(sed -n 's/^Hca[[:space:]]*[0-9]* "\([^"]*\)".*/\1/p' "$SIM_TMP/$name.net"); do
+		sim_mcast_join "$h" "$bcast" >/dev/null || ok=0
+		n=$((n + 1))
+	done
+	t_expect "$name, $engine: $n hosts joined the broadcast group" test "$ok" = 1
+	t_expect "$name, $engine: the plugin's tree for all $n members fits the unicast routes" \
+		sim_wait_log "sarnue: $engine: multicast MLID 0xc000: SL 0 on VL [0-9]+, $n members, .*no credit loop" 60
+	sim_wait_mcfdbs 60 >/dev/null 2>&1
+	sim_wait_sa_dump 60 >/dev/null 2>&1
+	"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json >"$tmp/$name.json" 2>/dev/null
+	t_expect "$name, $engine: sarnue check: every member reached, no credit loop with unicast" \
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); v = d.get("verify", d); m = v["multicast"]
+assert m["groups"] == 1 and m["members"] == int(sys.argv[2]), m
+assert m["unreached_members"] == 0 and m["broken_trees"] == 0 and v["credit_loops"] == 0, v' \
+		"$tmp/$name.json" "$n"
+	t_expect "$name, $engine: ibdmchk agrees" \
+		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+}
+export SIM_QOS=TRUE
+mcast_case ft sar-dmodk ktree --k 4 --n 2
+mcast_case rnd sar-updn random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
+mcast_case rnd2 sar-dfsssp random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
+
+# sar-dfsssp on a dragonfly: no subtree of the shared spanning tree fits beside its routes on
+# VL 0 once every host has joined.  The plugin must refuse the tree rather than program a
+# credit loop, and name the mixed cycle it found.
+sim_stop_opensm >/dev/null 2>&1
+sim_stop_ibsim >/dev/null 2>&1
+export SIM_ROUTING_ENGINE=sar-dfsssp
+if gen dfly dragonfly --a 4 --p 2 --h 2 && sim_write_opensm_conf && sim_start_ibsim "$SIM_TMP/dfly.net" &&
+	sim_start_opensm && sim_wait_subnet_up 120; then
+	for h in $(sed -n 's/^Hca[[:space:]]*[0-9]* "\([^"]*\)".*/\1/p' "$SIM_TMP/dfly.net"); do
+		sim_mcast_join "$h" "$bcast" >/dev/null 2>&1
+	done
+	t_expect "dfly, sar-dfsssp: a tree that closes a credit loop is refused, the mixed cycle named" \
+		sim_wait_log "ERR sar-dfsssp: multicast MLID 0xc000 \(SL 0\): no tree from [0-9]+ root\(s\) fits the unicast routes: credit loop .*-\(multicast 0xc000\)->" 60
+else
+	t_fail "dfly, sar-dfsssp: ibsim and OpenSM up"
+fi
 t_done
