@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -27,7 +28,9 @@ static const char route_usage[] =
 	"opensm-subnet.lst, opensm.fdbs, an empty opensm.mcfdbs, sarnue-path-sl.dump and\n"
 	"sarnue-sl2vl.dump into the output directory (ibdmchk -s opensm-subnet.lst -f opensm.fdbs\n"
 	"-m opensm.mcfdbs -c sarnue-path-sl.dump -d sarnue-sl2vl.dump reads them); with\n"
-	"-O dump=never the two SL dumps are left out (every path then counts as SL 0).\n"
+	"-O dump=never the two SL dumps are left out, and removed from an earlier run (every\n"
+	"path then counts as SL 0).  sarnue-path-sl.dump has a line per destination when\n"
+	"every path uses SL 0 (-O dump_path_sl=full for a line per source and destination).\n"
 	"NETFILE may be ibnetdiscover output in any form (plain, -g, -s, with the lines\n"
 	"the tool printed before it); the LIDs it gives are kept, and ports without one\n"
 	"get LIDs as on a fresh fabric: switches first in GUID order, then end ports in\n"
@@ -47,6 +50,8 @@ static const char route_usage[] =
 	"  -O KEY=VALUE        an engine option, as in event_plugin_options (repeatable):\n"
 	"%s"
 	"  --json              print the summary as one JSON object\n"
+	"  -v, --verbose       print each dump file written, with its size and time (also\n"
+	"                      done when stderr is a terminal)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Same inputs give byte-identical outputs.  Prints route time and peak memory.\n"
@@ -57,7 +62,7 @@ struct route_args {
 	const char *engine, *out_dir, *netfile, *subnet;
 	struct netfile_opts net;
 	struct sarnue_options opts;
-	int json, bad_option;
+	int json, verbose, bad_option;
 };
 
 static void option_error(void *ctx, const char *msg)
@@ -83,8 +88,9 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 						  { "out-dir", required_argument, NULL, 'o' },
 						  { "subnet", required_argument, NULL, 's' },
 						  { "lmc", required_argument, NULL, 'l' },
-						  { "vls", required_argument, NULL, 'v' },
+						  { "vls", required_argument, NULL, 'W' },
 						  { "json", no_argument, NULL, 'j' },
+						  { "verbose", no_argument, NULL, 'v' },
 						  { "help", no_argument, NULL, 'h' },
 						  { NULL, 0, NULL, 0 } };
 	int c;
@@ -94,7 +100,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 	a->net.op_vls = 8;
 	options_defaults(&a->opts);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:o:O:hj", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:o:O:hjv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			a->engine = optarg;
@@ -108,6 +114,9 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 		case 'j':
 			a->json = 1;
 			break;
+		case 'v':
+			a->verbose = 1;
+			break;
 		case 'O':
 			options_set(&a->opts, optarg, "-O", 0, option_error, a);
 			break;
@@ -116,7 +125,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 				return EXIT_USAGE;
 			a->net.lmc_given = 1;
 			break;
-		case 'v':
+		case 'W':
 			if (parse_uint("--vls", optarg, 1, 15, &a->net.op_vls))
 				return EXIT_USAGE;
 			break;
@@ -149,39 +158,112 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 	return 0;
 }
 
-/*
- * Writes the dumps one kind at a time: on a large fabric the LFT and path-SL dumps take many
- * seconds each, and an operator at a terminal is told what is being written.  dump=never leaves
- * out the SL dumps, as in the plugin; sarnue check and ibdmchk then take every path to use SL 0.
- */
-static int write_dumps(const char *dir, const struct fabric *f, const struct routing *r,
-		       enum opt_dump dump)
+/* Reports each dump file once it is written: size and the time it took. */
+struct dump_report {
+	double since; /* when the previous file was done */
+};
+
+static double now_seconds(void)
 {
-	static const struct {
-		unsigned set;
-		const char *what;
-	} steps[] = {
-		{ DUMP_TOPOLOGY, "opensm-subnet.lst, opensm.mcfdbs" },
-		{ DUMP_LFTS, "opensm.fdbs" },
-		{ DUMP_SLS, "sarnue-path-sl.dump, sarnue-sl2vl.dump" },
-	};
-	int tty = isatty(STDERR_FILENO);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void report_file(void *arg, const char *path)
+{
+	struct dump_report *rep = arg;
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	double t = now_seconds(), size = 0;
+	struct stat st;
+	unsigned u = 0;
+
+	if (!stat(path, &st))
+		size = (double)st.st_size;
+	while (size >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		size /= 1024;
+		u++;
+	}
+	fprintf(stderr, "sarnue route: wrote %s: %.*f %s in %.1f s\n", path, u ? 1 : 0, size,
+		units[u], t - rep->since);
+	rep->since = t;
+}
+
+static enum path_sl_form path_sl_form(enum opt_dump_path_sl o)
+{
+	switch (o) {
+	case OPT_DUMP_PATH_SL_FULL:
+		return PATH_SL_FULL;
+	case OPT_DUMP_PATH_SL_COMPACT:
+		return PATH_SL_COMPACT;
+	case OPT_DUMP_PATH_SL_AUTO:
+		break;
+	}
+	return PATH_SL_AUTO;
+}
+
+/*
+ * dump=never leaves out the SL dumps, as in the plugin, and removes those of an earlier run: next
+ * to new LFTs they would describe another routing, and sarnue check --dump-dir reads whatever
+ * it finds.  sarnue check and ibdmchk then take every path to use SL 0.
+ */
+static int remove_sl_dumps(const char *dir)
+{
+	static const char *const names[] = { "sarnue-path-sl.dump", "sarnue-sl2vl.dump" };
 	char path[4096];
 	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (unlink(path) && errno != ENOENT) {
+			cli_error("route", "%s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * On a large fabric the LFT dump and a full path-SL dump take many seconds each: at a terminal,
+ * or with --verbose, each file is reported as it is done.
+ */
+static int write_dumps(const struct route_args *a, const struct fabric *f, const struct routing *r)
+{
+	const char *dir = a->out_dir;
+	struct dump_report rep = { now_seconds() };
+	struct dump_opts o = {
+		.set = DUMP_TOPOLOGY | DUMP_LFTS | DUMP_SLS,
+		.path_sl = path_sl_form(a->opts.dump_path_sl),
+	};
+	char path[4096];
 
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		cli_error("route", "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		if (steps[i].set == DUMP_SLS && dump == OPT_DUMP_NEVER)
-			continue;
-		if (tty)
-			fprintf(stderr, "sarnue route: writing %s into %s\n", steps[i].what, dir);
-		if (routing_write_dumps(dir, f, r, steps[i].set, path, sizeof(path))) {
-			cli_error("route", "%s: %s", path, strerror(errno));
+	if (a->opts.dump == OPT_DUMP_NEVER) {
+		o.set &= ~(unsigned)DUMP_SLS;
+		cli_error("route",
+			  "-O dump=never: writing only OpenSM's files into %s, without"
+			  " sarnue-path-sl.dump and sarnue-sl2vl.dump (sarnue check and ibdmchk"
+			  " take every path to use SL 0)",
+			  dir);
+		if (remove_sl_dumps(dir))
 			return -1;
-		}
+	} else if (o.path_sl == PATH_SL_COMPACT &&
+		   routing_path_sl_form(r, f, PATH_SL_COMPACT) == PATH_SL_FULL) {
+		cli_error("route", "-O dump_path_sl=compact: the SL towards some destination"
+				   " varies by source; writing the full form");
+	}
+	if (a->verbose || isatty(STDERR_FILENO)) {
+		fprintf(stderr, "sarnue route: writing the dump files into %s\n", dir);
+		o.wrote = report_file;
+		o.arg = &rep;
+	}
+	if (routing_write_dumps_opts(dir, f, r, &o, path, sizeof(path))) {
+		cli_error("route", "%s: %s", path, strerror(errno));
+		return -1;
 	}
 	return 0;
 }
@@ -265,7 +347,7 @@ int route_main(int argc, char **argv)
 		rc = EXIT_ROUTING_FAULT;
 		goto out;
 	}
-	if (a.out_dir && write_dumps(a.out_dir, &f, &r, a.opts.dump)) {
+	if (a.out_dir && write_dumps(&a, &f, &r)) {
 		rc = EXIT_INPUT;
 		goto out;
 	}

@@ -62,6 +62,14 @@ const char options_help[] =
 	"  verify=yes|no             verify tables before they reach OpenSM (default yes)\n"
 	"  dump=auto|always|never    write sarnue-path-sl.dump and sarnue-sl2vl.dump\n"
 	"                            (auto: when OpenSM's routing log flag 0x40 is on)\n"
+	"  dump_path_sl=auto|full|compact\n"
+	"                            form of sarnue-path-sl.dump: full has a line per\n"
+	"                            source and destination, as ibdmchk -c needs; compact\n"
+	"                            a line per destination, which ibdmchk reads as SL 0\n"
+	"                            everywhere (it refuses one naming another SL); full\n"
+	"                            whenever the SL varies by source (sar-dfsssp); auto:\n"
+	"                            compact when every path uses SL 0 (default auto;\n"
+	"                            sarnue route, the plugin writes auto)\n"
 	"  ctl_socket=PATH|off       the plugin's control socket (default\n"
 	"                            " OPT_DEFAULT_CTL_SOCKET "; off: none)\n"
 	"  ctl_mode=OCTAL            permissions of the socket (default 0660)\n"
@@ -266,6 +274,13 @@ static const struct opt_keyword dump_keywords[] = {
 	{ NULL, 0 },
 };
 
+static const struct opt_keyword dump_path_sl_keywords[] = {
+	{ "auto", OPT_DUMP_PATH_SL_AUTO },
+	{ "full", OPT_DUMP_PATH_SL_FULL },
+	{ "compact", OPT_DUMP_PATH_SL_COMPACT },
+	{ NULL, 0 },
+};
+
 int opt_keyword_value(const struct opt_keyword *table, const char *word, int *value)
 {
 	for (; table->word; table++)
@@ -283,6 +298,7 @@ enum keyword_field {
 	KW_UPDATE,
 	KW_ON_TIMEOUT,
 	KW_DUMP,
+	KW_DUMP_PATH_SL,
 };
 
 static void set_keyword_field(struct sarnue_options *o, enum keyword_field field, int value)
@@ -305,6 +321,9 @@ static void set_keyword_field(struct sarnue_options *o, enum keyword_field field
 	case KW_DUMP:
 		o->dump = (enum opt_dump)value;
 		break;
+	case KW_DUMP_PATH_SL:
+		o->dump_path_sl = (enum opt_dump_path_sl)value;
+		break;
 	}
 }
 
@@ -321,6 +340,7 @@ static int keyword_option(struct sarnue_options *o, const char *key, const char 
 		{ "update", update_keywords, KW_UPDATE },
 		{ "update_on_timeout", on_timeout_keywords, KW_ON_TIMEOUT },
 		{ "dump", dump_keywords, KW_DUMP },
+		{ "dump_path_sl", dump_path_sl_keywords, KW_DUMP_PATH_SL },
 	};
 	size_t i;
 	int value;

@@ -21,6 +21,13 @@ enum opt_dump {
 	OPT_DUMP_NEVER,
 };
 
+/* Form of sarnue-path-sl.dump (fabric/loaders.h, enum path_sl_form). */
+enum opt_dump_path_sl {
+	OPT_DUMP_PATH_SL_AUTO, /* compact when every path uses SL 0, else full */
+	OPT_DUMP_PATH_SL_FULL,
+	OPT_DUMP_PATH_SL_COMPACT,
+};
+
 /* Escape routing of the high-LID plane (planes=on). */
 enum opt_escape {
 	OPT_ESCAPE_AUTO, /* both, keep the lower maximum EFI (ties: Up/Down) */
@@ -47,6 +54,7 @@ struct sarnue_options {
 	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */
 	int verify;		       /* run the verifier before tables reach OpenSM */
 	enum opt_dump dump;	       /* write path-SL and SL2VL dumps */
+	enum opt_dump_path_sl dump_path_sl;
 	char job_map[OPT_PATH_MAX];
 	char job_map_name[OPT_PATH_MAX]; /* how messages name job_map, when not by its path */
 	char node_name_map[OPT_PATH_MAX]; /* names job maps bind hosts by, before descriptions */

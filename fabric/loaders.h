@@ -82,10 +82,28 @@ struct mcast;
 int mcast_load_mcfdbs(struct mcast *m, const struct fabric *f, const char *mcfdbs_path,
 		      const char *sa_dump_path, struct fab_error *err);
 
+/*
+ * Forms of the path-SL dump (fabric/sldump.c).  The full form has a line per (source end port,
+ * destination LID), as ibdmchk -c needs; the compact form a line per destination LID whose SL
+ * differs from the common one, which ibdmchk reads as SL 0 everywhere (it stops on one that
+ * names another SL).  The loader reads both.
+ */
+enum path_sl_form {
+	PATH_SL_AUTO,	 /* compact when every path uses SL 0, where ibdmchk reads it exactly */
+	PATH_SL_FULL,	 /* always the full form */
+	PATH_SL_COMPACT, /* compact unless the SL towards some destination varies by source */
+};
+
+/* The form a request for want gives on routing r: PATH_SL_FULL or PATH_SL_COMPACT. */
+enum path_sl_form routing_path_sl_form(const struct routing *r, const struct fabric *f,
+				       enum path_sl_form want);
+
 /* Writers; each returns 0 or -1 with errno set. */
 int fabric_write_subnet_lst(const struct fabric *f, FILE *out);
 int routing_write_fdbs(const struct routing *r, const struct fabric *f, FILE *out);
-int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE *out);
+int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE *out); /* full */
+int routing_write_path_sl_as(const struct routing *r, const struct fabric *f,
+			     enum path_sl_form form, FILE *out);
 int routing_write_sl2vl(const struct routing *r, const struct fabric *f, FILE *out);
 
 enum dump_set {
@@ -95,11 +113,23 @@ enum dump_set {
 };
 
 /*
- * Writes the chosen dump files into dir, each atomically.  Returns 0, or -1 with errno set and
- * the path that failed in failed_path.
+ * Writes the chosen dump files into dir, each atomically, the path-SL dump in the PATH_SL_AUTO
+ * form.  Returns 0, or -1 with errno set and the path that failed in failed_path.
  */
 int routing_write_dumps(const char *dir, const struct fabric *f, const struct routing *r,
 			unsigned set, char *failed_path, size_t failed_len);
+
+struct dump_opts {
+	unsigned set; /* enum dump_set bits */
+	enum path_sl_form path_sl;
+	/* Called after each file is in place, e.g. to report its size; may be NULL. */
+	void (*wrote)(void *arg, const char *path);
+	void *arg;
+};
+
+/* routing_write_dumps with the path-SL form chosen and a report per file. */
+int routing_write_dumps_opts(const char *dir, const struct fabric *f, const struct routing *r,
+			     const struct dump_opts *o, char *failed_path, size_t failed_len);
 
 /* Writes a file through a temporary name and rename(), so readers never see half a file. */
 int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out), const void *ctx);

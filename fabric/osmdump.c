@@ -515,6 +515,7 @@ int write_file_atomic(const char *path, int (*writer)(const void *ctx, FILE *out
 struct dump_ctx {
 	const struct fabric *f;
 	const struct routing *r;
+	enum path_sl_form path_sl;
 };
 
 static int write_lst(const void *ctx, FILE *out)
@@ -540,7 +541,7 @@ static int write_path_sl(const void *ctx, FILE *out)
 {
 	const struct dump_ctx *d = ctx;
 
-	return routing_write_path_sl(d->r, d->f, out);
+	return routing_write_path_sl_as(d->r, d->f, d->path_sl, out);
 }
 
 static int write_sl2vl(const void *ctx, FILE *out)
@@ -550,8 +551,8 @@ static int write_sl2vl(const void *ctx, FILE *out)
 	return routing_write_sl2vl(d->r, d->f, out);
 }
 
-int routing_write_dumps(const char *dir, const struct fabric *f, const struct routing *r,
-			unsigned set, char *failed_path, size_t failed_len)
+int routing_write_dumps_opts(const char *dir, const struct fabric *f, const struct routing *r,
+			     const struct dump_opts *o, char *failed_path, size_t failed_len)
 {
 	static const struct {
 		const char *name;
@@ -564,15 +565,25 @@ int routing_write_dumps(const char *dir, const struct fabric *f, const struct ro
 		{ "sarnue-path-sl.dump", DUMP_SLS, write_path_sl },
 		{ "sarnue-sl2vl.dump", DUMP_SLS, write_sl2vl },
 	};
-	struct dump_ctx ctx = { f, r };
+	struct dump_ctx ctx = { f, r, o->path_sl };
 	unsigned i;
 
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (!(files[i].set & set))
+		if (!(files[i].set & o->set))
 			continue;
 		snprintf(failed_path, failed_len, "%s/%s", dir, files[i].name);
 		if (write_file_atomic(failed_path, files[i].fn, &ctx))
 			return -1;
+		if (o->wrote)
+			o->wrote(o->arg, failed_path);
 	}
 	return 0;
+}
+
+int routing_write_dumps(const char *dir, const struct fabric *f, const struct routing *r,
+			unsigned set, char *failed_path, size_t failed_len)
+{
+	struct dump_opts o = { .set = set, .path_sl = PATH_SL_AUTO };
+
+	return routing_write_dumps_opts(dir, f, r, &o, failed_path, failed_len);
 }

@@ -6,7 +6,8 @@
  * check the same files independently.
  *
  *   path SL:  "0x<source node GUID> <destination LID> <SL>" (ibdmchk looks sources up by node
- *             GUID; port GUIDs are accepted when reading)
+ *             GUID; port GUIDs are accepted when reading), or the compact form below when the
+ *             SL depends on the destination only
  *   SL2VL:    "0x<switch GUID> <in port> <out port> 0x<sl0><sl1> 0x<sl2><sl3> ... (8 bytes)"
  */
 #include "fabric/loaders.h"
@@ -77,6 +78,147 @@ int routing_write_path_sl(const struct routing *r, const struct fabric *f, FILE 
 		rc = ferror(out) ? -1 : 0;
 out:
 	free(buf);
+	return rc;
+}
+
+/*
+ * The compact path-SL form.  ibdmchk keeps a path-SL table per source node and has no default
+ * per destination: a source it has lines for needs one for every destination LID, else it stops
+ * with "SL to destination is unassigned"; a source it has no line for uses SL 0 everywhere.  So
+ * nothing shorter than the full form tells it an SL other than 0.  The compact form is written
+ * in lines ibdmchk skips (none holds "0x"), so it reads the file as SL 0 on every path: exact
+ * when every SL is 0, the common case (sar-updn, sar-dmodk, one-VL routings), where the full
+ * form of a 10,000-host fabric takes gigabytes.  When some SL is not 0 the file ends in a line
+ * ibdmchk does parse, naming a source GUID no fabric has, so that ibdmchk fails ("Fail to find
+ * node with guid:sarnuecompactdumpwritedumppathslfull") instead of checking the wrong VLs.
+ *
+ *   # sarnue-path-sl compact        first line, tells the readers which form follows
+ *   sl <SL>                         towards every destination LID not named below
+ *   lid <destination LID> <SL>      one per LID whose SL differs
+ */
+static const char compact_magic[] = "# sarnue-path-sl compact";
+static const char compact_stop_ibdmchk[] = "0xsarnuecompactdumpwritedumppathslfull 0 0";
+
+/*
+ * The SL towards each LID when it does not depend on the source, into sl[max_lid + 1] (0xff where
+ * no port has the LID).  Returns 1 when it does depend on the source for some LID, else 0.
+ */
+static int sl_per_destination(const struct routing *r, const struct fabric *f, uint8_t *sl)
+{
+	uint32_t i, dlid;
+
+	memset(sl, 0xff, f->max_lid + 1);
+	if (!routing_sl_per_source(r)) {
+		for (dlid = 1; dlid <= f->max_lid; dlid++)
+			if (f->lid_port[dlid] != FAB_NONE)
+				sl[dlid] = routing_path_sl(r, 0, (uint16_t)dlid);
+		return 0;
+	}
+	/* Per-switch SL tables may still agree between sources (sar-dfsssp on one VL). */
+	for (i = 0; i < f->nendports; i++) {
+		const struct fab_port *src = &f->ports[f->endports[i]];
+
+		for (dlid = 1; dlid <= f->max_lid; dlid++) {
+			uint8_t s;
+
+			if (f->lid_port[dlid] == FAB_NONE || f->lid_port[dlid] == f->endports[i])
+				continue;
+			s = routing_path_sl(r, src->base_lid, (uint16_t)dlid);
+			if (sl[dlid] == 0xff)
+				sl[dlid] = s;
+			else if (sl[dlid] != s)
+				return 1;
+		}
+	}
+	/* A LID only its own port could reach is named by nobody: any SL will do. */
+	for (dlid = 1; dlid <= f->max_lid; dlid++)
+		if (f->lid_port[dlid] != FAB_NONE && sl[dlid] == 0xff)
+			sl[dlid] = r->sl_uniform;
+	return 0;
+}
+
+enum path_sl_form routing_path_sl_form(const struct routing *r, const struct fabric *f,
+				       enum path_sl_form want)
+{
+	uint8_t *sl;
+	uint32_t dlid;
+	enum path_sl_form form = PATH_SL_COMPACT;
+
+	if (want == PATH_SL_FULL)
+		return PATH_SL_FULL;
+	sl = malloc(f->max_lid + 1);
+	if (!sl)
+		return PATH_SL_FULL;
+	if (sl_per_destination(r, f, sl))
+		form = PATH_SL_FULL;
+	for (dlid = 1; form == PATH_SL_COMPACT && want == PATH_SL_AUTO && dlid <= f->max_lid;
+	     dlid++)
+		if (sl[dlid] != 0xff && sl[dlid] != 0)
+			form = PATH_SL_FULL;
+	free(sl);
+	return form;
+}
+
+/* The most common SL among the LIDs in use, so that the fewest need a "lid" line. */
+static uint8_t most_common_sl(const uint8_t *sl, uint32_t max_lid)
+{
+	uint32_t count[ROUTING_MAX_SL] = { 0 }, dlid;
+	uint8_t best = 0, s;
+
+	for (dlid = 1; dlid <= max_lid; dlid++)
+		if (sl[dlid] != 0xff) {
+			sn_assert(sl[dlid] < ROUTING_MAX_SL);
+			count[sl[dlid]]++;
+		}
+	for (s = 1; s < ROUTING_MAX_SL; s++)
+		if (count[s] > count[best])
+			best = s;
+	return best;
+}
+
+static int write_path_sl_compact(const uint8_t *sl, uint32_t max_lid, FILE *out)
+{
+	uint8_t def = most_common_sl(sl, max_lid);
+	uint32_t dlid;
+	int others = def != 0;
+
+	fprintf(out,
+		"%s\n"
+		"# The SL of a path depends on its destination only: \"sl SL\" is the SL towards\n"
+		"# every destination LID, \"lid LID SL\" towards one that differs.  sarnue check reads\n"
+		"# this form; ibdmchk reads it as SL 0 on every path, exact when no other SL is named.\n"
+		"sl %u\n",
+		compact_magic, def);
+	for (dlid = 1; dlid <= max_lid; dlid++)
+		if (sl[dlid] != 0xff && sl[dlid] != def) {
+			fprintf(out, "lid %u %u\n", dlid, sl[dlid]);
+			others |= sl[dlid] != 0;
+		}
+	if (others)
+		fprintf(out,
+			"# ibdmchk needs a line per source and destination (-O dump_path_sl=full):\n"
+			"# the next line stops it rather than let it check every path on SL 0.\n"
+			"%s\n",
+			compact_stop_ibdmchk);
+	return ferror(out) ? -1 : 0;
+}
+
+int routing_write_path_sl_as(const struct routing *r, const struct fabric *f,
+			     enum path_sl_form form, FILE *out)
+{
+	uint8_t *sl;
+	int rc;
+
+	if (routing_path_sl_form(r, f, form) == PATH_SL_FULL)
+		return routing_write_path_sl(r, f, out);
+	sl = malloc(f->max_lid + 1);
+	if (!sl) {
+		errno = ENOMEM;
+		return -1;
+	}
+	sl_per_destination(r, f, sl);
+	rc = write_path_sl_compact(sl, f->max_lid, out);
+	free(sl);
 	return rc;
 }
 
@@ -229,6 +371,117 @@ static int parse_path_sl_line(const char *p, unsigned lft_len, uint64_t *guid, u
 	return *dlid < lft_len ? 0 : -2;
 }
 
+/* OpenSM's dumps do not record the LMC: the usual cause is an LMC > 0 fabric. */
+static void lid_past_end(struct fab_error *err, const char *path, unsigned lineno, unsigned dlid,
+			 uint32_t lft_len)
+{
+	fab_error_set(err,
+		      "%s:%u: LID %u is past the topology's highest LID %u (the dump files do not"
+		      " record the LMC; give it, e.g. sarnue check --lmc 1)",
+		      path, lineno, dlid, lft_len - 1);
+}
+
+/* Whether line is the compact form's first line, blanks after it allowed. */
+static int is_compact_magic(const char *line)
+{
+	size_t n = sizeof(compact_magic) - 1;
+
+	return !strncmp(line, compact_magic, n) && fab_rest_blank(line + n);
+}
+
+/* A word of the compact form and the blank after it: "sl" or "lid". */
+static int scan_word(const char **p, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (strncmp(*p, word, n))
+		return -1;
+	*p += n;
+	return fab_skip_blanks(p) ? 0 : -1;
+}
+
+/*
+ * The compact form: one SL per destination LID, the rest of lr after its first line.  Leaves
+ * one SL for every path (ROUTING_SL_UNIFORM) when no LID differs from the "sl" line.
+ */
+static int load_path_sl_compact(struct routing *r, struct line_reader *lr, const char *path,
+				struct fab_error *err)
+{
+	uint8_t *sl = malloc(r->lft_len);
+	unsigned def = 0, dlid, v, named = 0;
+	int have_def = 0, ret = -1;
+	char *line;
+
+	if (!sl) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	memset(sl, 0xff, r->lft_len);
+	while ((line = line_reader_next(lr))) {
+		const char *p = line;
+
+		fab_skip_blanks(&p);
+		if (*p == '\0' || *p == '\r' || *p == '\n' || *p == '#' ||
+		    (!strncmp(p, compact_stop_ibdmchk, sizeof(compact_stop_ibdmchk) - 1) &&
+		     fab_rest_blank(p + sizeof(compact_stop_ibdmchk) - 1)))
+			continue;
+		if (!scan_word(&p, "sl") && !fab_scan_decimal(&p, ROUTING_MAX_SL, &v) &&
+		    fab_rest_blank(p)) {
+			if (have_def && v != def) {
+				fab_error_set(err, "%s:%u: a second \"sl\" line with another SL",
+					      path, lr->lineno);
+				goto out;
+			}
+			def = v;
+			have_def = 1;
+			continue;
+		}
+		p = line;
+		fab_skip_blanks(&p);
+		if (scan_word(&p, "lid") || fab_scan_decimal(&p, FAB_MAX_LID + 1, &dlid) ||
+		    !fab_skip_blanks(&p) || fab_scan_decimal(&p, ROUTING_MAX_SL, &v) ||
+		    !fab_rest_blank(p)) {
+			fab_error_set(err, "%s:%u: expected \"sl SL\" or \"lid LID SL\"", path,
+				      lr->lineno);
+			goto out;
+		}
+		if (dlid >= r->lft_len) {
+			lid_past_end(err, path, lr->lineno, dlid, r->lft_len);
+			goto out;
+		}
+		if (sl[dlid] != 0xff && sl[dlid] != v) {
+			fab_error_set(err, "%s:%u: LID %u named twice with different SLs", path,
+				      lr->lineno, dlid);
+			goto out;
+		}
+		sl[dlid] = (uint8_t)v;
+		named++;
+	}
+	if (line_reader_failed(lr)) {
+		fab_error_from_reader(err, lr, path);
+		goto out;
+	}
+	if (!have_def) {
+		fab_error_set(err, "%s: compact path-SL dump without its \"sl SL\" line", path);
+		goto out;
+	}
+	r->sl_uniform = (uint8_t)def;
+	r->sl_mode = ROUTING_SL_UNIFORM;
+	if (named) {
+		if (routing_alloc_sl_by_dlid(r)) {
+			fab_error_set(err, "out of memory");
+			goto out;
+		}
+		for (dlid = 0; dlid < r->lft_len; dlid++)
+			if (sl[dlid] != 0xff)
+				r->sl_by_dlid[dlid] = sl[dlid];
+	}
+	ret = 0;
+out:
+	free(sl);
+	return ret;
+}
+
 /*
  * The SL may differ between sources behind different switches (DFSSSP's layers); sources
  * behind one switch must agree, since the routing keeps one SL per (source switch, DLID).
@@ -247,6 +500,11 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 		fab_error_set(err, "%s: %s", path, fab_strerror(errno));
 		return -1;
 	}
+	line = line_reader_next(&lr);
+	if (line && is_compact_magic(line)) {
+		ret = load_path_sl_compact(r, &lr, path, err);
+		goto out;
+	}
 	guids = endport_guids(f);
 	l.pair_seen = calloc(cells / 8 + 1, 1);
 	l.dlid_sl = malloc(r->lft_len);
@@ -257,7 +515,7 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 	}
 	memset(l.dlid_sl, 0xff, r->lft_len);
 	l.guids_end = guids + 2 * f->nendports;
-	while ((line = line_reader_next(&lr))) {
+	for (; line; line = line_reader_next(&lr)) {
 		const struct guid_sw *g;
 		uint64_t guid;
 		unsigned dlid, sl;
@@ -268,11 +526,7 @@ int routing_load_path_sl(struct routing *r, const struct fabric *f, const char *
 			continue;
 		rc = parse_path_sl_line(line, r->lft_len, &guid, &dlid, &sl);
 		if (rc == -2) {
-			/* OpenSM's dumps do not record the LMC: the usual cause is an LMC > 0 fabric. */
-			fab_error_set(err,
-				      "%s:%u: LID %u is past the topology's highest LID %u (the"
-				      " dump files do not record the LMC; give it, e.g. sarnue check --lmc 1)",
-				      path, lr.lineno, dlid, r->lft_len - 1);
+			lid_past_end(err, path, lr.lineno, dlid, r->lft_len);
 			goto out;
 		}
 		if (rc) {

@@ -755,7 +755,19 @@ sim_stop_opensm() {
 # than intended, or crashes. So refuse such files here, naming the line.
 # Accepted: its own format, OpenSM's dump format, blank and '#' lines.
 _sim_check_sl_file() {
-	local kind=$1 file=$2 own osm1 osm2 bad
+	local kind=$1 file=$2 own osm1 osm2 bad first
+	# sarnue's compact path-SL form: ibdmchk skips its lines and takes SL 0 on every path, which
+	# is exact only when the file names no other SL (fabric/sldump.c).
+	IFS= read -r first <"$file" || true
+	if [[ $kind == psl && $first == "# sarnue-path-sl compact" ]]; then
+		bad=$(grep -n -v -E '^(sl 0|lid [0-9]+ 0|[[:blank:]]*|#.*)$' "$file" | head -n 3) || true
+		if [[ -n $bad ]]; then
+			_sim_fail "sim_ibdmchk: $file is sarnue's compact path-SL form with SLs other than 0, which ibdmchk cannot read (write it with dump_path_sl=full), e.g.:"
+			printf '%s\n' "$bad" | sed 's/^/sim:   | /' >&2
+			return 1
+		fi
+		return 0
+	fi
 	if [[ $kind == psl ]]; then
 		own='0x[0-9a-f]+ [0-9]+ [0-9]+'
 		osm1='(Channel Adapter|Switch) 0x[0-9a-f]+,.*'

@@ -8,15 +8,18 @@
 # CAs and routers only (cahops: the routes the EFI counts), unreachable pairs and credit loops
 # found by sarnue check and by ibdmchk (with sarnue's path-SL and SL2VL dumps), the maximum
 # edge forwarding index (EFI) over switch-to-switch channels, the highest link load over all
-# shift permutations, and whether OpenSM fell back to another engine.  --offline adds a table of
-# `sarnue route` (route time without verification, peak memory, engine summary) for sarnue's
-# engines on fabrics too large for ibsim (13,824 to 20,000 hosts).  Prints; asserts nothing.
+# shift permutations, the size of the plugin's path-SL dump (sarnue-path-sl.dump, "SLdump"),
+# and whether OpenSM fell back to another engine.  --offline adds a table of `sarnue route`
+# (route time without verification, peak memory, engine summary) for sarnue's engines on
+# fabrics too large for ibsim (13,824 to 20,000 hosts); with --dumps it also writes the dump
+# files there (-o) and shows the time that took and their sizes, all files and path-SL dump
+# (gigabytes of LFTs on those fabrics).  Prints; asserts nothing.
 #
 # Layered engines (sar-nue, nue, sar-dfsssp, dfsssp, lash) run once per VL count of --vls, with
 # qos TRUE above 1 VL; the others run once on 1 VL.  Credit loops of the built-in layered
 # engines are shown as n/a above 1 VL: OpenSM does not dump their path SLs.
 #
-# usage: test/bench/compare.sh [--quick|--large] [--offline] [--vls "1 8"] [--engines "E ..."]
+# usage: test/bench/compare.sh [--quick|--large] [--offline [--dumps]] [--vls "1 8"] [--engines "E ..."]
 #                              [--fabrics "NAME ..."] [--repeat N] [--options "KEY=VALUE ..."]
 #   run from a build tree after `make`.  Default: fabrics of a few hundred hosts; --quick: two
 #   small ones (run by the test suite); --large: up to 4,864 hosts (minutes per engine).
@@ -29,10 +32,10 @@
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
-quick=0 big=0 offline=0 vls="1 8" only="" repeat=1 extra=""
+quick=0 big=0 offline=0 dumps=0 vls="1 8" only="" repeat=1 extra=""
 engines="sar-updn sar-nue sar-dfsssp sar-dmodk updn nue dfsssp ftree minhop lash"
 usage() {
-	echo "usage: $0 [--quick|--large] [--offline] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" \
+	echo "usage: $0 [--quick|--large] [--offline [--dumps]] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" \
 		"[--fabrics \"NAME ...\"] [--repeat N] [--options \"KEY=VALUE ...\"]" >&2
 	exit 2
 }
@@ -41,6 +44,7 @@ while (($#)); do
 	--quick) quick=1 ;;
 	--large) big=1 ;;
 	--offline) offline=1 ;;
+	--dumps) dumps=1 ;;
 	--vls) (($# > 1)) || usage; vls=$2; shift ;;
 	--engines) (($# > 1)) || usage; engines=$2; shift ;;
 	--fabrics) (($# > 1)) || usage; only=$2; shift ;;
@@ -113,8 +117,14 @@ engine_settings() {
 	export SIM_CONF SIM_ROUTING_ENGINE SIM_QOS SIM_PLUGIN_OPTIONS SIM_OPENSM_EXTRA
 }
 
+# A file's size for the tables: 278, 12K, 3.2G; "-" when there is none.
+file_size() {
+	[[ -f $1 ]] || { echo -; return; }
+	numfmt --to=iec "$(stat -c %s "$1")"
+}
+
 # One OpenSM run; sets RESULT to "time fallbacks meanhops maxhops cahops unreachable
-# creditloops ibdmchk maxefi maxshiftload status".  Not run in a subshell: sim.sh numbers its
+# creditloops ibdmchk maxefi maxshiftload sldump status".  Not run in a subshell: sim.sh numbers its
 # OpenSM logs, and OpenSM appends to an existing log.
 run_engine() {
 	local eng=$1 k=$2 json used secs fb hops cl ibdm efi shift_load
@@ -124,8 +134,8 @@ run_engine() {
 		"$SIM_DUMP_DIR"/opensm-subnet.lst
 	sim_run_opensm_once >/dev/null 2>&1
 	used=$(sim_routing_engine_used 2>/dev/null)
-	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - - - fell-back-to-${used:-none}"; return; }
-	[[ -s $SIM_DUMP_DIR/opensm.fdbs ]] || { RESULT="- - - - - - - - - - no-tables-dumped"; return; }
+	[[ $used == "$eng" ]] || { RESULT="- - - - - - - - - - - fell-back-to-${used:-none}"; return; }
+	[[ -s $SIM_DUMP_DIR/opensm.fdbs ]] || { RESULT="- - - - - - - - - - - no-tables-dumped"; return; }
 	secs=$(osm_route_seconds "$SIM_OPENSM_LOG" "$eng")
 	case $eng in
 	nue) fb=$(grep -c 'fallback to escape paths' "$SIM_OPENSM_LOG") ;;
@@ -154,7 +164,8 @@ run_engine() {
 	RESULT="${secs:-?} ${fb:-?} $(json_field mean "$hops") $(json_field max "$hops")"
 	RESULT+=" $(json_field mean_hops "$json")"
 	RESULT+=" $(json_field unreachable "$json") $cl $ibdm $(json_field max "$efi")"
-	RESULT+=" $(json_field max_load "$shift_load") ok"
+	RESULT+=" $(json_field max_load "$shift_load")"
+	RESULT+=" $(file_size "$SIM_DUMP_DIR/sarnue-path-sl.dump") ok"
 }
 
 # Appends to TIMES[$1] the route time of one more OpenSM run of engine $1 on $2 VLs, unless it
@@ -192,10 +203,10 @@ gen_fabric() {
 }
 
 layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
-row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %s\n'
+row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %6s %s\n'
 # shellcheck disable=SC2059
 printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max cahops unr cl ibdm maxEFI \
-	shift status
+	shift SLdump status
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
 # Per engine of the current VL count: first run's RESULT, route times, VLs.
 declare -A RESULTS TIMES VLS_OF
@@ -224,11 +235,11 @@ for spec in "${fabrics[@]}"; do
 			done
 		done
 		for eng in "${ran[@]}"; do
-			read -r secs fb mh xh cah unr cl ibdm efi shl status <<<"${RESULTS[$eng]}"
+			read -r secs fb mh xh cah unr cl ibdm efi shl sld status <<<"${RESULTS[$eng]}"
 			[[ $status == ok ]] && secs=$(tr ' ' '\n' <<<"${TIMES[$eng]}" | grep . | median)
 			# shellcheck disable=SC2059
 			printf "$row" "$name" "$sw" "$hosts" "${VLS_OF[$eng]}" "$eng" "$secs" "$fb" \
-				"$mh" "$xh" "$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$status"
+				"$mh" "$xh" "$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$sld" "$status"
 		done
 	done
 	sim_stop_ibsim >/dev/null 2>&1
@@ -236,21 +247,35 @@ done
 
 ((offline)) || exit 0
 echo
-orow='%-22s %6s %6s %3s | %-10s %8s %9s %s\n'
+orow='%-22s %6s %6s %3s | %-10s %8s %9s %7s %6s %6s %s\n'
 # shellcheck disable=SC2059
-printf "$orow" "offline (sarnue route)" sw hosts VLs engine "time s" "peak KiB" "engine summary"
+printf "$orow" "offline (sarnue route)" sw hosts VLs engine "time s" "peak KiB" "dump s" dumps \
+	SLdump "engine summary"
 for spec in "${large[@]}"; do
 	gen_fabric "$spec" || continue
 	for k in $vls; do
 		for eng in $engines; do
 			[[ $eng == sar-* ]] || continue
 			layered "$eng" || [[ $k == "${vls%% *}" ]] || continue
+			out=() dsecs=- dsize=- slsize=-
+			((dumps)) && out=(-v -o "$SIM_TMP/offline-dumps")
+			rm -rf -- "$SIM_TMP/offline-dumps"
 			json=$("$SARNUE_BIN" route -e "$eng" -O nue_vls="$k" -O dfsssp_vls="$k" \
 				-O verify=no "${SIM_ROUTE_OPTION_ARGS[@]}" "${route_opt[@]}" --vls "$k" \
-				--json "$net" 2>&1)
+				--json "${out[@]}" "$net" 2>"$SIM_TMP/offline.err")
+			json+=$(<"$SIM_TMP/offline.err")
+			if ((dumps)); then
+				# --verbose times each file: "wrote DIR/FILE: SIZE in SECONDS s".
+				dsecs=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$SIM_TMP/offline.err" |
+					awk '{ t += $1 } END { printf "%.1f", t }')
+				dsize=$(numfmt --to=iec "$(du -sb "$SIM_TMP/offline-dumps" | cut -f1)")
+				slsize=$(file_size "$SIM_TMP/offline-dumps/sarnue-path-sl.dump")
+				rm -rf -- "$SIM_TMP/offline-dumps"
+			fi
 			# shellcheck disable=SC2059
 			printf "$orow" "$name" "$sw" "$hosts" "$k" "$eng" \
 				"$(json_field route_seconds "$json")" "$(json_field peak_rss_kib "$json")" \
+				"$dsecs" "$dsize" "$slsize" \
 				"$(sed -n 's/.*"summary": "\([^"]*\)".*/\1/p' <<<"$json" | cut -c1-90)"
 		done
 	done

@@ -22,7 +22,7 @@ for fabric in fattree2-6x3 torus-4x4x3-minus1; do
 		t_expect "$fabric: $row routed every pair, no credit loop" awk -v f="$fabric" -v r="$row" '
 			index($0, f " ") == 1 && index($0, r " ") {
 				n = split($0, c, "|"); split(c[2], v, " ")
-				ok = (v[7] == 0 && v[8] == 0 && v[9] == "ok" && v[12] == "ok")
+				ok = (v[7] == 0 && v[8] == 0 && v[9] == "ok" && v[13] == "ok")
 			} END { exit !ok }' <<<"$out"
 	done
 done

@@ -231,6 +231,122 @@ static void test_path_sl_lines(const struct fabric *f)
 	routing_free(&r);
 }
 
+/* r's path-SL dump in the form want gives, as text (freed by the caller). */
+static char *path_sl_text(const struct routing *r, const struct fabric *f, enum path_sl_form want,
+			  size_t *len)
+{
+	char *text = NULL;
+	FILE *out = open_memstream(&text, len);
+
+	CHECK(out != NULL);
+	if (!out)
+		return NULL;
+	CHECK(routing_write_path_sl_as(r, f, want, out) == 0);
+	fclose(out);
+	return text;
+}
+
+/* Every (source end port, destination LID) path has the same SL in a and b. */
+static unsigned path_sl_mismatches(const struct fabric *f, const struct routing *a,
+				   const struct routing *b)
+{
+	unsigned n = 0;
+	uint32_t i, dlid;
+
+	for (i = 0; i < f->nendports; i++)
+		for (dlid = 1; dlid <= f->max_lid; dlid++) {
+			uint16_t slid = f->ports[f->endports[i]].base_lid;
+
+			if (f->lid_port[dlid] == f->endports[i])
+				continue;
+			n += routing_path_sl(a, slid, (uint16_t)dlid) !=
+			     routing_path_sl(b, slid, (uint16_t)dlid);
+		}
+	return n;
+}
+
+/*
+ * The compact form: auto writes it when every SL is 0, in lines ibdmchk skips (it matches
+ * "0x<alnum> <digits> <digits>" anywhere in a line), and it reads back to the same SLs.  With
+ * another SL it is written on request only, ends in the line that stops ibdmchk, and still
+ * reads back; an SL that varies by source keeps the full form.
+ */
+static void test_path_sl_compact(const struct fabric *f)
+{
+	struct fab_error err = { "" };
+	struct routing r, back;
+	size_t len, full_len;
+	char *text, *full;
+
+	CHECK(routing_init(&r, f, "sl") == 0);
+	CHECK(routing_path_sl_form(&r, f, PATH_SL_AUTO) == PATH_SL_COMPACT);
+	text = path_sl_text(&r, f, PATH_SL_AUTO, &len);
+	full = path_sl_text(&r, f, PATH_SL_FULL, &full_len);
+	CHECK(text && full && !strncmp(text, "# sarnue-path-sl compact\n", 25));
+	CHECK(text && strstr(text, "\nsl 0\n") && !strstr(text, "\nlid ") && !strstr(text, "0x"));
+	/* Full: a line per end port and every other LID in use; compact: the header. */
+	CHECK(full_len >= (size_t)f->nendports * (f->nendports - 1) * 20 && len < 400);
+	CHECK(load_path_sl_text(f, text, &back, &err) == 0);
+	CHECK(back.sl_mode == ROUTING_SL_UNIFORM && path_sl_mismatches(f, &r, &back) == 0);
+	routing_free(&back);
+	free(text);
+	free(full);
+
+	/* Per destination, SL 2 towards two LIDs. */
+	CHECK(routing_alloc_sl_by_dlid(&r) == 0);
+	r.sl_by_dlid[2] = 2;
+	r.sl_by_dlid[4] = 2;
+	CHECK(routing_path_sl_form(&r, f, PATH_SL_AUTO) == PATH_SL_FULL);
+	CHECK(routing_path_sl_form(&r, f, PATH_SL_COMPACT) == PATH_SL_COMPACT);
+	text = path_sl_text(&r, f, PATH_SL_COMPACT, &len);
+	CHECK(text && strstr(text, "\nlid 2 2\nlid 4 2\n"));
+	CHECK(text && strstr(text, "\n0xsarnuecompactdumpwritedumppathslfull 0 0\n"));
+	CHECK(load_path_sl_text(f, text, &back, &err) == 0);
+	CHECK(back.sl_mode == ROUTING_SL_PER_DLID && path_sl_mismatches(f, &r, &back) == 0);
+	routing_free(&back);
+	free(text);
+
+	/* A table per source switch whose entries agree is still one SL per destination. */
+	r.sl_uniform = 1;
+	CHECK(routing_alloc_sl_by_pair(&r, f) == 0);
+	CHECK(routing_path_sl_form(&r, f, PATH_SL_COMPACT) == PATH_SL_COMPACT);
+	text = path_sl_text(&r, f, PATH_SL_COMPACT, &len);
+	CHECK(text && strstr(text, "\nsl 1\n") && !strstr(text, "\nlid "));
+	CHECK(text && strstr(text, "0xsarnuecompactdumpwritedumppathslfull"));
+	CHECK(load_path_sl_text(f, text, &back, &err) == 0);
+	CHECK(back.sl_mode == ROUTING_SL_UNIFORM && path_sl_mismatches(f, &r, &back) == 0);
+	routing_free(&back);
+	free(text);
+	/* One source switch differs: only the full form can say so. */
+	routing_set_pair_sl(&r, r.sl_src_sw[f->ports[f->endports[0]].base_lid],
+			    f->ports[f->endports[1]].base_lid, 3);
+	CHECK(routing_path_sl_form(&r, f, PATH_SL_COMPACT) == PATH_SL_FULL);
+	text = path_sl_text(&r, f, PATH_SL_COMPACT, &len);
+	full = path_sl_text(&r, f, PATH_SL_FULL, &full_len);
+	CHECK(text && full && len == full_len && !memcmp(text, full, len));
+	free(text);
+	free(full);
+	routing_free(&r);
+
+	/* Malformed compact dumps name the line. */
+	CHECK(load_path_sl_text(f, "# sarnue-path-sl compact\nsl 0\nlid 2\n", &back, &err) == -1);
+	CHECK(strstr(err.msg, ":3: expected \"sl SL\" or \"lid LID SL\"") != NULL);
+	routing_free(&back);
+	CHECK(load_path_sl_text(f, "# sarnue-path-sl compact\nlid 2 1\n", &back, &err) == -1);
+	CHECK(strstr(err.msg, "without its \"sl SL\" line") != NULL);
+	routing_free(&back);
+	CHECK(load_path_sl_text(f, "# sarnue-path-sl compact\nsl 0\nlid 2 1\nlid 2 3\n", &back,
+				&err) == -1);
+	CHECK(strstr(err.msg, ":4: LID 2 named twice") != NULL);
+	routing_free(&back);
+	CHECK(load_path_sl_text(f, "# sarnue-path-sl compact\nsl 0\nlid 999 1\n", &back, &err) ==
+	      -1);
+	CHECK(strstr(err.msg, ":3: LID 999 is past the topology's highest LID") != NULL);
+	routing_free(&back);
+	CHECK(load_path_sl_text(f, "# sarnue-path-sl compact\nsl 16\n", &back, &err) == -1);
+	routing_free(&back);
+}
+
 /* Writes r's SL2VL tables and reads them back into back. */
 static void sl2vl_round_trip(const struct fabric *f, const struct routing *r, struct routing *back)
 {
@@ -288,6 +404,7 @@ int main(void)
 	CHECK(testfab_build(&f, 4, 3, (const unsigned(*)[2])links, n, 0) == 0);
 	test_changed(&f);
 	test_path_sl_lines(&f);
+	test_path_sl_compact(&f);
 	test_lft_lines(&f);
 	test_sl2vl_lines(&f);
 	test_sl2vl_collapse(&f);
