@@ -190,19 +190,6 @@ static void report_file(void *arg, const char *path)
 	rep->since = t;
 }
 
-static enum path_sl_form path_sl_form(enum opt_dump_path_sl o)
-{
-	switch (o) {
-	case OPT_DUMP_PATH_SL_FULL:
-		return PATH_SL_FULL;
-	case OPT_DUMP_PATH_SL_COMPACT:
-		return PATH_SL_COMPACT;
-	case OPT_DUMP_PATH_SL_AUTO:
-		break;
-	}
-	return PATH_SL_AUTO;
-}
-
 /*
  * dump=never leaves out the SL dumps, as in the plugin, and removes those of an earlier run: next
  * to new LFTs they would describe another routing, and sarnue check --dump-dir reads whatever
@@ -234,7 +221,7 @@ static int write_dumps(const struct route_args *a, const struct fabric *f, const
 	struct dump_report rep = { now_seconds() };
 	struct dump_opts o = {
 		.set = DUMP_TOPOLOGY | DUMP_LFTS | DUMP_SLS,
-		.path_sl = path_sl_form(a->opts.dump_path_sl),
+		.path_sl = options_path_sl_form(&a->opts),
 	};
 	char path[4096];
 

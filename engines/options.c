@@ -69,7 +69,7 @@ const char options_help[] =
 	"                            everywhere (it refuses one naming another SL); full\n"
 	"                            whenever the SL varies by source (sar-dfsssp); auto:\n"
 	"                            compact when every path uses SL 0 (default auto;\n"
-	"                            sarnue route, the plugin writes auto)\n"
+	"                            sarnue route and the plugin)\n"
 	"  ctl_socket=PATH|off       the plugin's control socket (default\n"
 	"                            " OPT_DEFAULT_CTL_SOCKET "; off: none)\n"
 	"  ctl_mode=OCTAL            permissions of the socket (default 0660)\n"
@@ -497,4 +497,17 @@ static int options_parse_file(struct sarnue_options *o, const char *path, opt_er
 				 "stopped reading: ", fab_strerror(lr.error));
 	line_reader_close(&lr);
 	return errors;
+}
+
+enum path_sl_form options_path_sl_form(const struct sarnue_options *o)
+{
+	switch (o->dump_path_sl) {
+	case OPT_DUMP_PATH_SL_FULL:
+		return PATH_SL_FULL;
+	case OPT_DUMP_PATH_SL_COMPACT:
+		return PATH_SL_COMPACT;
+	case OPT_DUMP_PATH_SL_AUTO:
+		break;
+	}
+	return PATH_SL_AUTO;
 }

@@ -11,6 +11,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/jobmap.h"
+#include "fabric/loaders.h"
 
 #define OPT_PATH_MAX 1024
 #define OPT_DEFAULT_CTL_SOCKET "/run/sarnue/ctl.sock"
@@ -110,5 +111,8 @@ int options_set(struct sarnue_options *o, const char *pair, const char *source, 
 
 /* Human-readable list of the keys, for --help and the README. */
 extern const char options_help[];
+
+/* The path-SL dump form the dump_path_sl option asks for (fabric/loaders.h). */
+enum path_sl_form options_path_sl_form(const struct sarnue_options *o);
 
 #endif

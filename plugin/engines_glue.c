@@ -363,12 +363,13 @@ static void write_dumps(struct sarnue_engine *e)
 {
 	struct sarnue_plugin *p = e->plugin;
 	const char *dir = p->osm->subn.opt.dump_files_dir;
+	struct dump_opts o = { .set = DUMP_SLS, .path_sl = options_path_sl_form(&p->opts) };
 	char path[4096];
 
 	if (!want_dumps(p) || !dir)
 		return;
 	e->dumped = e->routings;
-	if (routing_write_dumps(dir, &e->fabric, &e->routing, DUMP_SLS, path, sizeof(path)))
+	if (routing_write_dumps_opts(dir, &e->fabric, &e->routing, &o, path, sizeof(path)))
 		plog(p, OSM_LOG_ERROR, "ERR cannot write %s: %s", path, strerror(errno));
 }
 
