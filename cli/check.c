@@ -21,6 +21,7 @@
 #include "cli/live.h"
 #include "fabric/loaders.h"
 #include "fabric/mcast.h"
+#include "engines/mcasttree.h"
 #include "check/metrics.h"
 #include "lib/numbers.h"
 #include "cli/svg.h"
@@ -56,6 +57,10 @@ static const char check_usage[] =
 	"                   multicast group's SL and member ports; with --dump-dir read when\n"
 	"                   present.  Without it a group's SL is unknown (taken as 0) and its\n"
 	"                   members are the end ports its tree reaches\n"
+	"  --mcast-all      add a group of SL 0 with every CA port as member, built as the\n"
+	"                   plugin builds it (the part of the tree sarnue's engines keep for\n"
+	"                   multicast, MLID 0xfffe): whether IPoIB's broadcast group fits beside\n"
+	"                   these routes once every host has joined\n"
 	"  --live           discover the fabric and read LFTs and SL2VL tables from the switches\n"
 	"                   through libibumad (real HCA, or ibsim under umad2sim)\n"
 	"  --ca NAME, --port N   local HCA and port for --live (default: first active)\n"
@@ -126,10 +131,37 @@ struct check_args {
 	const char *mcfdbs, *sa_dump;
 	const char *job_map, *svg, *node_name_map;
 	enum job_host_match match;
-	int json, live, port, no_metrics, patterns;
+	int json, live, port, no_metrics, patterns, mcast_all;
 	unsigned lmc;
 	struct metrics_options mo;
 };
+
+/*
+ * A group of SL 0 with every CA and router port that has a link as member, on the tree the plugin would
+ * build it on (engines/mcasttree.h), appended to m.
+ */
+static int add_broadcast_group(const struct fabric *f, struct mcast *m)
+{
+	struct mcast_tree t;
+	uint32_t *members = malloc(sizeof(*members) * (f->nendports + 1)), n = 0, i;
+	int ret = -1;
+
+	if (!members || mcast_tree_choose(f, &t)) {
+		free(members);
+		return -1;
+	}
+	for (i = 0; i < f->nendports; i++)
+		if (!fabric_is_switch(f, f->ports[f->endports[i]].node) &&
+		    fabric_endport_switch(f, f->endports[i]) != FAB_NONE)
+			members[n++] = f->endports[i];
+	if (!mcast_begin_group(m, 0xfffe, 0) && mcast_tree_group(f, &t, m, members, n) >= 0) {
+		mcast_end_group(m);
+		ret = 0;
+	}
+	mcast_tree_free(&t);
+	free(members);
+	return ret;
+}
 
 static char *join(const char *dir, const char *name)
 {
@@ -155,6 +187,7 @@ enum {
 	OPT_SVG,
 	OPT_MCFDBS,
 	OPT_SA_DUMP,
+	OPT_MCAST_ALL,
 };
 
 static const struct option longopts[] = {
@@ -165,6 +198,7 @@ static const struct option longopts[] = {
 	{ "sl2vl", required_argument, NULL, 'v' },
 	{ "mcfdbs", required_argument, NULL, OPT_MCFDBS },
 	{ "sa-dump", required_argument, NULL, OPT_SA_DUMP },
+	{ "mcast-all", no_argument, NULL, OPT_MCAST_ALL },
 	{ "lmc", required_argument, NULL, 'l' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "live", no_argument, NULL, 'L' },
@@ -279,6 +313,9 @@ static int parse_input_arg(int c, struct check_args *a)
 		break;
 	case OPT_SA_DUMP:
 		a->sa_dump = optarg;
+		break;
+	case OPT_MCAST_ALL:
+		a->mcast_all = 1;
 		break;
 	case 'j':
 		a->json = 1;
@@ -614,6 +651,14 @@ int check_main(int argc, char **argv)
 			       " members read from %s%s%s\n",
 			       mc.ngroups, mc.nmembers, a.mcfdbs, a.sa_dump ? " and " : "",
 			       a.sa_dump ? a.sa_dump : "");
+	}
+	if (a.mcast_all) {
+		if (add_broadcast_group(&f, &mc)) {
+			cli_error("check", "out of memory for the multicast group");
+			rc = EXIT_INPUT;
+			goto out;
+		}
+		r.mcast = &mc;
 	}
 	if (verify_routing(&f, &r, &rep)) {
 		cli_error("check", "out of memory");

@@ -322,6 +322,7 @@ static struct nue_opts nue_opts_from(const struct sarnue_options *o, const struc
 		.layer_tries = o->nue_layer_tries,
 		.partition = o->nue_partition_metis ? NUE_PARTITION_METIS : NUE_PARTITION_AUTO,
 		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
+		.no_mcast_tree = !o->mcast_reserve,
 	};
 
 	return no;
@@ -427,19 +428,23 @@ static void merge_fitted(const struct fabric *f, struct routing *r, const struct
  * sets *left to the number of destinations Nue routes; -1 on failure.
  */
 static int nue_share(const struct fabric *f, const struct routing *r, const struct job_map *jobs,
-		     unsigned vls, uint8_t *layer_of, uint32_t *ndest, int64_t *left,
+		     unsigned vls, int reserve, uint8_t *layer_of, uint32_t *ndest, int64_t *left,
 		     struct fab_error *err)
 {
 	uint32_t *order = destination_order(f, jobs, ndest);
 	unsigned nue_vls = 0;
+	struct mcast_tree mc;
 	int64_t placed;
 	uint32_t i;
 
-	if (!order) {
+	memset(&mc, 0, sizeof(mc));
+	if (!order || (reserve && mcast_tree_choose(f, &mc))) {
+		free(order);
 		fab_error_set(err, "out of memory");
 		return -1;
 	}
-	placed = fit_destinations(f, r, order, *ndest, vls, layer_of, err);
+	/* The fitted layers start at VL 0, where multicast groups of SL 0 go (mcasttree.h). */
+	placed = fit_destinations(f, r, order, *ndest, vls, reserve ? &mc : NULL, layer_of, err);
 	sn_assert(placed <= (int64_t)*ndest);
 	if (placed >= 0 && placed < *ndest) {
 		nue_vls = (unsigned)(((uint64_t)(*ndest - placed) * vls + *ndest / 2) / *ndest);
@@ -449,9 +454,10 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
 		for (i = 0; i < r->lft_len; i++)
 			layer_of[i] = FIT_NONE;
 		if (nue_vls < vls)
-			placed =
-				fit_destinations(f, r, order, *ndest, vls - nue_vls, layer_of, err);
+			placed = fit_destinations(f, r, order, *ndest, vls - nue_vls,
+						  reserve ? &mc : NULL, layer_of, err);
 	}
+	mcast_tree_free(&mc);
 	free(order);
 	/* Fitted and left over add up to the destinations. */
 	sn_assert(placed <= (int64_t)*ndest);
@@ -486,7 +492,7 @@ static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_optio
 		fab_error_set(err, "out of memory");
 		return -1;
 	}
-	nue_vls = nue_share(f, r, jobs, vls, layer_of, &ndest, &left, err);
+	nue_vls = nue_share(f, r, jobs, vls, o->mcast_reserve, layer_of, &ndest, &left, err);
 	if (nue_vls < 0)
 		goto out;
 	sn_assert((unsigned)nue_vls <= vls && vls < ROUTING_MAX_SL && left >= 0 && left <= ndest);
@@ -539,6 +545,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dopts.jobs = jobs && jobs->njobs ? jobs : NULL;
 	dopts.storage = storage;
 	dopts.max_vls = vls;
+	dopts.no_mcast_tree = !o->mcast_reserve;
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair

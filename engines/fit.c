@@ -108,8 +108,17 @@ static void fit_free(struct fit *x)
 	free(x->added);
 }
 
+static int reserve_turn(void *arg, uint32_t in_port, uint32_t out_port)
+{
+	struct cdg *g = arg;
+
+	return cdg_try_add(g, cdg_channel_of_port(g, in_port), cdg_channel_of_port(g, out_port),
+			   CDG_USED) < 0;
+}
+
 int64_t fit_destinations(const struct fabric *f, const struct routing *r, const uint32_t *order,
-			 uint32_t n, unsigned nlayers, uint8_t *layer_of, struct fab_error *err)
+			 uint32_t n, unsigned nlayers, const struct mcast_tree *reserve,
+			 uint8_t *layer_of, struct fab_error *err)
 {
 	struct fit x = { .f = f, .r = r, .nlayers = nlayers };
 	int64_t placed = -1;
@@ -122,6 +131,12 @@ int64_t fit_destinations(const struct fabric *f, const struct routing *r, const 
 		layer_of[i] = FIT_NONE;
 	if (fit_alloc(&x, err))
 		goto out;
+	/* The multicast tree's turns first: they form no cycle, and no destination may close one.
+	 */
+	if (reserve && nlayers && mcast_tree_turns(f, reserve, reserve_turn, &x.layer[0])) {
+		fab_error_set(err, "out of memory for the multicast tree's turns");
+		goto out;
+	}
 	placed = 0;
 	for (i = 0; i < n; i++) {
 		sn_assert(order[i] >= 1 && order[i] < r->lft_len);

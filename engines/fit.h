@@ -9,6 +9,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
+#include "engines/mcasttree.h"
 
 #define FIT_NONE 0xff
 
@@ -16,9 +17,11 @@
  * Visits the destination LIDs in order[0..n) and puts each into the first of layers 0..nlayers-1
  * whose channel dependency graph stays acyclic with all of r's paths towards it.  layer_of
  * [r->lft_len] receives the layer, or FIT_NONE for a destination that fits nowhere.  Returns the
- * number placed, or -1 on allocation failure (err says so).
+ * number placed, or -1 on allocation failure (err says so).  With reserve, layer 0 (SL 0,
+ * VL 0) holds every turn of that multicast tree before any destination.
  */
 int64_t fit_destinations(const struct fabric *f, const struct routing *r, const uint32_t *order,
-			 uint32_t n, unsigned nlayers, uint8_t *layer_of, struct fab_error *err);
+			 uint32_t n, unsigned nlayers, const struct mcast_tree *reserve,
+			 uint8_t *layer_of, struct fab_error *err);
 
 #endif

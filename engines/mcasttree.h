@@ -35,6 +35,26 @@ int mcast_tree_build(const struct fabric *f, uint32_t root, const uint32_t *key,
 		     struct mcast_tree *t);
 void mcast_tree_free(struct mcast_tree *t);
 
+/*
+ * The spanning tree every sarnue engine keeps free for multicast on the VL of SL 0: breadth
+ * first from the switch with end ports whose farthest switch is nearest (of up to 16 spread
+ * over the fabric; all switches when none has end ports).  On a fat tree that root is a leaf,
+ * and the tree climbs and descends as Up*\/Down* does.  The same fabric always gives the same
+ * tree, so the engines that reserve its turns and the plugin that builds the groups' trees from
+ * it agree without passing it along.  0, or -1 without memory.
+ */
+int mcast_tree_choose(const struct fabric *f, struct mcast_tree *t);
+
+/*
+ * Calls turn(arg, in, out) for every turn a packet can take inside tree t: at each switch, in
+ * by one tree link and out by another.  in is the port index of the channel arriving (it leaves
+ * the neighbour), out that of the channel leaving.  These are the dependencies an engine keeps
+ * for multicast.  Stops at the first non-zero return and returns it; 0 when all were visited,
+ * -1 without memory.
+ */
+int mcast_tree_turns(const struct fabric *f, const struct mcast_tree *t,
+		     int (*turn)(void *arg, uint32_t in, uint32_t out), void *arg);
+
 /* True when switch sw is on the tree. */
 static inline int mcast_tree_has(const struct mcast_tree *t, uint32_t sw)
 {

@@ -60,6 +60,15 @@ const char options_help[] =
 	"                            hostnames match these names where the map has one, for\n"
 	"                            fabrics whose HCAs keep their default descriptions\n"
 	"  verify=yes|no             verify tables before they reach OpenSM (default yes)\n"
+	"  mcast_reserve=yes|no      sar-nue and sar-dfsssp keep every turn of the multicast\n"
+	"                            tree free on VL 0, so groups of SL 0 (IPoIB's) fit beside\n"
+	"                            the routes by construction (default yes); no: routes may\n"
+	"                            take those turns, and a group whose tree would close a\n"
+	"                            credit loop gets no tree\n"
+	"  mcast_trees=sarnue|opensm who builds the multicast trees: sarnue's engines,\n"
+	"                            verified with the unicast routes (default), or OpenSM's\n"
+	"                            own algorithm, blind to the routes' dependencies (for\n"
+	"                            comparison; sarnue check shows what it does)\n"
 	"  dump=auto|always|never    write sarnue-path-sl.dump and sarnue-sl2vl.dump\n"
 	"                            (auto: when OpenSM's routing log flag 0x40 is on)\n"
 	"  dump_path_sl=auto|full|compact\n"
@@ -102,6 +111,7 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_orders = 2;
 	o->nue_layer_tries = 6;
 	o->verify = 1;
+	o->mcast_reserve = 1;
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
 	o->ctl_mode = 0660;
@@ -394,6 +404,14 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return set_path(o->storage_guids, v);
 	if (!strcmp(key, "verify"))
 		return parse_bool(v, &o->verify);
+	if (!strcmp(key, "mcast_reserve"))
+		return parse_bool(v, &o->mcast_reserve);
+	if (!strcmp(key, "mcast_trees")) {
+		if (strcmp(v, "sarnue") && strcmp(v, "opensm"))
+			return -1;
+		o->mcast_opensm = !strcmp(v, "opensm");
+		return 0;
+	}
 	if (!strcmp(key, "job_map"))
 		return set_path(o->job_map, v);
 	if (!strcmp(key, "node_name_map"))

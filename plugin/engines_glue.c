@@ -514,7 +514,9 @@ static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const 
 	re->ucast_build_fwd_tables = build_fwd_tables;
 	re->path_sl = path_sl;
 	re->update_sl2vl = update_sl2vl;
-	re->mcast_build_stree = mcast_build_stree;
+	/* Options are read when the plugin loads, before OpenSM sets up the engines. */
+	if (!p->opts.mcast_opensm)
+		re->mcast_build_stree = mcast_build_stree;
 	re->destroy = engine_destroy;
 	return 0;
 }

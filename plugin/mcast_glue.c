@@ -2,13 +2,14 @@
  * mcast_glue.c - multicast trees inside OpenSM for every sarnue engine.
  *
  * OpenSM calls mcast_build_stree once per MLID: after each unicast routing for every group,
- * and later for a group whose members changed.  The tree is a subtree of one spanning tree
- * (engines/mcasttree.h): on a fat tree it descends from a top switch level by level, so its
- * paths climb and then descend like the Up*\/Down* and D-mod-k routes beside it; elsewhere it
- * is a breadth-first tree from the best-connected switch.  Before OpenSM gets it, the verifier
- * checks it with the unicast routes and the trees already built, on the VL the group's SL maps
- * to; a tree that closes a credit loop is not used: the next root is tried, and when none
- * fits the group gets no tree and the log says why.  Trees never move unicast routes.
+ * and later for a group whose members changed.  The tree is the group's part of the spanning
+ * tree the engines keep free on the VL of SL 0 (mcast_tree_choose: sar-nue and sar-dfsssp
+ * reserve its turns before they route, and on a fat tree it climbs and descends as the Up*\/Down*
+ * and D-mod-k routes do), so groups of SL 0 fit by construction.  Before OpenSM gets a tree the
+ * verifier checks it anyway, with the unicast routes and the trees already built, on the VL the
+ * group's SL maps to; a tree that closes a credit loop is not used: breadth-first trees from
+ * other roots are tried, and when none fits the group gets no tree and the log says why.
+ * Trees never move unicast routes.
  */
 #include "plugin/mcast_glue.h"
 
@@ -21,7 +22,6 @@
 
 #include "check/verify.h"
 #include "engines/mcasttree.h"
-#include "fabric/fattree.h"
 #include "fabric/mcast.h"
 #include "lib/assert.h"
 #include "plugin/log.h"
@@ -31,11 +31,10 @@
 struct mcast_state {
 	struct mcast built; /* the trees OpenSM holds since the routing, one group per MLID */
 	struct mcast trial; /* built, with the group in hand replaced */
-	int have_order;	    /* roots[] and key chosen for this routing */
+	int have_order;	    /* roots[] chosen for this routing */
 	uint32_t roots[MCAST_ROOT_TRIES];
 	unsigned nroots;
-	uint32_t *key;		/* the order trees descend in, NULL: hops from the root */
-	struct mcast_tree tree; /* for roots[0], kept across groups */
+	struct mcast_tree tree; /* the reserved tree (mcast_tree_choose), kept across groups */
 	int have_tree;
 };
 
@@ -55,8 +54,6 @@ void mcast_state_reset(struct mcast_state *s)
 	if (!s)
 		return;
 	mcast_clear(&s->built);
-	free(s->key);
-	s->key = NULL;
 	if (s->have_tree)
 		mcast_tree_free(&s->tree);
 	s->have_tree = 0;
@@ -79,49 +76,28 @@ static unsigned switch_links(const struct fabric *f, uint32_t sw)
 }
 
 /*
- * Roots to try: on a fat tree its top switches, with the levels as the order; elsewhere the
- * switches with the most switch links, lowest index first on ties.
+ * Roots of the trees tried after the reserved one (mcast_tree_choose): the switches with the
+ * most switch links, lowest index first on ties.
  */
-static int choose_roots(struct mcast_state *s, const struct fabric *f)
+static void choose_roots(struct mcast_state *s, const struct fabric *f)
 {
-	struct fat_tree ft;
-	struct fab_error why = { "" };
 	uint32_t i, j;
 
 	s->nroots = 0;
-	fat_tree_init(&ft);
-	if (!fat_tree_recognise(f, &ft, &why)) {
-		s->key = malloc(sizeof(*s->key) * (f->nswitches + 1));
-		if (!s->key) {
-			fat_tree_free(&ft);
-			return -1;
-		}
-		for (i = 0; i < f->nswitches; i++) {
-			s->key[i] = ft.levels - ft.level[i];
-			if (ft.level[i] == ft.levels && s->nroots < MCAST_ROOT_TRIES)
-				s->roots[s->nroots++] = i;
-		}
-	}
-	fat_tree_free(&ft);
-	if (!s->nroots) {
-		free(s->key);
-		s->key = NULL;
-		for (i = 0; i < f->nswitches; i++) {
-			unsigned at = s->nroots;
+	for (i = 0; i < f->nswitches; i++) {
+		unsigned at = s->nroots;
 
-			while (at > 0 && switch_links(f, s->roots[at - 1]) < switch_links(f, i))
-				at--;
-			if (at >= MCAST_ROOT_TRIES)
-				continue;
-			if (s->nroots < MCAST_ROOT_TRIES)
-				s->nroots++;
-			for (j = s->nroots - 1; j > at; j--)
-				s->roots[j] = s->roots[j - 1];
-			s->roots[at] = i;
-		}
+		while (at > 0 && switch_links(f, s->roots[at - 1]) < switch_links(f, i))
+			at--;
+		if (at >= MCAST_ROOT_TRIES)
+			continue;
+		if (s->nroots < MCAST_ROOT_TRIES)
+			s->nroots++;
+		for (j = s->nroots - 1; j > at; j--)
+			s->roots[j] = s->roots[j - 1];
+		s->roots[at] = i;
 	}
 	s->have_order = 1;
-	return 0;
 }
 
 /* Copies group g of src into dst as a whole group. */
@@ -226,11 +202,11 @@ static int try_root(struct mcast_state *s, const struct fabric *f, struct routin
 	int ok;
 
 	if (attempt == 0 && !s->have_tree) {
-		if (mcast_tree_build(f, s->roots[0], s->key, &s->tree))
+		if (mcast_tree_choose(f, &s->tree))
 			return -1;
 		s->have_tree = 1;
 	} else if (attempt > 0) {
-		if (mcast_tree_build(f, s->roots[attempt], s->key, &other))
+		if (mcast_tree_build(f, s->roots[attempt - 1], NULL, &other))
 			return -1;
 		t = &other;
 	}
@@ -276,10 +252,10 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		free(members);
 		return IB_SUCCESS;
 	}
-	if (!s->have_order && choose_roots(s, f))
-		goto oom;
+	if (!s->have_order)
+		choose_roots(s, f);
 	memset(&rep, 0, sizeof(rep));
-	for (attempt = 0; attempt < s->nroots && ok == 0; attempt++)
+	for (attempt = 0; attempt <= s->nroots && ok == 0; attempt++)
 		ok = try_root(s, f, r, attempt, mlid, sl, members, nmembers, &rep, &missed);
 	free(members);
 	if (ok < 0)
@@ -289,7 +265,7 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		plog(p, OSM_LOG_ERROR,
 		     "ERR %s: multicast MLID 0x%04x (SL %u): no tree from %u root(s) fits the "
 		     "unicast routes: %s%s; the group gets no tree",
-		     engine, mlid, sl, s->nroots,
+		     engine, mlid, sl, s->nroots + 1,
 		     *rep.first_mcast_problem ? rep.first_mcast_problem : "credit loop ",
 		     *rep.first_mcast_problem ? "" : rep.cycle);
 		return IB_ERROR;
@@ -308,7 +284,9 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		     "from root %s (try %u), checked with the unicast routes and %u other tree(s): "
 		     "no credit loop, %.3f s",
 		     engine, mlid, sl, r->sl2vl_uniform[sl & 15], nmembers, g->nentries,
-		     fabric_node_desc(f, f->switches[s->roots[attempt - 1]]), attempt,
+		     fabric_node_desc(f, f->switches[attempt == 1 ? s->tree.root
+								      : s->roots[attempt - 2]]),
+		     attempt,
 		     s->built.ngroups - 1,
 		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}

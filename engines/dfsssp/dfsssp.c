@@ -926,13 +926,23 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 			 struct fab_error *err)
 {
 	struct layers_result lr;
+	struct mcast_tree mc;
 	unsigned sl;
+	int rc;
 
 	if (routing_alloc_sl_by_pair(r, d->f)) {
 		fab_error_set(err, "out of memory for the path SL table");
 		return -1;
 	}
-	if (layers_assign(d->f, r, r->sl_by_pair, &lr, err))
+	/* Layer 0 is SL 0 and VL 0, where multicast groups of SL 0 go (mcasttree.h). */
+	memset(&mc, 0, sizeof(mc));
+	if (!d->o->no_mcast_tree && mcast_tree_choose(d->f, &mc)) {
+		fab_error_set(err, "out of memory for the multicast tree");
+		return -1;
+	}
+	rc = layers_assign(d->f, r, r->sl_by_pair, d->o->no_mcast_tree ? NULL : &mc, &lr, err);
+	mcast_tree_free(&mc);
+	if (rc)
 		return -1;
 	rep->layers_needed = lr.needed;
 	rep->layers_capped = lr.capped;

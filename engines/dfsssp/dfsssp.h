@@ -27,6 +27,7 @@ struct dfsssp_opts {
 	int skip_job_sort, skip_weight_reset;
 	/* No improvement step after the job phase: Alg 5.1's single greedy pass. */
 	int skip_improve;
+	int no_mcast_tree; /* layer 0 keeps no multicast tree's turns */
 };
 
 struct dfsssp_report {

@@ -29,6 +29,7 @@ struct lay {
 	uint32_t *dep_off; /* [nsw + 1]: first dependency of each switch; deg^2 of them */
 	uint32_t ndeps;
 	uint32_t *cnt[LAYERS_MAX]; /* pairs per dependency, allocated when a layer is first used */
+	uint8_t *pinned;	   /* [ndeps]: the multicast tree's turns, kept in layer 0 */
 	uint32_t *nsrc;		   /* [nsw] source LIDs per switch */
 	uint32_t *dst_sw;	   /* [lft_len] switch delivering each LID */
 	uint32_t *ch_off;	   /* CSR over channels: the LIDs routed over each */
@@ -46,6 +47,7 @@ static void lay_free(struct lay *l)
 	swgraph_free(&l->g);
 	for (i = 0; i < LAYERS_MAX; i++)
 		free(l->cnt[i]);
+	free(l->pinned);
 	free(l->dep_off);
 	free(l->nsrc);
 	free(l->dst_sw);
@@ -106,6 +108,12 @@ static inline uint32_t dep_id(const struct lay *l, uint32_t x, uint32_t in, uint
 	/* in arrives at x and out leaves it: the pair indexes x's deg^2 block. */
 	sn_assert(l->g.to[in] == x && out >= off[x] && out < off[x + 1]);
 	return l->dep_off[x] + (l->g.rev[in] - off[x]) * deg + (out - off[x]);
+}
+
+/* Whether dependency d is in layer L's graph: a path induces it, or it is pinned there. */
+static inline int dep_present(const struct lay *l, unsigned L, uint32_t d)
+{
+	return l->cnt[L][d] || (L == 0 && l->pinned && l->pinned[d]);
 }
 
 /*
@@ -266,9 +274,13 @@ static int break_cycle(struct lay *l, unsigned L, const uint32_t *cyc, uint32_t 
 	/* A channel never depends on itself: a cycle has two channels at least. */
 	sn_assert(n >= 2 && L + 1 < LAYERS_MAX);
 	for (i = 0; i < n; i++) {
-		uint32_t a = cyc[i], b = cyc[(i + 1) % n];
-		uint32_t c = l->cnt[L][dep_id(l, l->g.to[a], a, b)];
+		uint32_t a = cyc[i], b = cyc[(i + 1) % n], d = dep_id(l, l->g.to[a], a, b);
+		uint32_t c = l->cnt[L][d];
 
+		/* The tree's turns stay: alone they form no cycle, so one of the others breaks it.
+		 */
+		if (L == 0 && l->pinned && l->pinned[d])
+			continue;
 		if (c < best_cnt) {
 			best_cnt = c;
 			best = i;
@@ -297,7 +309,7 @@ static uint32_t valid_depth(const struct lay *l, unsigned L, uint32_t depth)
 	for (i = 1; i < depth; i++) {
 		uint32_t a = l->stack[i - 1], b = l->stack[i];
 
-		if (!l->cnt[L][dep_id(l, l->g.to[a], a, b)])
+		if (!dep_present(l, L, dep_id(l, l->g.to[a], a, b)))
 			break;
 	}
 	return i < depth ? i : depth;
@@ -327,7 +339,7 @@ static int make_acyclic(struct lay *l, unsigned L)
 				continue;
 			}
 			e2 = off[v] + l->iter[depth - 1]++;
-			if (!l->cnt[L][dep_id(l, v, c, e2)] || l->color[e2] == BLACK)
+			if (!dep_present(l, L, dep_id(l, v, c, e2)) || l->color[e2] == BLACK)
 				continue;
 			if (l->color[e2] == WHITE) {
 				/* Gray channels are on the stack, each once. */
@@ -352,6 +364,28 @@ static int make_acyclic(struct lay *l, unsigned L)
 	return 0;
 }
 
+static int pin_turn(void *arg, uint32_t in_port, uint32_t out_port)
+{
+	struct lay *l = arg;
+	uint32_t in = l->g.adj_pos[in_port], out = l->g.adj_pos[out_port];
+
+	sn_assert(in != FAB_NONE && out != FAB_NONE);
+	l->pinned[dep_id(l, l->g.to[in], in, out)] = 1;
+	return 0;
+}
+
+/*
+ * Pins every turn of the multicast tree t in layer 0.  A tree's turns form no cycle, so every
+ * cycle of layer 0 still holds a path's dependency to break.
+ */
+static int pin_tree(struct lay *l, const struct mcast_tree *t)
+{
+	l->pinned = calloc(l->ndeps + 1, 1);
+	if (!l->pinned)
+		return -1;
+	return mcast_tree_turns(l->f, t, pin_turn, l);
+}
+
 static void count_pairs(struct lay *l)
 {
 	uint32_t s, dlid;
@@ -373,7 +407,8 @@ static void count_pairs(struct lay *l)
 }
 
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
-		  struct layers_result *res, struct fab_error *err)
+		  const struct mcast_tree *reserve, struct layers_result *res,
+		  struct fab_error *err)
 {
 	struct lay l = { .f = f, .r = r, .layer = layer, .lft_len = r->lft_len, .res = res };
 	unsigned L;
@@ -386,6 +421,10 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 	}
 	if (index_channels(&l)) {
 		fab_error_set(err, "out of memory for the channel dependency graph");
+		goto out;
+	}
+	if (reserve && pin_tree(&l, reserve)) {
+		fab_error_set(err, "out of memory for the multicast tree's turns");
 		goto out;
 	}
 	if (fill_layer0(&l, err))

@@ -14,6 +14,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
+#include "engines/mcasttree.h"
 
 #define LAYERS_MAX ROUTING_MAX_SL
 
@@ -28,10 +29,11 @@ struct layers_result {
 
 /*
  * Assigns a layer to every path of r (complete, loop-free LFTs for f): layer[sw * r->lft_len +
- * dlid], zero on entry.  Returns 0, or -1 with err set (out of memory, broken LFTs).
+ * dlid], zero on entry.  With reserve, every turn of that multicast tree stays in layer 0's
+ * graph and only unicast paths move, so the tree fits beside layer 0's routes.  Returns 0, or -1 with err set (out of memory, broken LFTs).
  */
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
-		  struct layers_result *res, struct fab_error *err);
+		  const struct mcast_tree *reserve, struct layers_result *res, struct fab_error *err);
 
 /*
  * Splits layers over vls >= res->needed VLs, each spare VL to the layer with the most pairs per

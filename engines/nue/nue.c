@@ -185,7 +185,8 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 	sn_assert(layer < n->k && layer < NUE_MAX_VLS);
 	nue_order_layer(n, layer);
 	n->rep->dests_per_layer[layer] = n->ndest;
-	if (!n->ndest) {
+	/* Layer 0 holds the multicast tree's turns even without destinations (mcast.c). */
+	if (!n->ndest && (layer != 0 || n->o->no_mcast_tree)) {
 		/*
 		 * No tree either: the rebalancing pass and moved fall-backs still select the
 		 * layer, and a stale tree there sent nue_tree_children out of bounds (one switch
@@ -203,7 +204,7 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 	 * optimum on a 3-level tree); from an edge root the tree climbs and descends as the
 	 * minimal routes do.  Where every switch has CAs this changes nothing.
 	 */
-	n->root = layer_root(n, layer);
+	n->root = layer == 0 && !n->o->no_mcast_tree ? n->mc.root : layer_root(n, layer);
 	if (n->root == FAB_NONE) {
 		fab_error_set(err, "out of memory choosing the root of layer %u", layer);
 		return -1;
@@ -218,12 +219,16 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		return -1;
 	}
 	order_far_first(n);
-	nue_escape_tree(n);
+	if (layer == 0 && !n->o->no_mcast_tree)
+		nue_mcast_escape_tree(n);
+	else
+		nue_escape_tree(n);
 	nue_escape_children(n);
 	if (n->layer_esc_up)
 		memcpy(n->layer_esc_up + (size_t)layer * n->nsw, n->esc_up,
 		       sizeof(uint32_t) * n->nsw);
-	if (nue_mark_escape_paths(n)) {
+	if (nue_mark_escape_paths(n) ||
+	    (layer == 0 && !n->o->no_mcast_tree && nue_mcast_mark_turns(n))) {
 		fab_error_set(err, "internal error: escape paths of layer %u are cyclic", layer);
 		return -1;
 	}

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "engines/cdg.h"
+#include "engines/mcasttree.h"
 #include "engines/nue/nue.h"
 #include "lib/minheap.h"
 
@@ -110,6 +111,13 @@ struct nue {
 	uint32_t *hop;		 /* [nsw]: hops to the current destination, for need_shortest */
 	uint32_t *esc_up;	 /* [nsw]: tree channel towards the root */
 	uint32_t *esc_sub, *esc_order, *esc_child_off, *esc_child;
+	/*
+	 * The multicast tree (engines/mcasttree.h), layer 0's escape tree: every turn of it stays
+	 * used in layer 0, SL 0 and VL 0, so multicast groups of SL 0 fit beside the routes.
+	 * mc_up: [nsw] channel towards the root; mc_order: breadth first.
+	 */
+	struct mcast_tree mc;
+	uint32_t *mc_up, *mc_order;
 
 	uint64_t *dist;
 	uint32_t *out;
@@ -167,6 +175,12 @@ void nue_escape_tree(struct nue *n);
 void nue_tree_children(struct nue *n);
 void nue_escape_children(struct nue *n);
 int nue_mark_escape_paths(struct nue *n);
+
+/* mcast.c: the multicast tree reserved in layer 0 */
+int nue_mcast_tree(struct nue *n);
+void nue_mcast_escape_tree(struct nue *n);
+int nue_mcast_mark_turns(struct nue *n);
+void nue_mcast_free(struct nue *n);
 void nue_use_escape_paths(struct nue *n, uint32_t d);
 int nue_attempt(struct nue *n, uint32_t d, const uint64_t *w);
 void nue_undo_attempt(struct nue *n);

@@ -131,6 +131,7 @@ void nue_free(struct nue *n)
 	free(n->job_sw);
 	free(n->job_lids);
 	free(n->esc_up);
+	nue_mcast_free(n);
 	free(n->esc_sub);
 	free(n->esc_order);
 	free(n->esc_child_off);
@@ -337,7 +338,7 @@ int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err)
 	n->expensive_checks = sn_expensive_checks();
 	n->nsw = f->nswitches;
 	n->nch = f->sw_adj_off[f->nswitches];
-	if (nue_alloc(n) || cdg_build(&n->g, f) || alloc_layers(n)) {
+	if (nue_alloc(n) || cdg_build(&n->g, f) || alloc_layers(n) || nue_mcast_tree(n)) {
 		fab_error_set(err, "out of memory for %u switches, %u channels", n->nsw, n->nch);
 		return -1;
 	}

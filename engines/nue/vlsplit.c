@@ -41,6 +41,12 @@ int nue_split_over_vls(struct nue *n, struct fab_error *err)
 	cdg_select(&n->g, NULL);
 	for (v = 0; v < n->k; v++)
 		cdg_layer_start_from(&n->g, &n->layer_cdg[v]);
+	/* VL 0 keeps the multicast tree's turns, which the single layer held (mcast.c). */
+	cdg_select(&n->g, &n->layer_cdg[0]);
+	if (!n->o->no_mcast_tree && nue_mcast_mark_turns(n)) {
+		fab_error_set(err, "internal error: the multicast tree does not fit VL 0");
+		return -1;
+	}
 	n->sw_weights = SWW_CA_SWITCHES;
 	nue_init_weights(n);
 	memset(n->efi, 0, sizeof(uint64_t) * (n->nch ? n->nch : 1));

@@ -129,20 +129,41 @@ mcast_case ft sar-dmodk ktree --k 4 --n 2
 mcast_case rnd sar-updn random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 mcast_case rnd2 sar-dfsssp random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 
-# sar-dfsssp on a dragonfly: no subtree of the shared spanning tree fits beside its routes on
-# VL 0 once every host has joined.  The plugin must refuse the tree rather than program a
-# credit loop, and name the mixed cycle it found.
-sim_stop_opensm >/dev/null 2>&1
-sim_stop_ibsim >/dev/null 2>&1
-export SIM_ROUTING_ENGINE=sar-dfsssp
-if gen dfly dragonfly --a 4 --p 2 --h 2 && sim_write_opensm_conf && sim_start_ibsim "$SIM_TMP/dfly.net" &&
-	sim_start_opensm && sim_wait_subnet_up 120; then
+mcast_case dfly sar-dfsssp dragonfly --a 4 --p 2 --h 2
+mcast_case dfly4 sar-nue dragonfly --a 4 --p 2 --h 2
+
+# The same dragonfly without the reserved turns (mcast_reserve=no): sar-dfsssp's routes take
+# them, and the tree of every host would close a credit loop.  With sarnue's trees the plugin
+# refuses it and names the mixed cycle; with OpenSM's own trees (mcast_trees=opensm) nothing
+# stops it, and sarnue check finds the mixed cycle in OpenSM's dumps.
+# dfly_unreserved TREES: every host joins; the OpenSM log is then checked by the caller.
+dfly_unreserved() {
+	local h
+	sim_stop_opensm >/dev/null 2>&1
+	export SIM_ROUTING_ENGINE=sar-dfsssp SIM_PLUGIN_OPTIONS="mcast_reserve=no mcast_trees=$1"
+	sim_write_opensm_conf && sim_start_opensm && sim_wait_subnet_up 120 || return 1
 	for h in $(sed -n 's/^Hca[[:space:]]*[0-9]* "\([^"]*\)".*/\1/p' "$SIM_TMP/dfly.net"); do
 		sim_mcast_join "$h" "$bcast" >/dev/null 2>&1
 	done
-	t_expect "dfly, sar-dfsssp: a tree that closes a credit loop is refused, the mixed cycle named" \
+}
+sim_stop_opensm >/dev/null 2>&1
+sim_stop_ibsim >/dev/null 2>&1
+if sim_start_ibsim "$SIM_TMP/dfly.net" && dfly_unreserved sarnue; then
+	t_expect "dfly, sar-dfsssp, mcast_reserve=no: the tree that closes a credit loop is refused, the mixed cycle named" \
 		sim_wait_log "ERR sar-dfsssp: multicast MLID 0xc000 \(SL 0\): no tree from [0-9]+ root\(s\) fits the unicast routes: credit loop .*-\(multicast 0xc000\)->" 60
 else
-	t_fail "dfly, sar-dfsssp: ibsim and OpenSM up"
+	t_fail "dfly, sar-dfsssp, mcast_reserve=no: ibsim and OpenSM up"
 fi
+if dfly_unreserved opensm; then
+	sim_wait_mcfdbs 60 >/dev/null 2>&1
+	sim_wait_sa_dump 60 >/dev/null 2>&1
+	t_expect "dfly, OpenSM's own trees: the plugin left them to OpenSM" \
+		test "$(grep -c 'sarnue: sar-dfsssp: multicast MLID' "$SIM_OPENSM_LOG")" = 0
+	"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics >"$tmp/osm-trees.txt" 2>&1
+	t_grep "dfly, OpenSM's own trees beside sar-dfsssp's routes: sarnue check finds a mixed credit loop" \
+		'the cycle above mixes unicast and multicast dependencies' "$tmp/osm-trees.txt"
+else
+	t_fail "dfly, mcast_trees=opensm: OpenSM up"
+fi
+unset SIM_PLUGIN_OPTIONS
 t_done

@@ -12,7 +12,9 @@
  * every destination when k layers fall back for more than 1%, judged after its routes are shortened
  * in each VL; service levels equal to layers; the same result on one thread or two; job-first
  * order; determinism; clear errors for bad VL counts and disconnected switches; the same routing
- * with the costly self-checks on.
+ * with the costly self-checks on.  The options set no_mcast_tree: these tests pin Nue's own
+ * algorithm, whose escape trees and counts the multicast tree of layer 0 would change;
+ * test_mcast.c tests Nue with the tree.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +161,8 @@ static void test_lmc(void)
 }
 
 /*
- * 4-ary 3-tree (testfab_4ary_3tree).  Minimal routes here are all up then down, and a balanced routing
- * loads no channel with more than about twice the mean.  An escape tree rooted in the core
+ * 4-ary 3-tree (testfab_4ary_3tree).  Minimal routes here are all up then down, and a balanced
+ * routing loads no channel with more than about twice the mean.  An escape tree rooted in the core
  * broke both: its down-and-up turns blocked minimal turns and piled routes onto few uplinks
  * (max EFI 204, mean 54, some routes 2 hops longer).
  */
@@ -201,7 +203,7 @@ static uint64_t max_efi_with(struct fabric *f, const struct nue_opts *o, struct 
 
 static uint64_t max_efi_of(struct fabric *f, unsigned k)
 {
-	struct nue_opts o = { .vls = k };
+	struct nue_opts o = { .no_mcast_tree = 1, .vls = k };
 	struct nue_report rep;
 
 	return max_efi_with(f, &o, &rep);
@@ -240,7 +242,7 @@ static void test_fat_tree_balance(void)
 	build_4ary_3tree(&f);
 	testfab_set_vls(&f, 4);
 	for (k = 1; k <= 4; k += 3) {
-		struct nue_opts o = { .vls = k, .orders = 2 };
+		struct nue_opts o = { .no_mcast_tree = 1, .vls = k, .orders = 2 };
 
 		route_and_verify(&f, k, "4-ary 3-tree");
 		CHECK(route_with(&f, &o, &r, &rep, &err) == 0);
@@ -369,7 +371,7 @@ static void test_fallbacks_move(void)
 	 * This port numbering left 3 destinations on escape paths before they could move, with
 	 * each layer routed once (test_layer_tries routes them again).
 	 */
-	struct nue_opts once = { .vls = 4, .layer_tries = 1 };
+	struct nue_opts once = { .no_mcast_tree = 1, .vls = 4, .layer_tries = 1 };
 
 	shuffle_links(links, n, 10);
 	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
@@ -400,7 +402,7 @@ static void route_tries(unsigned seed, unsigned k, unsigned tries, struct routin
 {
 	static unsigned links[108 * 3][2];
 	unsigned n = kautz_links(links, 3, 3);
-	struct nue_opts o = { .vls = k, .layer_tries = tries };
+	struct nue_opts o = { .no_mcast_tree = 1, .vls = k, .layer_tries = tries };
 	struct fab_error err = { "" };
 	struct verify_report v;
 	struct fabric f;
@@ -484,8 +486,10 @@ static void test_rebalance(void)
 	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 4);
 	for (i = 0; i < sizeof(layers) / sizeof(layers[0]); i++) {
-		struct nue_opts plain = { .vls = layers[i], .skip_rebalance = 1 };
-		struct nue_opts full = { .vls = layers[i] };
+		struct nue_opts plain = { .no_mcast_tree = 1,
+					  .vls = layers[i],
+					  .skip_rebalance = 1 };
+		struct nue_opts full = { .no_mcast_tree = 1, .vls = layers[i] };
 		uint64_t before = max_efi_with(&f, &plain, &plain_rep);
 		uint64_t after = max_efi_with(&f, &full, &rep);
 
@@ -503,8 +507,10 @@ static void test_rebalance(void)
 	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 4);
 	{
-		struct nue_opts plain = { .vls = 2, .skip_rebalance = 1, .layer_tries = 1 };
-		struct nue_opts full = { .vls = 2, .layer_tries = 1 };
+		struct nue_opts plain = {
+			.no_mcast_tree = 1, .vls = 2, .skip_rebalance = 1, .layer_tries = 1
+		};
+		struct nue_opts full = { .no_mcast_tree = 1, .vls = 2, .layer_tries = 1 };
 
 		max_efi_with(&f, &plain, &plain_rep);
 		max_efi_with(&f, &full, &rep);
@@ -522,8 +528,10 @@ static void test_rebalance(void)
 static void test_aside_attempts(void)
 {
 	static unsigned links[3 * 216][2];
-	struct nue_opts first_pass = { .vls = 2, .skip_rebalance = 1, .layer_tries = 3 };
-	struct nue_opts full = { .vls = 2, .layer_tries = 3 };
+	struct nue_opts first_pass = {
+		.no_mcast_tree = 1, .vls = 2, .skip_rebalance = 1, .layer_tries = 3
+	};
+	struct nue_opts full = { .no_mcast_tree = 1, .vls = 2, .layer_tries = 3 };
 	struct nue_report rep;
 	struct routing r;
 	struct fab_error err = { "" };
@@ -559,8 +567,9 @@ static double ca_hops_with(struct fabric *f, const struct nue_opts *o, struct nu
 static void test_move_aside(void)
 {
 	static unsigned links[216 * 3][2];
-	struct nue_opts plain = { .vls = 1, .skip_rebalance = 1 }, full = { .vls = 1 };
-	struct nue_opts two = { .vls = 2 };
+	struct nue_opts plain = { .no_mcast_tree = 1, .vls = 1, .skip_rebalance = 1 },
+			full = { .no_mcast_tree = 1, .vls = 1 };
+	struct nue_opts two = { .no_mcast_tree = 1, .vls = 2 };
 	struct nue_report plain_rep, rep;
 	struct fabric f;
 	unsigned n = kautz_links(links, 3, 3);
@@ -592,7 +601,7 @@ static int route_threads(struct fabric *f, unsigned k, unsigned threads, struct 
 {
 	/* One try per layer: with more, no layer of this Kautz graph falls back (test_layer_tries).
 	 */
-	struct nue_opts o = { .vls = k, .threads = threads, .layer_tries = 1 };
+	struct nue_opts o = { .no_mcast_tree = 1, .vls = k, .threads = threads, .layer_tries = 1 };
 	struct fab_error err = { "" };
 	int rc = route_with(f, &o, r, rep, &err);
 
@@ -703,7 +712,7 @@ static void test_threads(void)
 static int route_orders(struct fabric *f, unsigned orders, unsigned threads, struct routing *r,
 			struct nue_report *rep)
 {
-	struct nue_opts o = { .vls = 1, .orders = orders, .threads = threads };
+	struct nue_opts o = { .no_mcast_tree = 1, .vls = 1, .orders = orders, .threads = threads };
 	struct fab_error err = { "" };
 
 	return route_with(f, &o, r, rep, &err);
@@ -719,7 +728,8 @@ static int route_orders(struct fabric *f, unsigned orders, unsigned threads, str
 static void test_orders(void)
 {
 	static unsigned links[3 * 125][2];
-	struct nue_opts one = { .vls = 1 }, two = { .vls = 1, .orders = 2 };
+	struct nue_opts one = { .no_mcast_tree = 1, .vls = 1 },
+			two = { .no_mcast_tree = 1, .vls = 1, .orders = 2 };
 	struct nue_report rep1, rep2, rep_single;
 	struct verify_report v;
 	struct routing a, b;
@@ -821,8 +831,9 @@ static uint64_t switch_lid_hops(const struct fabric *f, const struct routing *r)
 static void test_rerouted_in_vl(void)
 {
 	static unsigned links[3 * 125][2];
-	struct nue_opts one = { .vls = 1, .orders = 1 },
-			two = { .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS };
+	struct nue_opts one = { .no_mcast_tree = 1, .vls = 1, .orders = 1 }, two = {
+		.no_mcast_tree = 1, .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS
+	};
 	struct nue_report rep;
 	struct fab_error err = { "" };
 	struct verify_report v;
@@ -856,7 +867,9 @@ static void test_rerouted_in_vl(void)
 static void whole_layer_judged_after_vl_pass(void)
 {
 	static unsigned links[3 * 216][2];
-	struct nue_opts once = { .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS };
+	struct nue_opts once = {
+		.no_mcast_tree = 1, .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS
+	};
 	struct nue_report rep;
 	struct fab_error err = { "" };
 	struct verify_report v;
@@ -884,8 +897,11 @@ static void test_whole_single_layer(void)
 {
 	struct nue_torus torus;
 	static unsigned links[3 * 125][2];
-	struct nue_opts once = { .vls = 2, .layer_tries = 1, .partition = NUE_PARTITION_METIS },
-			full = { .vls = 2, .partition = NUE_PARTITION_METIS };
+	struct nue_opts once = { .no_mcast_tree = 1,
+				 .vls = 2,
+				 .layer_tries = 1,
+				 .partition = NUE_PARTITION_METIS },
+			full = { .no_mcast_tree = 1, .vls = 2, .partition = NUE_PARTITION_METIS };
 	struct nue_report rep;
 	struct fab_error err = { "" };
 	struct verify_report v;
@@ -1024,7 +1040,8 @@ static void test_spare_cpu(void)
 	CHECK(testfab_build(&f, 27, 2, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 2);
 	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		struct nue_opts no = { .vls = runs[i][0],
+		struct nue_opts no = { .no_mcast_tree = 1,
+				       .vls = runs[i][0],
 				       .orders = runs[i][1],
 				       .threads = runs[i][2],
 				       .spare_cpu = &gate };
