@@ -236,12 +236,12 @@ cascade_size() { # G H P B: 96 switches per group, 720 green + 240B black links,
 	# 4*floor(24H/(G-1)) links per pair of groups
 	local g=$1 per=0
 	((g > 1)) && per=$((4 * (24 * $2 / (g - 1))))
-	echo "$((96 * g)) $((96 * g * $3)) $((g * (720 + 240 * $4) + g * (g - 1) / 2 * per))"
+	echo "$((96 * g)) $((96 * g * $3)) $((g * (720 + 240 * $4) + g * (g - 1) * per / 2))"
 }
 dfplus_size() { # L S P H G: floor(S*H/(G-1)) links per pair of groups
 	local l=$1 s=$2 p=$3 h=$4 g=$5 per=0
 	((g > 1)) && per=$((s * h / (g - 1)))
-	echo "$((g * (l + s))) $((g * l * p)) $((g * l * s + g * (g - 1) / 2 * per))"
+	echo "$((g * (l + s))) $((g * l * p)) $((g * l * s + g * (g - 1) * per / 2))"
 }
 # degree_is NAME EXPECTED: the switch degrees of the net file family NAME wrote.
 degree_is() {
@@ -441,6 +441,7 @@ for name in fn-c5 fl-petersen mlfm-3 oft-4 cascade-3-1 dfp-2; do
 			continue
 		fi
 		"$SARNUE_BIN" check --dump-dir "$out" >"$out.check" 2>&1
+		# shellcheck disable=SC2016 # awk's fields
 		t_expect "$name: $eng routed it and sarnue check verified every pair, no credit loop" \
 			awk '/^unreachable:/ { u = $2 } /^credit loops:/ { c = $3 } /^verdict:/ { v = $2 }
 				END { exit !(u == "0" && c == "0" && v == "OK") }' "$out.check"
