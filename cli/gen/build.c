@@ -250,6 +250,31 @@ void link_clique(struct gen_fabric *f, uint32_t first, uint32_t stride, uint32_t
 }
 
 /*
+ * Groups joined all-to-all by n links per pair (cascade.c, dfplus.c): group x has its global
+ * ports on switches x*stride + off .. and per switches each, from port first on; they are
+ * numbered as slots (switch-major) and the links to the group's j-th other group (in group
+ * order) take slots j*n .. j*n + n - 1.  So a group's links to one peer are neighbours, and
+ * the slot of a link follows from its two groups alone.
+ */
+void link_groups(struct gen_fabric *f, uint32_t g, uint32_t stride, uint32_t off, uint32_t per,
+		 uint64_t first, uint32_t n)
+{
+	uint32_t x, t, m;
+
+	for (x = 0; x < g; x++) {
+		for (t = x + 1; t < g; t++) {
+			/* t is x's (t - 1)-th peer, x is t's x-th */
+			uint64_t sx = (uint64_t)(t - 1) * n, st = (uint64_t)x * n;
+
+			for (m = 0; m < n; m++, sx++, st++)
+				link_sw(f, x * stride + off + (uint32_t)(sx / per),
+					first + sx % per, t * stride + off + (uint32_t)(st / per),
+					first + st % per);
+		}
+	}
+}
+
+/*
  * What every later step relies on once a builder is done without a conflict: every link is
  * listed on both ends (a switch port's peer names it back, a host's switch port names the
  * host), every port lies within its switch and every host is attached.

@@ -2,14 +2,16 @@
  * sarnue gen: generates synthetic InfiniBand fabrics (fat trees: XGFTs,
  * k-ary n-trees, tapered real-life trees and multi-island machines; tori,
  * meshes and HyperX; random regular graphs, dragonflies, Slim Flies and
- * Kautz graphs), optionally
+ * Kautz graphs; the exascale families Fishnet, Fishnet-lite, Multi-Layer
+ * Full-Mesh, Orthogonal Fat Tree, Cray Cascade and Dragonfly+), optionally
  * with seeded faults, and writes them as ibsim net files, which ibnetdiscover
  * readers accept as well.  Used for tests, benchmarks and operators'
  * what-if studies, so the output must be a pure function of the command line.
  *
  * This file is the entry point: the option table, parsing, the checks common to all
  * families, and the dispatch to a family's builder.  Each family lives in its own file
- * (fattree.c, torus.c, random.c, hyperx.c, dragonfly.c, slimfly.c, kautz.c); build.c holds the
+ * (fattree.c, torus.c, random.c, hyperx.c, dragonfly.c, slimfly.c, kautz.c, fishnet.c,
+ * mlfm.c, oft.c, cascade.c, dfplus.c); build.c holds the
  * fabric they fill in, faults.c the removals, write.c the net file, help.c the help text.
  */
 #include "cli/gen/gen.h"
@@ -28,21 +30,37 @@
 #define LPP_TOPOS                                                                \
 	(TB(TOPO_FATTREE2) | TB(TOPO_TORUS) | TB(TOPO_XGFT) | TB(TOPO_FATTREE) | \
 	 TB(TOPO_ISLANDS) | TB(TOPO_HYPERX) | TB(TOPO_SLIMFLY) | TB(TOPO_KAUTZ))
-#define HPS_TOPOS \
-	(TB(TOPO_TORUS) | TB(TOPO_RANDOM) | TB(TOPO_HYPERX) | TB(TOPO_SLIMFLY) | TB(TOPO_KAUTZ))
+#define HPS_TOPOS                                                                                 \
+	(TB(TOPO_TORUS) | TB(TOPO_RANDOM) | TB(TOPO_HYPERX) | TB(TOPO_SLIMFLY) | TB(TOPO_KAUTZ) | \
+	 TB(TOPO_FISHNET) | TB(TOPO_FISHNET_LITE) | TB(TOPO_OFT))
+#define FISHNETS (TB(TOPO_FISHNET) | TB(TOPO_FISHNET_LITE))
 
 static const struct {
 	const char *name;
 	enum topo topo;
 } topo_names[] = {
-	{ "fattree2", TOPO_FATTREE2 }, { "ktree", TOPO_KTREE },		{ "torus", TOPO_TORUS },
-	{ "random", TOPO_RANDOM },     { "dragonfly", TOPO_DRAGONFLY }, { "xgft", TOPO_XGFT },
-	{ "fattree", TOPO_FATTREE },   { "islands", TOPO_ISLANDS },	{ "hyperx", TOPO_HYPERX },
-	{ "slimfly", TOPO_SLIMFLY },   { "kautz", TOPO_KAUTZ },
+	{ "fattree2", TOPO_FATTREE2 },
+	{ "ktree", TOPO_KTREE },
+	{ "torus", TOPO_TORUS },
+	{ "random", TOPO_RANDOM },
+	{ "dragonfly", TOPO_DRAGONFLY },
+	{ "xgft", TOPO_XGFT },
+	{ "fattree", TOPO_FATTREE },
+	{ "islands", TOPO_ISLANDS },
+	{ "hyperx", TOPO_HYPERX },
+	{ "slimfly", TOPO_SLIMFLY },
+	{ "kautz", TOPO_KAUTZ },
+	{ "fishnet", TOPO_FISHNET },
+	{ "fishnet-lite", TOPO_FISHNET_LITE },
+	{ "mlfm", TOPO_MLFM },
+	{ "oft", TOPO_OFT },
+	{ "cascade", TOPO_CASCADE },
+	{ "dfplus", TOPO_DFPLUS },
 };
 
-#define TOPO_LIST \
-	"fattree2, ktree, torus, random, dragonfly, xgft, fattree, islands, hyperx, slimfly or kautz"
+#define TOPO_LIST                                                                              \
+	"fattree2, ktree, torus, random, dragonfly, xgft, fattree, islands, hyperx, slimfly, " \
+	"kautz, fishnet, fishnet-lite, mlfm, oft, cascade or dfplus"
 
 enum opt_kind {
 	ARG_NONE,
@@ -68,11 +86,12 @@ static const struct opt_spec opt_specs[] = {
 	{ "--remove-links", OPT_RM_LINKS, ARG_STR, 0 },
 	{ "--remove-switches", OPT_RM_SWITCHES, ARG_NUM, 0 },
 	{ "--remove-switch-id", OPT_RM_SWITCH_ID, ARG_STR, 0 },
-	{ "--leaves", OPT_LEAVES, ARG_NUM, TB(TOPO_FATTREE2) },
-	{ "--spines", OPT_SPINES, ARG_NUM, TB(TOPO_FATTREE2) },
-	{ "--hosts-per-leaf", OPT_HPL, ARG_NUM, TB(TOPO_FATTREE2) | TB(TOPO_KTREE) },
+	{ "--leaves", OPT_LEAVES, ARG_NUM, TB(TOPO_FATTREE2) | TB(TOPO_DFPLUS) },
+	{ "--spines", OPT_SPINES, ARG_NUM, TB(TOPO_FATTREE2) | TB(TOPO_DFPLUS) },
+	{ "--hosts-per-leaf", OPT_HPL, ARG_NUM,
+	  TB(TOPO_FATTREE2) | TB(TOPO_KTREE) | TB(TOPO_DFPLUS) },
 	{ "--links-per-pair", OPT_LPP, ARG_NUM, LPP_TOPOS },
-	{ "--k", OPT_K, ARG_NUM, TB(TOPO_KTREE) },
+	{ "--k", OPT_K, ARG_NUM, TB(TOPO_KTREE) | TB(TOPO_OFT) },
 	{ "--n", OPT_N, ARG_NUM, TB(TOPO_KTREE) | TB(TOPO_KAUTZ) },
 	{ "--dims", OPT_DIMS, ARG_STR, TB(TOPO_TORUS) | TB(TOPO_HYPERX) },
 	{ "--mesh", OPT_MESH, ARG_NONE, TB(TOPO_TORUS) },
@@ -81,9 +100,10 @@ static const struct opt_spec opt_specs[] = {
 	{ "--switches", OPT_SWITCHES, ARG_NUM, TB(TOPO_RANDOM) },
 	{ "--degree", OPT_DEGREE, ARG_NUM, TB(TOPO_RANDOM) },
 	{ "--a", OPT_A, ARG_NUM, TB(TOPO_DRAGONFLY) },
-	{ "--p", OPT_P, ARG_NUM, TB(TOPO_DRAGONFLY) },
-	{ "--h", OPT_H, ARG_NUM, TB(TOPO_DRAGONFLY) | TB(TOPO_XGFT) },
-	{ "--g", OPT_G, ARG_NUM, TB(TOPO_DRAGONFLY) },
+	{ "--p", OPT_P, ARG_NUM, TB(TOPO_DRAGONFLY) | TB(TOPO_MLFM) | TB(TOPO_CASCADE) },
+	{ "--h", OPT_H, ARG_NUM,
+	  TB(TOPO_DRAGONFLY) | TB(TOPO_XGFT) | TB(TOPO_MLFM) | TB(TOPO_CASCADE) | TB(TOPO_DFPLUS) },
+	{ "--g", OPT_G, ARG_NUM, TB(TOPO_DRAGONFLY) | TB(TOPO_CASCADE) | TB(TOPO_DFPLUS) },
 	{ "--m", OPT_M, ARG_STR, TB(TOPO_XGFT) },
 	{ "--w", OPT_W, ARG_STR, TB(TOPO_XGFT) },
 	{ "--levels", OPT_LEVELS, ARG_NUM, TB(TOPO_FATTREE) | TB(TOPO_ISLANDS) },
@@ -93,8 +113,11 @@ static const struct opt_spec opt_specs[] = {
 	{ "--hosts-per-island", OPT_HPI, ARG_NUM, TB(TOPO_ISLANDS) },
 	{ "--core-taper", OPT_CORE_TAPER, ARG_STR, TB(TOPO_ISLANDS) },
 	{ "--core-radix", OPT_CORE_RADIX, ARG_NUM, TB(TOPO_ISLANDS) },
-	{ "--q", OPT_Q, ARG_NUM, TB(TOPO_SLIMFLY) },
+	{ "--q", OPT_Q, ARG_NUM, TB(TOPO_SLIMFLY) | FISHNETS },
 	{ "--d", OPT_D, ARG_NUM, TB(TOPO_KAUTZ) },
+	{ "--base", OPT_BASE, ARG_STR, FISHNETS },
+	{ "--l", OPT_L, ARG_NUM, TB(TOPO_MLFM) },
+	{ "--black-links", OPT_BLACK, ARG_NUM, TB(TOPO_CASCADE) },
 };
 
 int gen_error(int status, const char *fmt, ...)
@@ -428,6 +451,17 @@ static int validate_topology(struct opts *o)
 		return validate_fattree(o);
 	case TOPO_DRAGONFLY:
 		return validate_dragonfly(o);
+	case TOPO_FISHNET:
+	case TOPO_FISHNET_LITE:
+		return validate_fishnet(o);
+	case TOPO_MLFM:
+		return validate_mlfm(o);
+	case TOPO_OFT:
+		return validate_oft(o);
+	case TOPO_CASCADE:
+		return validate_cascade(o);
+	case TOPO_DFPLUS:
+		return validate_dfplus(o);
 	default:
 		break;
 	}
@@ -498,6 +532,22 @@ static int build(struct gen_fabric *f, const struct opts *o)
 		break;
 	case TOPO_DRAGONFLY:
 		rc = build_dragonfly(f, o);
+		break;
+	case TOPO_FISHNET:
+	case TOPO_FISHNET_LITE:
+		rc = build_fishnet(f, o);
+		break;
+	case TOPO_MLFM:
+		rc = build_mlfm(f, o);
+		break;
+	case TOPO_OFT:
+		rc = build_oft(f, o);
+		break;
+	case TOPO_CASCADE:
+		rc = build_cascade(f, o);
+		break;
+	case TOPO_DFPLUS:
+		rc = build_dfplus(f, o);
 		break;
 	default:
 		rc = gen_fail("internal error: no builder for %s", o->topo_name);

@@ -2,7 +2,8 @@
  * gen_private.h - what the pieces of `sarnue gen` share.
  *
  * gen.c parses and checks the command line into struct opts and hands it to one family's
- * builder (fattree.c, torus.c, random.c, hyperx.c, dragonfly.c, slimfly.c, kautz.c).  A builder
+ * builder (fattree.c, torus.c, random.c, hyperx.c, dragonfly.c, slimfly.c, kautz.c, and the
+ * exascale families fishnet.c, mlfm.c, oft.c, cascade.c, dfplus.c).  A builder
  * sizes and wires a struct gen_fabric through the calls of build.c; faults.c then removes
  * switches and links without splitting the switch graph, and write.c writes the ibsim net file.
  * help.c holds the text of --help.
@@ -56,6 +57,12 @@ enum topo {
 	TOPO_HYPERX,
 	TOPO_SLIMFLY,
 	TOPO_KAUTZ,
+	TOPO_FISHNET,
+	TOPO_FISHNET_LITE,
+	TOPO_MLFM,
+	TOPO_OFT,
+	TOPO_CASCADE,
+	TOPO_DFPLUS,
 };
 
 enum opt_id {
@@ -94,6 +101,9 @@ enum opt_id {
 	OPT_CORE_RADIX,
 	OPT_Q,
 	OPT_D,
+	OPT_BASE,
+	OPT_L,
+	OPT_BLACK,
 	OPT_COUNT
 };
 
@@ -219,6 +229,8 @@ void attach_spread(struct gen_fabric *f, uint32_t first, uint32_t n, uint32_t ho
 void attach_hosts(struct gen_fabric *f, uint32_t first, uint32_t n, uint32_t per);
 void link_clique(struct gen_fabric *f, uint32_t first, uint32_t stride, uint32_t n,
 		 uint64_t first_port, uint64_t r);
+void link_groups(struct gen_fabric *f, uint32_t g, uint32_t stride, uint32_t off, uint32_t per,
+		 uint64_t first, uint32_t n);
 void gen_fabric_check(const struct gen_fabric *f);
 uint32_t live_switches(const struct gen_fabric *f);
 uint64_t live_links(const struct gen_fabric *f);
@@ -242,6 +254,19 @@ int build_dragonfly(struct gen_fabric *f, const struct opts *o);
 int validate_slimfly(const struct opts *o);
 int build_slimfly(struct gen_fabric *f, const struct opts *o);
 int build_kautz(struct gen_fabric *f, const struct opts *o);
+bool gf_is_prime_power(uint64_t q);
+int gf_tables(uint32_t q, uint32_t **add_out, uint32_t **mul_out);
+int mms_graph(uint32_t q, uint32_t **adj_out, uint32_t *n_out, uint32_t *k_out);
+int validate_fishnet(struct opts *o);
+int build_fishnet(struct gen_fabric *f, const struct opts *o);
+int validate_mlfm(struct opts *o);
+int build_mlfm(struct gen_fabric *f, const struct opts *o);
+int validate_oft(struct opts *o);
+int build_oft(struct gen_fabric *f, const struct opts *o);
+int validate_cascade(struct opts *o);
+int build_cascade(struct gen_fabric *f, const struct opts *o);
+int validate_dfplus(struct opts *o);
+int build_dfplus(struct gen_fabric *f, const struct opts *o);
 
 /* faults.c: --remove-switch-id, --remove-switches and --remove-links, and what they did. */
 int apply_faults(struct gen_fabric *f, const struct opts *o, struct rm_log *log);

@@ -6,6 +6,8 @@
  * ports for each generator of the set's generator list in order (T + i*r + 1..); then the
  * global links between the sets, r ports per q in order: on (0, x, y) those towards (1, m, .)
  * for m = 0..q-1, on (1, m, c) those towards (0, x, .) for x = 0..q-1.
+ * mms_graph() hands the same graph, as adjacency lists in that port order, to fishnet.c, whose
+ * subnets are copies of it.
  */
 #include "cli/gen/gen_private.h"
 #include "lib/assert.h"
@@ -306,5 +308,102 @@ int build_slimfly(struct gen_fabric *f, const struct opts *o)
 	sf_link_global(f, &sf);
 out:
 	sf_free(&sf);
+	return rc;
+}
+
+/*
+ * The McKay-Miller-Siran graph alone, for the Fishnet family: vertex s*q^2 + a*q + b is
+ * (s, a, b) and its k = (3q - delta)/2 neighbours are listed at adj[v*k ..] in the port order
+ * of build_slimfly() above, so a Fishnet subnet is wired like a Slim Fly with one link per pair.
+ */
+int mms_graph(uint32_t q, uint32_t **adj_out, uint32_t *n_out, uint32_t *k_out)
+{
+	struct slimfly sf = { .q = q };
+	uint32_t n = 2 * q * q, k = (uint32_t)sf_radix(q), a, b, i, m, *adj;
+	unsigned int set;
+	int rc;
+
+	adj = malloc((size_t)n * k * sizeof(*adj));
+	if (!adj)
+		return gen_nomem();
+	rc = sf_init(&sf, q);
+	if (rc)
+		goto out;
+	for (set = 0; set < 2; set++) {
+		for (a = 0; a < q; a++) {
+			for (b = 0; b < q; b++) {
+				uint32_t *row = adj + (size_t)sf_switch(&sf, set, a, b) * k;
+
+				for (i = 0; i < sf.half; i++)
+					row[i] = sf_switch(&sf, set, a,
+							   gf_add(&sf.g, b, sf.gen[set][i]));
+				/* (0, x, y) ~ (1, m, y - m x); (1, m, c) ~ (0, x, m x + c) */
+				for (m = 0; m < q; m++)
+					row[sf.half + m] =
+						set ? sf_switch(
+							      &sf, 0, m,
+							      gf_add(&sf.g, gf_mul(&sf.g, a, m), b))
+						    : sf_switch(
+							      &sf, 1, m,
+							      gf_add(&sf.g, b,
+								     gf_neg(&sf.g,
+									    gf_mul(&sf.g, m, a))));
+			}
+		}
+	}
+	sn_assert(sf.half + q == k);
+out:
+	sf_free(&sf);
+	if (rc) {
+		free(adj);
+		return rc;
+	}
+	*adj_out = adj;
+	*n_out = n;
+	*k_out = k;
+	return GEN_OK;
+}
+
+bool gf_is_prime_power(uint64_t q)
+{
+	uint32_t p, n;
+
+	return prime_power(q, &p, &n);
+}
+
+/*
+ * Addition and multiplication tables of GF(q), q*q entries each, for oft.c's Latin squares;
+ * the same field, element for element, as the Slim Fly's.
+ */
+int gf_tables(uint32_t q, uint32_t **add_out, uint32_t **mul_out)
+{
+	uint32_t *add, *mul, a, b;
+	struct gf g;
+	int rc;
+
+	add = malloc((size_t)q * q * sizeof(*add));
+	mul = malloc((size_t)q * q * sizeof(*mul));
+	if (!add || !mul) {
+		rc = gen_nomem();
+		goto fail;
+	}
+	rc = gf_init(&g, q);
+	if (rc) {
+		gf_free(&g);
+		goto fail;
+	}
+	for (a = 0; a < q; a++) {
+		for (b = 0; b < q; b++) {
+			add[(size_t)a * q + b] = gf_add(&g, a, b);
+			mul[(size_t)a * q + b] = gf_mul(&g, a, b);
+		}
+	}
+	gf_free(&g);
+	*add_out = add;
+	*mul_out = mul;
+	return GEN_OK;
+fail:
+	free(add);
+	free(mul);
 	return rc;
 }

@@ -21,8 +21,10 @@
 #
 # usage: test/bench/compare.sh [--quick|--large] [--offline [--dumps]] [--vls "1 8"] [--engines "E ..."]
 #                              [--fabrics "NAME ..."] [--repeat N] [--options "KEY=VALUE ..."]
-#   run from a build tree after `make`.  Default: fabrics of a few hundred hosts; --quick: two
-#   small ones (run by the test suite); --large: up to 4,864 hosts (minutes per engine).
+#   run from a build tree after `make`.  Default: fabrics of a few hundred hosts, among them
+#   one of each exascale family of `sarnue gen` (Fishnet, Fishnet-lite, MLFM, OFT, Cascade,
+#   Dragonfly+); --quick: two small ones (run by the test suite); --large: up to 4,864 hosts
+#   (minutes per engine).
 #   --fabrics keeps only the named fabrics of the chosen set (and of --offline's).  --repeat N
 #   starts OpenSM N times per row and shows the median route time (times of a few milliseconds
 #   vary by half between runs); the other columns are the first run's.  The repeated runs take
@@ -85,6 +87,13 @@ else
 		"dragonfly-a4p2h2 dragonfly --a 4 --p 2 --h 2"
 		"kautz-2-3 kautz --d 2 --n 3 --hosts-per-switch 4"
 		"islands-2x72 islands --islands 2 --hosts-per-island 72 --radix 24 --core-radix 48"
+		# The exascale families, one instance each of a few hundred hosts.
+		"fishnet-petersen fishnet --base petersen --hosts-per-switch 2"
+		"fishnetlite-petersen fishnet-lite --base petersen --hosts-per-switch 3"
+		"mlfm-h6 mlfm --h 6"
+		"oft-k6 oft --k 6"
+		"cascade-2g cascade --g 2 --h 1 --p 2 --black-links 1"
+		"dfplus-4 dfplus --leaves 4 --spines 4 --hosts-per-leaf 4 --h 4"
 	)
 fi
 large=(
