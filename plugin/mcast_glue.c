@@ -35,6 +35,8 @@ struct mcast_state {
 	uint32_t roots[MCAST_ROOT_TRIES];
 	unsigned nroots;
 	struct mcast_tree tree; /* the reserved tree (mcast_tree_choose), kept across groups */
+	/* MLIDs refused since the routing: a group refused again (each join) logs at verbose. */
+	uint8_t refused[(0xffff - MCAST_FIRST_MLID + 1 + 7) / 8];
 	int have_tree;
 };
 
@@ -54,6 +56,7 @@ void mcast_state_reset(struct mcast_state *s)
 	if (!s)
 		return;
 	mcast_clear(&s->built);
+	memset(s->refused, 0, sizeof(s->refused));
 	if (s->have_tree)
 		mcast_tree_free(&s->tree);
 	s->have_tree = 0;
@@ -227,6 +230,17 @@ static int try_root(struct mcast_state *s, const struct fabric *f, struct routin
 	return ok;
 }
 
+/* Drops the tree of mlid from the built ones (without memory it stays: checks only stricter). */
+static void forget_group(struct mcast_state *s, uint16_t mlid)
+{
+	if (!copy_without(&s->trial, &s->built, mlid)) {
+		struct mcast tmp = s->built;
+
+		s->built = s->trial;
+		s->trial = tmp;
+	}
+}
+
 ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, struct mcast_state *s,
 				 const struct fabric *f, struct routing *r,
 				 osm_switch_t **osm_switches, osm_mgrp_box_t *mbox)
@@ -243,12 +257,7 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 	nmembers = box_members(f, mbox, &members);
 	if (nmembers < 2) {
 		/* Nothing to forward; the old tree, if any, is gone (OpenSM cleared the MLID). */
-		if (!copy_without(&s->trial, &s->built, mlid)) {
-			struct mcast tmp = s->built;
-
-			s->built = s->trial;
-			s->trial = tmp;
-		}
+		forget_group(s, mlid);
 		free(members);
 		return IB_SUCCESS;
 	}
@@ -262,7 +271,13 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		goto oom;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!ok) {
-		plog(p, OSM_LOG_ERROR,
+		unsigned bit = mlid - MCAST_FIRST_MLID;
+		int again = mlid >= MCAST_FIRST_MLID && (s->refused[bit / 8] >> (bit % 8) & 1);
+
+		if (mlid >= MCAST_FIRST_MLID)
+			s->refused[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		forget_group(s, mlid); /* OpenSM cleared its tables before asking */
+		plog(p, again ? OSM_LOG_VERBOSE : OSM_LOG_ERROR,
 		     "ERR %s: multicast MLID 0x%04x (SL %u): no tree from %u root(s) fits the "
 		     "unicast routes: %s%s; the group gets no tree",
 		     engine, mlid, sl, s->nroots + 1,

@@ -130,7 +130,9 @@ mcast_case rnd sar-updn random --switches 10 --degree 4 --hosts-per-switch 1 --s
 mcast_case rnd2 sar-dfsssp random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 
 mcast_case dfly sar-dfsssp dragonfly --a 4 --p 2 --h 2
+export SIM_PLUGIN_OPTIONS=nue_vls=4
 mcast_case dfly4 sar-nue dragonfly --a 4 --p 2 --h 2
+unset SIM_PLUGIN_OPTIONS
 
 # The same dragonfly without the reserved turns (mcast_reserve=no): sar-dfsssp's routes take
 # them, and the tree of every host would close a credit loop.  With sarnue's trees the plugin
