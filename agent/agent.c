@@ -24,10 +24,12 @@
 
 #include "lib/json.h"
 #include "lib/numbers.h"
+#include "lib/usage.h"
 #include "client/sarnue-client.h"
 
 extern char **environ;
 
+#define PROG "sarnue-agent"
 #define MAX_JOBS 16
 #define MAX_TRAPS 16
 #define POLL_MS 200
@@ -49,7 +51,7 @@ struct agent {
 	uint16_t traps[MAX_TRAPS];
 	unsigned ntraps;
 	int daemon;
-	const char *pid_file;
+	const char *pidfile;
 	const char *log_file;
 	const char *json_file;
 	double resubscribe;
@@ -111,74 +113,90 @@ static void client_log(void *arg, enum sarnue_log_level level, const char *msg)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: sarnue-agent [OPTIONS]\n"
-		"\n"
-		"Host agent of sarnue's five-phase routing update. It subscribes this host's InfiniBand\n"
-		"port to the UnPath (trap 68) and RePath (trap 69) reports of the subnet manager (OpenSM with\n"
-		"the sarnue plugin), runs a command for each report and, when the command succeeds,\n"
-		"acknowledges with a trap 144 so that the update can proceed.\n"
-		"\n"
-		"UnPath means: move reliable connections from the peers' base LIDs to their high LIDs (base\n"
-		"LID + 1, the escape routing) now. RePath means: the new base-LID routes are in place, move\n"
-		"back. Repeated reports (lost MADs, retries) are answered again without running the command\n"
-		"twice.\n"
-		"\n"
-		"Options:\n"
-		"  -C, --ca NAME          HCA to use (default: the first one)\n"
-		"  -P, --port N           port number (default: the first active port)\n"
-		"  -e, --exec COMMAND     command run by /bin/sh -c for each report (default: none, every\n"
-		"                         report is acknowledged at once)\n"
-		"  -t, --exec-timeout S   seconds a command may run before it is stopped and counts as\n"
-		"                         failed (default 60)\n"
-		"      --trap N           also subscribe to generic trap N (repeatable); its reports run\n"
-		"                         the command with SARNUE_KIND=other and are never acknowledged\n"
-		"      --no-paths         do not subscribe to traps 68 and 69 (with --trap only)\n"
-		"  -f, --foreground       stay in the foreground (the default)\n"
-		"  -d, --daemon           detach from the terminal and run in the background\n"
-		"  -p, --pid-file FILE    write the process ID to FILE\n"
-		"  -l, --log FILE         append log lines to FILE (default: standard error)\n"
-		"  -j, --json FILE        keep a JSON status object in FILE, rewritten after every event\n"
-		"      --resubscribe S    renew the subscriptions every S seconds, so that they survive a\n"
-		"                         restart of the subnet manager (default 60, 0: never)\n"
-		"      --retry S          seconds between attempts while subscribing fails (default 5)\n"
-		"      --mad-timeout MS   timeout of one SA request in milliseconds (default 1000)\n"
-		"  -v, --verbose          also log debug lines\n"
-		"  -h, --help             show this help\n"
-		"  -V, --version          show the version\n"
-		"\n"
-		"Environment of the command:\n"
-		"  SARNUE_KIND            unpath, repath or other\n"
-		"  SARNUE_SEQ             update sequence number (the same for the UnPath and RePath of one\n"
-		"                         update)\n"
-		"  SARNUE_TRAP            trap number (68, 69, or the --trap number)\n"
-		"  SARNUE_LMC             LMC of the fabric (1: the high LID of base LID b is b + 1)\n"
-		"  SARNUE_LIDS            affected base LIDs as ranges, e.g. \"1-49151\" or \"3-3,9-12\"; \"all\"\n"
-		"                         when the report names none\n"
-		"  SARNUE_ISSUER_LID      LID of the subnet manager that sent the report\n"
-		"  SARNUE_PORT_LID        this port's base LID\n"
-		"  SARNUE_PORT_GUID       this port's GUID (0x...)\n"
-		"\n"
-		"Failure policy: a command that exits non-zero, is killed by a signal or overruns\n"
-		"--exec-timeout is logged and its report is not acknowledged. Repeats of that report are\n"
-		"answered but the command is not run again: the subnet manager's timeout policy decides\n"
-		"(abort the update and keep the old routes, or proceed without this host).\n"
-		"\n"
-		"Log lines start with \"sarnue-agent: \", then the time and a level (info, WRN, ERR, debug).\n"
-		"SIGTERM and SIGINT unsubscribe and stop the agent; SIGHUP renews the subscriptions.\n"
-		"\n"
-		"Needs read/write access to /dev/infiniband/umad* (root). Under ibsim, run it with\n"
-		"LD_PRELOAD=libumad2sim.so, SIM_HOST=<node> and SIM_SET_ISSM=1 (ibsim delivers unsolicited\n"
-		"MADs only to such clients; OpenSM then needs ignore_other_sm TRUE).\n"
-		"\n"
-		"Exit status: 0 after a signal, 1 on a port or setup error, 2 on usage errors.\n");
+	fputs("NAME\n"
+	      "    sarnue-agent - host agent of sarnue's five-phase routing update\n"
+	      "\n"
+	      "SYNOPSIS\n"
+	      "    sarnue-agent [OPTIONS]\n"
+	      "\n"
+	      "DESCRIPTION\n"
+	      "    Subscribes this host's InfiniBand port to the UnPath (trap 68) and RePath\n"
+	      "    (trap 69) reports of the subnet manager (OpenSM with the sarnue plugin), runs a\n"
+	      "    command for each report and, when the command succeeds, acknowledges with a\n"
+	      "    trap 144 so that the update can proceed.\n"
+	      "\n"
+	      "    UnPath means: move reliable connections from the peers' base LIDs to their high\n"
+	      "    LIDs (base LID + 1, the escape routing) now. RePath means: the new base-LID\n"
+	      "    routes are in place, move back. Repeated reports (lost MADs, retries) are\n"
+	      "    answered again without running the command twice.\n"
+	      "\n"
+	      "OPTIONS\n"
+	      "    -C, --ca CA            HCA to use (default: the first one)\n"
+	      "    -P, --port PORT        port number (default: the first active port)\n"
+	      "    -e, --exec COMMAND     command run by /bin/sh -c for each report (default: none,\n"
+	      "                           every report is acknowledged at once)\n"
+	      "    -t, --exec-timeout S   seconds a command may run before it is stopped and counts\n"
+	      "                           as failed (default 60)\n"
+	      "        --trap N           also subscribe to generic trap N (repeatable); its reports\n"
+	      "                           run the command with SARNUE_KIND=other and are never\n"
+	      "                           acknowledged\n"
+	      "        --no-paths         do not subscribe to traps 68 and 69 (with --trap only)\n"
+	      "    -f, --foreground       stay in the foreground (the default)\n"
+	      "    -d, --daemon           detach from the terminal and run in the background\n"
+	      "    -p, --pidfile FILE     write the process ID to FILE\n"
+	      "    -l, --log FILE         append log lines to FILE (default: standard error)\n"
+	      "    -j, --json FILE        keep a JSON status object in FILE, rewritten after every\n"
+	      "                           event\n"
+	      "        --resubscribe S    renew the subscriptions every S seconds, so that they\n"
+	      "                           survive a restart of the subnet manager (default 60, 0:\n"
+	      "                           never)\n"
+	      "        --retry S          seconds between attempts while subscribing fails (default\n"
+	      "                           5)\n"
+	      "        --mad-timeout MS   timeout of one SA request in milliseconds (default 1000)\n"
+	      "    -v, --verbose          also log debug lines\n"
+	      "    -h, --help             show this help\n"
+	      "    -V, --version          show the version\n"
+	      "\n"
+	      "ENVIRONMENT OF THE COMMAND\n"
+	      "    SARNUE_KIND            unpath, repath or other\n"
+	      "    SARNUE_SEQ             update sequence number (the same for the UnPath and\n"
+	      "                           RePath of one update)\n"
+	      "    SARNUE_TRAP            trap number (68, 69, or the --trap number)\n"
+	      "    SARNUE_LMC             LMC of the fabric (1: the high LID of base LID b is b + 1)\n"
+	      "    SARNUE_LIDS            affected base LIDs as ranges, e.g. \"1-49151\" or\n"
+	      "                           \"3-3,9-12\"; \"all\" when the report names none\n"
+	      "    SARNUE_ISSUER_LID      LID of the subnet manager that sent the report\n"
+	      "    SARNUE_PORT_LID        this port's base LID\n"
+	      "    SARNUE_PORT_GUID       this port's GUID (0x...)\n"
+	      "\n"
+	      "FAILURE POLICY\n"
+	      "    A command that exits non-zero, is killed by a signal or overruns --exec-timeout\n"
+	      "    is logged and its report is not acknowledged. Repeats of that report are\n"
+	      "    answered but the command is not run again: the subnet manager's timeout policy\n"
+	      "    decides (abort the update and keep the old routes, or proceed without this\n"
+	      "    host).\n"
+	      "\n"
+	      "LOG\n"
+	      "    Log lines start with \"sarnue-agent: \", then the time and a level (info, WRN,\n"
+	      "    ERR, debug).  SIGTERM and SIGINT unsubscribe and stop the agent; SIGHUP renews\n"
+	      "    the subscriptions.\n"
+	      "\n"
+	      "NOTES\n"
+	      "    Needs read/write access to /dev/infiniband/umad* (root). Under ibsim, run it\n"
+	      "    with LD_PRELOAD=libumad2sim.so, SIM_HOST=<node> and SIM_SET_ISSM=1 (ibsim\n"
+	      "    delivers unsolicited MADs only to such clients; OpenSM then needs\n"
+	      "    ignore_other_sm TRUE).\n"
+	      "\n"
+	      "EXIT STATUS\n"
+	      "    0 after a signal, 1 on a port or setup error, 2 on usage errors.\n",
+	      f);
 }
 
 static int parse_seconds(const char *opt, const char *s, double min, double max, double *out)
 {
 	if (num_parse_real(s, min, max, out)) {
-		fprintf(stderr, "sarnue-agent: %s: '%s' is not a number of seconds in %g..%g\n",
-			opt, s, min, max);
+		usage_error(PROG, "%s: '%s' is not a number of seconds in %g..%g", opt, s, min,
+			    max);
 		return -1;
 	}
 	return 0;
@@ -187,8 +205,7 @@ static int parse_seconds(const char *opt, const char *s, double min, double max,
 static int parse_whole(const char *opt, const char *s, unsigned min, unsigned max, unsigned *out)
 {
 	if (num_parse_uint(s, min, max, out)) {
-		fprintf(stderr, "sarnue-agent: %s: '%s' is not a whole number in %u..%u\n", opt, s,
-			min, max);
+		usage_error(PROG, "%s: '%s' is not a whole number in %u..%u", opt, s, min, max);
 		return -1;
 	}
 	return 0;
@@ -213,6 +230,8 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "no-paths", no_argument, NULL, OPT_NO_PATHS },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "daemon", no_argument, NULL, 'd' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		/* The old spelling, hidden from --help, so that existing scripts keep working. */
 		{ "pid-file", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "json", required_argument, NULL, 'j' },
@@ -227,7 +246,8 @@ static int parse_args(struct agent *a, int argc, char **argv)
 	unsigned v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "C:P:e:t:fdp:l:j:vhV", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":C:P:e:t:fdp:l:j:vhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			a->ca = optarg;
@@ -248,8 +268,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			if (parse_whole("--trap", optarg, 0, 0xFFFF, &v))
 				return -1;
 			if (a->ntraps == MAX_TRAPS) {
-				fprintf(stderr, "sarnue-agent: --trap: at most %d traps\n",
-					MAX_TRAPS);
+				usage_error(PROG, "--trap: at most %d traps", MAX_TRAPS);
 				return -1;
 			}
 			a->traps[a->ntraps++] = (uint16_t)v;
@@ -264,7 +283,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			a->daemon = 1;
 			break;
 		case 'p':
-			a->pid_file = optarg;
+			a->pidfile = optarg;
 			break;
 		case 'l':
 			a->log_file = optarg;
@@ -294,17 +313,16 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			printf("sarnue-agent %s\n", PACKAGE_VERSION);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sarnue-agent --help'.\n");
+			usage_getopt_error(PROG, c, argv);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "sarnue-agent: unexpected argument '%s'\n", argv[optind]);
+		usage_error(PROG, "unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
 	if (a->no_paths && !a->ntraps) {
-		fprintf(stderr,
-			"sarnue-agent: --no-paths leaves nothing to subscribe to; add --trap\n");
+		usage_error(PROG, "--no-paths leaves nothing to subscribe to; add --trap");
 		return -1;
 	}
 	return 0;
@@ -561,11 +579,11 @@ static int write_pid(struct agent *a)
 {
 	FILE *f;
 
-	if (!a->pid_file)
+	if (!a->pidfile)
 		return 0;
-	f = fopen(a->pid_file, "w");
+	f = fopen(a->pidfile, "w");
 	if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
-		alog(a, "ERR", "cannot write pid file %s: %s", a->pid_file, strerror(errno));
+		alog(a, "ERR", "cannot write pid file %s: %s", a->pidfile, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -663,8 +681,8 @@ int main(int argc, char **argv)
 	alog(&a, "info", "stopped");
 out:
 	sarnue_client_close(a.client);
-	if (a.pid_file)
-		unlink(a.pid_file);
+	if (a.pidfile)
+		unlink(a.pidfile);
 	if (a.log != stderr)
 		fclose(a.log);
 	return rc;

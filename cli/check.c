@@ -29,102 +29,114 @@
 #include "fabric/fattree.h"
 
 static const char check_usage[] =
-	"usage: sarnue check [OPTIONS] --dump-dir DIR\n"
-	"       sarnue check [OPTIONS] --subnet FILE --fdbs FILE [--path-sl FILE] [--sl2vl FILE]\n"
-	"       sarnue check [OPTIONS] --live [--ca NAME] [--port N] [--path-sl FILE]\n"
+	"NAME\n"
+	"    sarnue check - verify InfiniBand routing tables and measure their quality\n"
 	"\n"
-	"Verifies unicast routing tables: every source port must reach every destination LID,\n"
-	"no path may loop, and the channel dependency graph of every VL must be acyclic (no\n"
-	"credit loop; one cycle is printed when found).  Also reports hop statistics and the\n"
-	"SLs and VLs used, then routing-quality metrics of the same tables.  Multicast trees\n"
-	"(--mcfdbs, or opensm.mcfdbs in --dump-dir) are read with their groups' SLs and members\n"
-	"and checked along with the unicast routes.\n"
+	"SYNOPSIS\n"
+	"    sarnue check [OPTIONS] --dump-dir DIR\n"
+	"    sarnue check [OPTIONS] --subnet FILE --fdbs FILE [--path-sl FILE] [--sl2vl FILE]\n"
+	"    sarnue check [OPTIONS] --live [-C CA] [-P PORT] [--path-sl FILE]\n"
 	"\n"
-	"inputs:\n"
-	"  --dump-dir DIR   OpenSM's dump_files_dir: opensm-subnet.lst and opensm.fdbs, plus\n"
-	"                   sarnue-path-sl.dump and sarnue-sl2vl.dump when present (without\n"
-	"                   them every path is taken to use SL 0 on VL 0, as ibdmchk does)\n"
-	"  --subnet FILE    topology in opensm-subnet.lst format\n"
-	"  --fdbs FILE      LFTs in opensm.fdbs or opensm-lfts.dump format\n"
-	"  --path-sl FILE   path SLs ('0xGUID DLID SL' lines, or the compact form of\n"
-	"                   sarnue route -O dump_path_sl); also with --live, since\n"
-	"                   switches hold no path SLs (the SM hands them out in path records)\n"
-	"  --sl2vl FILE     SL2VL tables ('0xGUID IN OUT' and 8 hex bytes)\n"
-	"  --mcfdbs FILE    multicast forwarding tables in opensm.mcfdbs format; with --dump-dir\n"
-	"                   its opensm.mcfdbs is read when it exists and is not empty (an empty\n"
-	"                   one, as `sarnue route` writes, means no multicast groups)\n"
-	"  --sa-dump FILE   OpenSM's SA dump (opensm-sa.dump, written with sa_db_dump TRUE): each\n"
-	"                   multicast group's SL and member ports; with --dump-dir read when\n"
-	"                   present.  Without it a group's SL is unknown (taken as 0) and its\n"
-	"                   members are the end ports its tree reaches\n"
-	"  --mcast-all      add a group of SL 0 with every CA port as member, built as the\n"
-	"                   plugin builds it (the part of the tree sarnue's engines keep for\n"
-	"                   multicast, MLID 0xfffe): whether IPoIB's broadcast group fits beside\n"
-	"                   these routes once every host has joined\n"
-	"  --live           discover the fabric and read LFTs and SL2VL tables from the switches\n"
-	"                   through libibumad (real HCA, or ibsim under umad2sim)\n"
-	"  --ca NAME, --port N   local HCA and port for --live (default: first active)\n"
+	"DESCRIPTION\n"
+	"    Verifies unicast routing tables: every source port must reach every destination\n"
+	"    LID, no path may loop, and the channel dependency graph of every VL must be\n"
+	"    acyclic (no credit loop; one cycle is printed when found).  Also reports hop\n"
+	"    statistics and the SLs and VLs used, then routing-quality metrics of the same\n"
+	"    tables.  Multicast trees (--mcfdbs, or opensm.mcfdbs in --dump-dir) are read\n"
+	"    with their groups' SLs and members and checked along with the unicast routes.\n"
+	"    Long runs report progress on stderr every few seconds.\n"
 	"\n"
-	"options:\n"
-	"  --lmc N          LMC of end ports (dump files do not record it; default 0)\n"
-	"  --json           one JSON object on stdout instead of text\n"
-	"  -h, --help       this text\n"
+	"INPUTS\n"
+	"    --dump-dir DIR   OpenSM's dump_files_dir: opensm-subnet.lst and opensm.fdbs, plus\n"
+	"                     sarnue-path-sl.dump and sarnue-sl2vl.dump when present (without\n"
+	"                     them every path is taken to use SL 0 on VL 0, as ibdmchk does)\n"
+	"    --subnet FILE    topology in opensm-subnet.lst format\n"
+	"    --fdbs FILE      LFTs in opensm.fdbs or opensm-lfts.dump format\n"
+	"    --path-sl FILE   path SLs ('0xGUID DLID SL' lines, or the compact form of\n"
+	"                     sarnue route -O dump_path_sl); also with --live, since\n"
+	"                     switches hold no path SLs (the SM hands them out in path records)\n"
+	"    --sl2vl FILE     SL2VL tables ('0xGUID IN OUT' and 8 hex bytes)\n"
+	"    --mcfdbs FILE    multicast forwarding tables in opensm.mcfdbs format; with\n"
+	"                     --dump-dir its opensm.mcfdbs is read when it exists and is not\n"
+	"                     empty (an empty one, as `sarnue route` writes, means no multicast\n"
+	"                     groups)\n"
+	"    --sa-dump FILE   OpenSM's SA dump (opensm-sa.dump, written with sa_db_dump TRUE):\n"
+	"                     each multicast group's SL and member ports; with --dump-dir read\n"
+	"                     when present.  Without it a group's SL is unknown (taken as 0) and\n"
+	"                     its members are the end ports its tree reaches\n"
+	"    --mcast-all      add a group of SL 0 with every CA port as member, built as the\n"
+	"                     plugin builds it (the part of the tree sarnue's engines keep for\n"
+	"                     multicast, MLID 0xfffe): whether IPoIB's broadcast group fits\n"
+	"                     beside these routes once every host has joined\n"
+	"    --live           discover the fabric and read LFTs and SL2VL tables from the\n"
+	"                     switches through libibumad (real HCA, or ibsim under umad2sim)\n"
+	"    -C, --ca CA      local HCA for --live (default: the first with an active port), as\n"
+	"                     in infiniband-diags and sarnue-agent\n"
+	"    -P, --port PORT  local port for --live (default: the first active one)\n"
 	"\n"
-	"metrics (terminal = CA or router port with a LID and a link to a switch; route = the\n"
-	"LFT path from a terminal to the base LID of another terminal; C* = the directed\n"
-	"switch-to-switch channels; terminal links are never counted, each route uses one of\n"
-	"each end):\n"
-	"  EFI              edge forwarding index: routes crossing each channel of C*, all\n"
-	"                   terminal pairs; min, max, mean, standard deviation, histogram\n"
-	"  stretch          per route, hops taken minus the fewest hops over active links:\n"
-	"                   mean, max, mean ratio taken/fewest, non-minimal routes\n"
-	"  --all-lids       count a route to every LID of a terminal's LMC range, not only to\n"
-	"                   its base LID (each source port once per destination LID)\n"
-	"  fat tree         when the switches form a fat tree (recognised from the links alone):\n"
-	"                   its shape and the cut lower bound of the maximum EFI (over every\n"
-	"                   subtree, the routes leaving it spread evenly over its up links),\n"
-	"                   with the ratio max EFI / bound; 1.00 is optimal\n"
-	"  --no-metrics     verification only\n"
+	"OPTIONS\n"
+	"    --lmc N          LMC of end ports (dump files do not record it; default 0)\n"
+	"    --json           one JSON object on stdout instead of text\n"
+	"    -h, --help       this text\n"
+	"    -V, --version    print the version\n"
 	"\n"
-	"  --job-map FILE   'hostname jobid' lines, the format of the plugin's job_map option.\n"
-	"                   Adds the effective EFI (routes between two terminals of one job,\n"
-	"                   summed over jobs: a pair sharing k jobs counts k times), its maximum,\n"
-	"                   dark fiber (percentage of C* no intra-job route uses) and per job:\n"
-	"                   terminals, switches, routes, maximum EFI and channels of C* used;\n"
-	"                   means of the last two over jobs spanning two or more switches.\n"
-	"                   Unknown hostnames are counted, never fatal.\n"
-	"  --job-host-match first-word|description\n"
-	"                   hostname = first word of the node description (default) or all of it\n"
-	"  --node-name-map FILE\n"
-	"                   names for node GUIDs ('0xGUID \"name\"' per line, infiniband-diags'\n"
-	"                   format): job map hostnames match these where FILE names the node\n"
+	"METRICS\n"
+	"    terminal = CA or router port with a LID and a link to a switch; route = the LFT\n"
+	"    path from a terminal to the base LID of another terminal; C* = the directed\n"
+	"    switch-to-switch channels; terminal links are never counted, each route uses one\n"
+	"    of each end.\n"
 	"\n"
-	"  --patterns       static congestion under traffic patterns, each flow one route to the\n"
-	"                   base LID, load = flows of one instance on a channel of C*:\n"
-	"                   shifts i -> i+s mod N (terminals in LID order; on a fat tree also in\n"
-	"                   topology order, leaf by leaf then port, the order D-mod-k routing\n"
-	"                   carries every shift in without contention; see 'sarnue topo-order'),\n"
-	"                   all-to-all (the EFI),\n"
-	"                   random permutations and random bisections (halves paired at random,\n"
-	"                   both directions); max and mean over instances of the highest load,\n"
-	"                   and the effective bisection bandwidth estimate: mean over bisections\n"
-	"                   of the fraction of flows whose channels carry no other flow, and of\n"
-	"                   the mean link share 1/(highest load on the path)\n"
-	"  --shifts K       shifts walked (default: all N-1 up to 2048 terminals, else 256);\n"
-	"                   fewer than N-1 are spread evenly over 1..N-1\n"
-	"  --permutations K random permutations (default 100)\n"
-	"  --bisections K   random bisections (default 100)\n"
-	"  --patterns-seed S  seed of the random patterns (default 1); same seed, same result\n"
+	"    EFI              edge forwarding index: routes crossing each channel of C*, all\n"
+	"                     terminal pairs; min, max, mean, standard deviation, histogram\n"
+	"    stretch          per route, hops taken minus the fewest hops over active links:\n"
+	"                     mean, max, mean ratio taken/fewest, non-minimal routes\n"
+	"    --all-lids       count a route to every LID of a terminal's LMC range, not only to\n"
+	"                     its base LID (each source port once per destination LID)\n"
+	"    fat tree         when the switches form a fat tree (recognised from the links\n"
+	"                     alone): its shape and the cut lower bound of the maximum EFI (over\n"
+	"                     every subtree, the routes leaving it spread evenly over its up\n"
+	"                     links), with the ratio max EFI / bound; 1.00 is optimal\n"
+	"    --no-metrics     verification only\n"
 	"\n"
-	"  --svg FILE       write a self-contained SVG: switch-by-switch heat map of the loads of\n"
-	"                   C* (effective EFI with --job-map, else EFI; grey = unused) and their\n"
-	"                   histogram\n"
+	"    --job-map FILE   'hostname jobid' lines, the format of the plugin's job_map option.\n"
+	"                     Adds the effective EFI (routes between two terminals of one job,\n"
+	"                     summed over jobs: a pair sharing k jobs counts k times), its\n"
+	"                     maximum, dark fiber (percentage of C* no intra-job route uses)\n"
+	"                     and per job: terminals, switches, routes, maximum EFI and channels\n"
+	"                     of C* used; means of the last two over jobs spanning two or more\n"
+	"                     switches.  Unknown hostnames are counted, never fatal.\n"
+	"    --job-host-match first-word|description\n"
+	"                     hostname = first word of the node description (default) or all\n"
+	"                     of it\n"
+	"    --node-name-map FILE\n"
+	"                     names for node GUIDs ('0xGUID \"name\"' per line, infiniband-diags'\n"
+	"                     format): job map hostnames match these where FILE names the node\n"
 	"\n"
-	"Long runs report progress on stderr every few seconds.\n"
+	"    --patterns       static congestion under traffic patterns, each flow one route to\n"
+	"                     the base LID, load = flows of one instance on a channel of C*:\n"
+	"                     shifts i -> i+s mod N (terminals in LID order; on a fat tree also\n"
+	"                     in topology order, leaf by leaf then port, the order D-mod-k\n"
+	"                     routing carries every shift in without contention; see 'sarnue\n"
+	"                     topo-order'), all-to-all (the EFI), random permutations and\n"
+	"                     random bisections (halves paired at random, both directions); max\n"
+	"                     and mean over instances of the highest load, and the effective\n"
+	"                     bisection bandwidth estimate: mean over bisections of the fraction\n"
+	"                     of flows whose channels carry no other flow, and of the mean link\n"
+	"                     share 1/(highest load on the path)\n"
+	"    --shifts K       shifts walked (default: all N-1 up to 2048 terminals, else 256);\n"
+	"                     fewer than N-1 are spread evenly over 1..N-1\n"
+	"    --permutations K random permutations (default 100)\n"
+	"    --bisections K   random bisections (default 100)\n"
+	"    --patterns-seed S  seed of the random patterns (default 1); same seed, same result\n"
 	"\n"
-	"exit status: 0 verified, 1 unreachable pairs, loops or credit loops, 2 usage, 3 unreadable\n"
-	"or malformed input (fabric, tables or job map, named with file:line), or an SVG that\n"
-	"cannot be written.\n";
+	"    --svg FILE       write a self-contained SVG: switch-by-switch heat map of the loads\n"
+	"                     of C* (effective EFI with --job-map, else EFI; grey = unused) and\n"
+	"                     their histogram\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 verified, 1 unreachable pairs, loops or credit loops, 2 usage, 3 unreadable or\n"
+	"    malformed input (fabric, tables or job map, named with file:line), or an SVG that\n"
+	"    cannot be written.\n";
 
 struct check_args {
 	const char *dump_dir, *subnet, *fdbs, *path_sl, *sl2vl, *ca;
@@ -205,6 +217,7 @@ static const struct option longopts[] = {
 	{ "ca", required_argument, NULL, 'C' },
 	{ "port", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ "job-map", required_argument, NULL, OPT_JOB_MAP },
 	{ "job-host-match", required_argument, NULL, OPT_JOB_HOST_MATCH },
 	{ "node-name-map", required_argument, NULL, OPT_NODE_NAME_MAP },
@@ -223,8 +236,8 @@ static const struct option longopts[] = {
 static int parse_count(const char *name, const char *arg, uint64_t max, uint64_t *v)
 {
 	if (num_parse_u64(arg, max, v)) {
-		cli_error("check", "--%s %s: expected a number from 0 to %" PRIu64, name, arg, max);
-		return EXIT_USAGE;
+		return cli_usage("check", "--%s %s: expected a number from 0 to %" PRIu64, name,
+				 arg, max);
 	}
 	return 0;
 }
@@ -248,10 +261,9 @@ static int parse_metrics_arg(int c, struct check_args *a)
 		} else if (!strcmp(optarg, "description")) {
 			a->match = JOB_MATCH_DESCRIPTION;
 		} else {
-			cli_error("check",
-				  "--job-host-match %s: expected first-word or description",
-				  optarg);
-			return EXIT_USAGE;
+			return cli_usage("check",
+					 "--job-host-match %s: expected first-word or description",
+					 optarg);
 		}
 		break;
 	case OPT_ALL_LIDS:
@@ -328,16 +340,14 @@ static int parse_input_arg(int c, struct check_args *a)
 		break;
 	case 'P':
 		if (num_parse_uint(optarg, 0, 254, &u)) {
-			cli_error("check", "--port %s: expected a port number from 0 to 254",
-				  optarg);
-			return EXIT_USAGE;
+			return cli_usage("check", "--port %s: expected a port number from 0 to 254",
+					 optarg);
 		}
 		a->port = (int)u;
 		break;
 	case 'l':
 		if (num_parse_uint(optarg, 0, 7, &a->lmc)) {
-			cli_error("check", "--lmc %s: expected 0..7", optarg);
-			return EXIT_USAGE;
+			return cli_usage("check", "--lmc %s: expected 0..7", optarg);
 		}
 		break;
 	default:
@@ -353,37 +363,34 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	memset(a, 0, sizeof(*a));
 	metrics_options_default(&a->mo);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hVC:P:", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(check_usage, stdout);
 			return -1;
 		}
+		if (c == 'V') {
+			cli_version();
+			return -1;
+		}
+		if (c == '?' || c == ':')
+			return cli_getopt_error("check", c, argv);
 		rc = parse_input_arg(c, a);
 		if (rc == 1)
 			rc = parse_metrics_arg(c, a);
-		if (rc == 1) {
-			cli_error("check", "see 'sarnue check --help'");
-			return EXIT_USAGE;
-		}
+		if (rc == 1)
+			return cli_usage("check", "unhandled option");
 		if (rc)
 			return rc;
 	}
-	if (optind < argc) {
-		cli_error("check", "unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (!a->live && !a->dump_dir && !(a->subnet && a->fdbs)) {
-		cli_error("check", "give --dump-dir DIR, --subnet and --fdbs, or --live");
-		return EXIT_USAGE;
-	}
-	if (a->sa_dump && !a->mcfdbs && !a->dump_dir) {
-		cli_error("check", "--sa-dump needs --mcfdbs FILE or --dump-dir DIR");
-		return EXIT_USAGE;
-	}
-	if (a->no_metrics && (a->job_map || a->patterns || a->svg)) {
-		cli_error("check", "--no-metrics excludes --job-map, --patterns and --svg");
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return cli_usage("check", "unexpected argument '%s'", argv[optind]);
+	if (!a->live && !a->dump_dir && !(a->subnet && a->fdbs))
+		return cli_usage("check", "give --dump-dir DIR, --subnet and --fdbs, or --live");
+	if (a->sa_dump && !a->mcfdbs && !a->dump_dir)
+		return cli_usage("check", "--sa-dump needs --mcfdbs FILE or --dump-dir DIR");
+	if (a->no_metrics && (a->job_map || a->patterns || a->svg))
+		return cli_usage("check", "--no-metrics excludes --job-map, --patterns and --svg");
 	return 0;
 }
 

@@ -8,6 +8,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "lib/usage.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -17,4 +23,31 @@ void cli_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	char prog[64];
+	va_list ap;
+
+	snprintf(prog, sizeof(prog), "sarnue %s", cmd);
+	va_start(ap, fmt);
+	usage_verror(prog, fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+int cli_getopt_error(const char *cmd, int c, char **argv)
+{
+	char prog[64];
+
+	snprintf(prog, sizeof(prog), "sarnue %s", cmd);
+	usage_getopt_error(prog, c, argv);
+	return EXIT_USAGE;
+}
+
+int cli_version(void)
+{
+	printf("sarnue %s\n", PACKAGE_VERSION);
+	return 0;
 }

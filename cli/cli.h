@@ -18,6 +18,17 @@ int topo_order_main(int argc, char **argv);
 /* Prints "sarnue <cmd>: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * Usage errors, one line each: "sarnue <cmd>: message (try 'sarnue <cmd> --help')".  Both
+ * return EXIT_USAGE; cli_getopt_error() names the option getopt_long() refused (c is '?' or
+ * ':', the option string starting with ':').
+ */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_getopt_error(const char *cmd, int c, char **argv);
+
+/* Prints "sarnue VERSION" for -V/--version of every subcommand; returns 0. */
+int cli_version(void);
+
 /* Exit codes, documented in --help. */
 enum {
 	EXIT_VERIFIED = 0,

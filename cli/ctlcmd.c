@@ -20,32 +20,40 @@
 #include "lib/numbers.h"
 
 static const char usage[] =
-	"usage: sarnue ctl [--socket PATH] [--timeout SECONDS] [--json] COMMAND [ARG]\n"
+	"NAME\n"
+	"    sarnue ctl - talk to the sarnue plugin inside a running OpenSM\n"
 	"\n"
-	"Talks to the sarnue plugin inside a running OpenSM through its control socket.\n"
+	"SYNOPSIS\n"
+	"    sarnue ctl [-s PATH] [-t SECONDS] [-j] COMMAND [ARG]\n"
 	"\n"
-	"commands:\n"
-	"  status      engine, time and duration of the last routing, VLs, jobs in the job\n"
-	"              map, fall-backs, whether a reroute is pending, update phase\n"
-	"  reroute     make OpenSM route again at once (like its console's `reroute`)\n"
-	"  jobs FILE   check the job map FILE ('hostname jobid' per line) and, when it parses,\n"
-	"              make the plugin route with it from now on, then reroute; a malformed\n"
-	"              file is refused with file:line and nothing changes.  FILE is opened\n"
-	"              with your rights and its content sent; later edits need another\n"
-	"              `jobs` (a regular file of at most 16 MiB)\n"
-	"  topology    one line per HCA port: hostname, node GUID, port GUID, leaf switch GUID\n"
-	"  help        the commands the plugin understands\n"
+	"DESCRIPTION\n"
+	"    Talks to the sarnue plugin inside a running OpenSM through its control socket.\n"
 	"\n"
-	"options:\n"
-	"  -s, --socket PATH     the plugin's socket (default " CTL_DEFAULT_SOCKET ",\n"
-	"                        the plugin option ctl_socket)\n"
-	"  -t, --timeout SECONDS give up when the plugin does not answer (default 10)\n"
-	"  -j, --json            status: print the plugin's JSON as is; other commands: print\n"
-	"                        {\"ok\":true|false,\"reply\":\"...\"}\n"
-	"  -h, --help            this text\n"
+	"COMMANDS\n"
+	"    status      engine, time and duration of the last routing, VLs, jobs in the job\n"
+	"                map, fall-backs, whether a reroute is pending, update phase\n"
+	"    reroute     make OpenSM route again at once (like its console's `reroute`)\n"
+	"    jobs FILE   check the job map FILE ('hostname jobid' per line) and, when it\n"
+	"                parses, make the plugin route with it from now on, then reroute; a\n"
+	"                malformed file is refused with file:line and nothing changes.  FILE\n"
+	"                is opened with your rights and its content sent; later edits need\n"
+	"                another `jobs` (a regular file of at most 16 MiB)\n"
+	"    topology    one line per HCA port: hostname, node GUID, port GUID, leaf switch\n"
+	"                GUID\n"
+	"    help        the commands the plugin understands\n"
 	"\n"
-	"exit status: 0 done, 1 the plugin refused the command, 2 usage, 3 unreadable FILE,\n"
-	"4 the socket cannot be reached or did not answer\n";
+	"OPTIONS\n"
+	"    -s, --socket PATH     the plugin's socket (default " CTL_DEFAULT_SOCKET ",\n"
+	"                          the plugin option ctl_socket)\n"
+	"    -t, --timeout SECONDS give up when the plugin does not answer (default 10)\n"
+	"    -j, --json            status: print the plugin's JSON as is; other commands:\n"
+	"                          print {\"ok\":true|false,\"reply\":\"...\"}\n"
+	"    -h, --help            this text\n"
+	"    -V, --version         print the version\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 done, 1 the plugin refused the command, 2 usage, 3 unreadable FILE, 4 the socket\n"
+	"    cannot be reached or did not answer\n";
 
 enum {
 	EXIT_UNREACHABLE = 4
@@ -64,20 +72,22 @@ static int parse_args(int argc, char **argv, struct ctl_args *a)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	a->socket = CTL_DEFAULT_SOCKET;
 	a->timeout = 10;
-	while ((c = getopt_long(argc, argv, "+s:t:jh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:s:t:jhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			a->socket = optarg;
 			break;
 		case 't':
 			if (num_parse_real(optarg, 0, 3600, &a->timeout) || a->timeout <= 0) {
-				cli_error("ctl",
+				cli_usage("ctl",
 					  "--timeout: '%s' is not a number of seconds in (0, 3600]",
 					  optarg);
 				return -1;
@@ -89,8 +99,10 @@ static int parse_args(int argc, char **argv, struct ctl_args *a)
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
+		case 'V':
+			exit(cli_version());
 		default:
-			cli_error("ctl", "see 'sarnue ctl --help'");
+			cli_getopt_error("ctl", c, argv);
 			return -1;
 		}
 	}
@@ -137,19 +149,16 @@ static int build_command(int argc, char **argv, char *cmd, size_t size, int *pas
 
 	if (!strcmp(verb, "jobs")) {
 		if (argc != 2) {
-			cli_error("ctl", "jobs needs exactly one FILE");
-			return EXIT_USAGE;
+			return cli_usage("ctl", "jobs needs exactly one FILE");
 		}
 		return open_job_map(argv[1], cmd, size, pass_fd);
 	}
 	if (strcmp(verb, "status") && strcmp(verb, "reroute") && strcmp(verb, "topology") &&
 	    strcmp(verb, "help")) {
-		cli_error("ctl", "unknown command '%s' (see sarnue ctl --help)", verb);
-		return EXIT_USAGE;
+		return cli_usage("ctl", "unknown command '%s'", verb);
 	}
 	if (argc != 1) {
-		cli_error("ctl", "%s takes no argument", verb);
-		return EXIT_USAGE;
+		return cli_usage("ctl", "%s takes no argument", verb);
 	}
 	snprintf(cmd, size, "%s", verb);
 	return 0;
@@ -235,8 +244,7 @@ int ctl_main(int argc, char **argv)
 	if (parse_args(argc, argv, &a))
 		return EXIT_USAGE;
 	if (optind >= argc) {
-		cli_error("ctl", "missing COMMAND (see sarnue ctl --help)");
-		return EXIT_USAGE;
+		return cli_usage("ctl", "missing COMMAND");
 	}
 	rc = build_command(argc - optind, argv + optind, cmd, sizeof(cmd), &pass_fd);
 	if (rc)

@@ -19,44 +19,70 @@
 #include "fabric/loaders.h"
 #include "lib/numbers.h"
 
-static const char route_usage[] =
-	"usage: sarnue route [OPTIONS] NETFILE\n"
-	"       sarnue route [OPTIONS] --subnet opensm-subnet.lst\n"
+/* The help around the engine options, which options_help lists for the plugin's README too. */
+static const char route_usage_head[] =
+	"NAME\n"
+	"    sarnue route - route a fabric offline with a sarnue engine and write OpenSM's dumps\n"
 	"\n"
-	"Routes the fabric described by NETFILE (ibsim net file or ibnetdiscover output) with a\n"
-	"sarnue engine, exactly as the OpenSM plugin would, verifies the result, and writes\n"
-	"opensm-subnet.lst, opensm.fdbs, an empty opensm.mcfdbs, sarnue-path-sl.dump and\n"
-	"sarnue-sl2vl.dump into the output directory (ibdmchk -s opensm-subnet.lst -f opensm.fdbs\n"
-	"-m opensm.mcfdbs -c sarnue-path-sl.dump -d sarnue-sl2vl.dump reads them); with\n"
-	"-O dump=never the two SL dumps are left out, and removed from an earlier run (every\n"
-	"path then counts as SL 0).  sarnue-path-sl.dump has a line per destination when\n"
-	"every path uses SL 0 (-O dump_path_sl=full for a line per source and destination).\n"
-	"NETFILE may be ibnetdiscover output in any form (plain, -g, -s, with the lines\n"
-	"the tool printed before it); the LIDs it gives are kept, and ports without one\n"
-	"get LIDs as on a fresh fabric: switches first in GUID order, then end ports in\n"
-	"file order (doc/input-formats.md).  With --subnet, the fabric and its LIDs are\n"
-	"those of an opensm-subnet.lst that OpenSM dumped, so the routing is the one the\n"
-	"plugin computes on that subnet.\n"
+	"SYNOPSIS\n"
+	"    sarnue route [OPTIONS] NETFILE\n"
+	"    sarnue route [OPTIONS] --subnet opensm-subnet.lst\n"
 	"\n"
-	"options:\n"
-	"  -e, --engine NAME   sar-updn (default), sar-nue, sar-dfsssp or sar-dmodk (fat trees)\n"
-	"  -o, --out-dir DIR   where to write the dump files (default: do not write)\n"
-	"  --subnet FILE       route the fabric of OpenSM's opensm-subnet.lst, with its LIDs,\n"
-	"                      instead of a NETFILE\n"
-	"  --lmc N             LMC of end ports, 0..7 (default: the LMC of the LIDs the\n"
-	"                      NETFILE gives, else 0); with -O planes=on and LMC >= 1 the\n"
-	"                      engine routes two planes (README)\n"
-	"  --vls N             operational VLs of every port, 1..15 (default 8)\n"
-	"  -O KEY=VALUE        an engine option, as in event_plugin_options (repeatable):\n"
-	"%s"
-	"  --json              print the summary as one JSON object\n"
-	"  -v, --verbose       print each dump file written, with its size and time (also\n"
-	"                      done when stderr is a terminal)\n"
-	"  -h, --help          this text\n"
+	"DESCRIPTION\n"
+	"    Routes the fabric described by NETFILE (ibsim net file or ibnetdiscover output)\n"
+	"    with a sarnue engine, exactly as the OpenSM plugin would, verifies the result, and\n"
+	"    writes opensm-subnet.lst, opensm.fdbs, an empty opensm.mcfdbs, sarnue-path-sl.dump\n"
+	"    and sarnue-sl2vl.dump into the output directory (ibdmchk -s opensm-subnet.lst\n"
+	"    -f opensm.fdbs -m opensm.mcfdbs -c sarnue-path-sl.dump -d sarnue-sl2vl.dump reads\n"
+	"    them); with -O dump=never the two SL dumps are left out, and removed from an\n"
+	"    earlier run (every path then counts as SL 0).  sarnue-path-sl.dump has a line per\n"
+	"    destination when every path uses SL 0 (-O dump_path_sl=full for a line per source\n"
+	"    and destination).\n"
 	"\n"
-	"Same inputs give byte-identical outputs.  Prints route time and peak memory.\n"
-	"exit status: 0 routed and verified, 1 routing or verification failed, 2 usage,\n"
-	"3 unreadable or malformed input.\n";
+	"    NETFILE may be ibnetdiscover output in any form (plain, -g, -s, with the lines the\n"
+	"    tool printed before it); the LIDs it gives are kept, and ports without one get\n"
+	"    LIDs as on a fresh fabric: switches first in GUID order, then end ports in file\n"
+	"    order (doc/input-formats.md).  With --subnet, the fabric and its LIDs are those of\n"
+	"    an opensm-subnet.lst that OpenSM dumped, so the routing is the one the plugin\n"
+	"    computes on that subnet.\n"
+	"\n"
+	"    Same inputs give byte-identical outputs.  Prints route time and peak memory.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -e, --engine NAME   sar-updn (default), sar-nue, sar-dfsssp or sar-dmodk (fat trees)\n"
+	"    -o, --out-dir DIR   where to write the dump files (default: do not write)\n"
+	"    --subnet FILE       route the fabric of OpenSM's opensm-subnet.lst, with its LIDs,\n"
+	"                        instead of a NETFILE\n"
+	"    --lmc N             LMC of end ports, 0..7 (default: the LMC of the LIDs the\n"
+	"                        NETFILE gives, else 0); with -O planes=on and LMC >= 1 the\n"
+	"                        engine routes two planes (README)\n"
+	"    --vls N             operational VLs of every port, 1..15 (default 8)\n"
+	"    --json              print the summary as one JSON object\n"
+	"    -v, --verbose       print each dump file written, with its size and time (also\n"
+	"                        done when stderr is a terminal)\n"
+	"    -h, --help          this text\n"
+	"    -V, --version       print the version\n"
+	"    -O KEY=VALUE        an engine option, as in event_plugin_options (repeatable):\n";
+
+static const char route_usage_tail[] =
+	"\n"
+	"EXIT STATUS\n"
+	"    0 routed and verified, 1 routing or verification failed, 2 usage, 3 unreadable or\n"
+	"    malformed input.\n";
+
+/* options_help is laid out for two columns at the margin; the help indents it one level. */
+static void print_usage(void)
+{
+	const char *line = options_help, *end;
+
+	fputs(route_usage_head, stdout);
+	for (; *line; line = end) {
+		end = strchr(line, '\n');
+		end = end ? end + 1 : line + strlen(line);
+		printf("    %.*s", (int)(end - line), line);
+	}
+	fputs(route_usage_tail, stdout);
+}
 
 struct route_args {
 	const char *engine, *out_dir, *netfile, *subnet;
@@ -69,14 +95,14 @@ static void option_error(void *ctx, const char *msg)
 {
 	struct route_args *a = ctx;
 
-	cli_error("route", "%s", msg);
+	cli_usage("route", "%s", msg);
 	a->bad_option = 1;
 }
 
 static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
 {
 	if (num_parse_uint(v, lo, hi, out)) {
-		cli_error("route", "%s %s: expected %u..%u", opt, v, lo, hi);
+		cli_usage("route", "%s %s: expected %u..%u", opt, v, lo, hi);
 		return -1;
 	}
 	return 0;
@@ -92,6 +118,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 						  { "json", no_argument, NULL, 'j' },
 						  { "verbose", no_argument, NULL, 'v' },
 						  { "help", no_argument, NULL, 'h' },
+						  { "version", no_argument, NULL, 'V' },
 						  { NULL, 0, NULL, 0 } };
 	int c;
 
@@ -100,7 +127,8 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 	a->net.op_vls = 8;
 	options_defaults(&a->opts);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:o:O:hjv", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":e:o:O:hjvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			a->engine = optarg;
@@ -130,30 +158,26 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 				return EXIT_USAGE;
 			break;
 		case 'h':
-			printf(route_usage, options_help);
+			print_usage();
+			return -1;
+		case 'V':
+			cli_version();
 			return -1;
 		default:
-			cli_error("route", "see 'sarnue route --help'");
-			return EXIT_USAGE;
+			return cli_getopt_error("route", c, argv);
 		}
 	}
 	if (a->bad_option)
 		return EXIT_USAGE;
-	if (!engine_known(a->engine)) {
-		cli_error("route", "--engine %s: unknown engine", a->engine);
-		return EXIT_USAGE;
-	}
+	if (!engine_known(a->engine))
+		return cli_usage("route", "--engine %s: unknown engine", a->engine);
 	if (a->subnet) {
-		if (optind != argc) {
-			cli_error("route", "give either NETFILE or --subnet, not both");
-			return EXIT_USAGE;
-		}
+		if (optind != argc)
+			return cli_usage("route", "give either NETFILE or --subnet, not both");
 		return 0;
 	}
-	if (optind + 1 != argc) {
-		cli_error("route", "expected exactly one NETFILE (or --subnet FILE)");
-		return EXIT_USAGE;
-	}
+	if (optind + 1 != argc)
+		return cli_usage("route", "expected exactly one NETFILE (or --subnet FILE)");
 	a->netfile = argv[optind];
 	return 0;
 }

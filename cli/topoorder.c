@@ -20,63 +20,72 @@
 #include "lib/hostlist.h"
 
 static const char topo_usage[] =
-	"usage: sarnue topo-order [OPTIONS] TOPOLOGY\n"
-	"       sarnue topo-order [OPTIONS] --subnet FILE | --dump-dir DIR\n"
+	"NAME\n"
+	"    sarnue topo-order - hosts of a fat tree or of a job in topology order\n"
 	"\n"
-	"Prints the hosts of a fat tree in topology order: leaf switch by leaf switch, in the\n"
-	"order of the tree's subtrees, and on each leaf by port number.  Ranks placed in this\n"
-	"order are the order D-mod-k routing (sar-dmodk) is optimal for: every shift\n"
-	"permutation rank i -> rank i+s runs without two flows on one link of a complete\n"
-	"tree.  Give it a job's hosts (--job, --hosts) to get the rank order of that job.\n"
+	"SYNOPSIS\n"
+	"    sarnue topo-order [OPTIONS] TOPOLOGY\n"
+	"    sarnue topo-order [OPTIONS] --subnet FILE | --dump-dir DIR\n"
 	"\n"
-	"The tree is recognised from the links alone (no names, no root list); a fabric that\n"
-	"is no fat tree (torus, dragonfly, ...) is refused with the reason.  A host is the\n"
-	"first word of a CA's node description, as in job maps; a host with several HCAs is\n"
-	"listed once, where its first HCA comes.  Hosts hung on switches above the leaves\n"
-	"(storage, service nodes) are not in the topology order: they are left out of the\n"
-	"fabric's list and come last when a job names them, with a note on stderr.\n"
+	"DESCRIPTION\n"
+	"    Prints the hosts of a fat tree in topology order: leaf switch by leaf switch, in the\n"
+	"    order of the tree's subtrees, and on each leaf by port number.  Ranks placed in this\n"
+	"    order are the order D-mod-k routing (sar-dmodk) is optimal for: every shift\n"
+	"    permutation rank i -> rank i+s runs without two flows on one link of a complete\n"
+	"    tree.  Give it a job's hosts (--job, --hosts) to get the rank order of that job.\n"
 	"\n"
-	"inputs (one of):\n"
-	"  TOPOLOGY         an ibsim or ibnetdiscover net file, OpenSM's opensm-subnet.lst\n"
-	"                   (a name ending in .lst) or an OpenSM dump directory holding one\n"
-	"  --subnet FILE    OpenSM's opensm-subnet.lst, whatever its name\n"
-	"  --dump-dir DIR   OpenSM's dump_files_dir (its opensm-subnet.lst is read)\n"
+	"    The tree is recognised from the links alone (no names, no root list); a fabric that\n"
+	"    is no fat tree (torus, dragonfly, ...) is refused with the reason.  A host is the\n"
+	"    first word of a CA's node description, as in job maps; a host with several HCAs is\n"
+	"    listed once, where its first HCA comes.  Hosts hung on switches above the leaves\n"
+	"    (storage, service nodes) are not in the topology order: they are left out of the\n"
+	"    fabric's list and come last when a job names them, with a note on stderr.\n"
 	"\n"
-	"hosts (default: every host on the leaves):\n"
-	"  --job JOBID --job-map FILE\n"
-	"                   the hosts of one job of a job map ('hostname jobid' lines, the\n"
-	"                   format of the plugin's job_map option and of sarnue-filterd)\n"
-	"  --hosts LIST     a Slurm host list ('node[001-016,020],login1') or a comma list,\n"
-	"                   e.g. \"$SLURM_JOB_NODELIST\"\n"
+	"INPUTS (one of)\n"
+	"    TOPOLOGY         an ibsim or ibnetdiscover net file, OpenSM's opensm-subnet.lst\n"
+	"                     (a name ending in .lst) or an OpenSM dump directory holding one\n"
+	"    --subnet FILE    OpenSM's opensm-subnet.lst, whatever its name\n"
+	"    --dump-dir DIR   OpenSM's dump_files_dir (its opensm-subnet.lst is read)\n"
 	"\n"
-	"output:\n"
-	"  --format FORMAT  one of:\n"
-	"      lines            one host per line (default)\n"
-	"      slurm-arbitrary  the hosts on one line, comma-separated: a SLURM_HOSTFILE\n"
-	"                       for srun --distribution=arbitrary, or its -w list\n"
-	"      hostfile         an MPI hostfile, 'HOST slots=1' per line (Open MPI: ranks\n"
-	"                       follow the lines, one per host, with --map-by node)\n"
-	"      topology-conf    a Slurm topology.conf of the whole fabric: one\n"
-	"                       'SwitchName=LEAF Nodes=HOSTS' line per leaf, then one\n"
-	"                       'SwitchName=S Switches=CHILDREN' line per switch above,\n"
-	"                       level by level.  A switch is named by its net-file name\n"
-	"                       when that is one word of letters, digits and '.-_:' and\n"
-	"                       unique, else by its GUID (0x...)\n"
-	"      json             {\"hosts\": [...], \"placement\": [{\"host\", \"switch\",\n"
-	"                       \"switch_guid\", \"port\", \"leaf_position\"}, ...]}\n"
-	"  -h, --help       this text\n"
+	"HOSTS (default: every host on the leaves)\n"
+	"    --job JOBID --job-map FILE\n"
+	"                     the hosts of one job of a job map ('hostname jobid' lines, the\n"
+	"                     format of the plugin's job_map option and of sarnue-filterd)\n"
+	"    --hosts LIST     a Slurm host list ('node[001-016,020],login1') or a comma list,\n"
+	"                     e.g. \"$SLURM_JOB_NODELIST\"\n"
 	"\n"
-	"examples:\n"
-	"  sarnue topo-order /var/log/opensm-dumps --hosts \"$SLURM_JOB_NODELIST\" \\\n"
-	"      --format slurm-arbitrary > hosts.txt\n"
-	"  SLURM_HOSTFILE=hosts.txt srun --distribution=arbitrary -n 64 ./app\n"
-	"  sarnue topo-order fabric.net --job 4711 --job-map jobs.map \\\n"
-	"      --format hostfile > hf\n"
-	"  mpirun --hostfile hf --map-by node ./app\n"
+	"OUTPUT\n"
+	"    --format FORMAT  one of:\n"
+	"        lines            one host per line (default)\n"
+	"        slurm-arbitrary  the hosts on one line, comma-separated: a SLURM_HOSTFILE\n"
+	"                         for srun --distribution=arbitrary, or its -w list\n"
+	"        hostfile         an MPI hostfile, 'HOST slots=1' per line (Open MPI: ranks\n"
+	"                         follow the lines, one per host, with --map-by node)\n"
+	"        topology-conf    a Slurm topology.conf of the whole fabric: one\n"
+	"                         'SwitchName=LEAF Nodes=HOSTS' line per leaf, then one\n"
+	"                         'SwitchName=S Switches=CHILDREN' line per switch above,\n"
+	"                         level by level.  A switch is named by its net-file name\n"
+	"                         when that is one word of letters, digits and '.-_:' and\n"
+	"                         unique, else by its GUID (0x...)\n"
+	"        json             {\"hosts\": [...], \"placement\": [{\"host\", \"switch\",\n"
+	"                         \"switch_guid\", \"port\", \"leaf_position\"}, ...]}\n"
 	"\n"
-	"exit status: 0 printed, 1 the fabric is no fat tree, 2 usage (also a malformed\n"
-	"--hosts list, named with its column), 3 unreadable or malformed input (fabric or job\n"
-	"map, named with file:line), an unknown job, or a host the fabric does not have.\n";
+	"OPTIONS\n"
+	"    -h, --help       this text\n"
+	"    -V, --version    print the version\n"
+	"\n"
+	"EXAMPLES\n"
+	"    sarnue topo-order /var/log/opensm-dumps --hosts \"$SLURM_JOB_NODELIST\" \\\n"
+	"        --format slurm-arbitrary > hosts.txt\n"
+	"    SLURM_HOSTFILE=hosts.txt srun --distribution=arbitrary -n 64 ./app\n"
+	"    sarnue topo-order fabric.net --job 4711 --job-map jobs.map \\\n"
+	"        --format hostfile > hf\n"
+	"    mpirun --hostfile hf --map-by node ./app\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 printed, 1 the fabric is no fat tree, 2 usage (also a malformed --hosts list,\n"
+	"    named with its column), 3 unreadable or malformed input (fabric or job map, named\n"
+	"    with file:line), an unknown job, or a host the fabric does not have.\n";
 
 struct topo_args {
 	const char *topology, *job, *job_map, *hosts;
@@ -103,7 +112,7 @@ static int parse_format(const char *s, enum topo_format *out)
 			return 0;
 		}
 	}
-	cli_error("topo-order",
+	cli_usage("topo-order",
 		  "--format %s: expected lines, slurm-arbitrary, hostfile, topology-conf or json",
 		  s);
 	return -1;
@@ -113,7 +122,7 @@ static int parse_format(const char *s, enum topo_format *out)
 static int set_topology(struct topo_args *a, const char *path, enum topology_format format)
 {
 	if (a->topology) {
-		cli_error("topo-order",
+		cli_usage("topo-order",
 			  "give one topology: TOPOLOGY, --subnet FILE or --dump-dir DIR");
 		return -1;
 	}
@@ -125,20 +134,20 @@ static int set_topology(struct topo_args *a, const char *path, enum topology_for
 static int check_args(const struct topo_args *a)
 {
 	if (!a->topology) {
-		cli_error("topo-order",
+		cli_usage("topo-order",
 			  "give a topology: TOPOLOGY, --subnet FILE or --dump-dir DIR");
 		return EXIT_USAGE;
 	}
 	if (!a->job != !a->job_map) {
-		cli_error("topo-order", "--job and --job-map go together");
+		cli_usage("topo-order", "--job and --job-map go together");
 		return EXIT_USAGE;
 	}
 	if (a->job && a->hosts) {
-		cli_error("topo-order", "give either --job with --job-map or --hosts, not both");
+		cli_usage("topo-order", "give either --job with --job-map or --hosts, not both");
 		return EXIT_USAGE;
 	}
 	if (a->out == TOPO_TOPOLOGY_CONF && (a->job || a->hosts)) {
-		cli_error("topo-order",
+		cli_usage("topo-order",
 			  "--format topology-conf describes the whole fabric: no --job or --hosts");
 		return EXIT_USAGE;
 	}
@@ -155,6 +164,7 @@ static int parse_args(int argc, char **argv, struct topo_args *a)
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, bad = 0;
@@ -162,7 +172,8 @@ static int parse_args(int argc, char **argv, struct topo_args *a)
 	memset(a, 0, sizeof(*a));
 	a->out = TOPO_LINES;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			bad = set_topology(a, optarg, TOPOLOGY_SUBNET_LST);
@@ -185,9 +196,11 @@ static int parse_args(int argc, char **argv, struct topo_args *a)
 		case 'h':
 			fputs(topo_usage, stdout);
 			return -1;
+		case 'V':
+			cli_version();
+			return -1;
 		default:
-			cli_error("topo-order", "see 'sarnue topo-order --help'");
-			return EXIT_USAGE;
+			return cli_getopt_error("topo-order", c, argv);
 		}
 		if (bad)
 			return EXIT_USAGE;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,21 +55,63 @@ static void utc_stamp(char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-void logmsg(struct filterd *d, const char *fmt, ...)
+static void vlogprio(struct filterd *d, int prio, const char *fmt, va_list ap)
 {
 	char stamp[32], line[8192];
+	const char *level = prio <= LOG_ERR ? "error: " : prio == LOG_WARNING ? "warning: " : "";
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (d->syslog) {
+		syslog(prio, "%s", line);
+		return;
+	}
+	stamp[0] = '\0';
+	if (d->stamp) {
+		utc_stamp(stamp, sizeof(stamp) - 1);
+		strcat(stamp, " ");
+	}
+	/*
+	 * journald reads the priority from a "<N>" prefix (sd-daemon(3)) and records the time
+	 * and the program itself; elsewhere the level is a word, for grep.
+	 */
+	if (d->journal)
+		fprintf(d->log, "<%d>%s%s\n", prio, stamp, line);
+	else
+		fprintf(d->log, "%ssarnue-filterd: %s%s\n", stamp, level, line);
+	fflush(d->log);
+}
+
+void logprio(struct filterd *d, int prio, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vlogprio(d, prio, fmt, ap);
 	va_end(ap);
-	if (d->syslog) {
-		syslog(LOG_INFO, "%s", line);
-		return;
-	}
-	utc_stamp(stamp, sizeof(stamp));
-	fprintf(d->log, "%s sarnue-filterd: %s\n", stamp, line);
-	fflush(d->log);
+}
+
+void logmsg(struct filterd *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlogprio(d, LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Whether stderr is the journal: systemd sets JOURNAL_STREAM to "DEV:INODE" of the stream it
+ * connects, and a child whose stderr was redirected inherits the variable, so both must match.
+ */
+static int stderr_is_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!env || sscanf(env, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st))
+		return 0;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 /* ------------------------------------------------------------------ one poll */
@@ -90,9 +133,10 @@ static void report_unknown(struct filterd *d)
 		pos += (size_t)snprintf(names + pos, sizeof(names) - pos, "%s%s", i ? " " : "",
 					hostlist_get(&d->js.unknown, i));
 	if (d->js.unknown.n)
-		logmsg(d, "%u hostname(s) of running jobs not in the fabric (%s): %s%s",
-		       d->js.unknown.n, d->topo_source, names,
-		       d->js.unknown.n > UNKNOWN_LISTED ? " ..." : "");
+		logprio(d, LOG_WARNING,
+			"%u hostname(s) of running jobs not in the fabric (%s): %s%s",
+			d->js.unknown.n, d->topo_source, names,
+			d->js.unknown.n > UNKNOWN_LISTED ? " ..." : "");
 	else
 		logmsg(d, "every hostname of the running jobs is in the fabric again");
 	hostlist_copy(&d->unknown, &d->js.unknown);
@@ -125,22 +169,34 @@ static int print_status(const void *ctx, FILE *out)
 	return ferror(out) ? -1 : 0;
 }
 
+/* A failed poll is an error, a reroute the plugin was not told of a warning. */
+static int report_priority(const struct poll_report *r)
+{
+	if (!r->ok || !strcmp(r->decision, "error"))
+		return LOG_ERR;
+	if (!strcmp(r->decision, "reroute pending"))
+		return LOG_WARNING;
+	return LOG_INFO;
+}
+
 static void report(struct filterd *d, struct poll_report *r)
 {
+	int prio = report_priority(r);
+
 	if (r->ok)
-		logmsg(d,
-		       "poll %lu: %.3f s (squeue %.3f s, %s): %u jobs, %u running, %u short, %u excluded, %u single-switch, %u multi-switch on %u hosts%s; %s: %s%s%s",
-		       r->poll, r->seconds, r->squeue_seconds, r->squeue_format, r->st.jobs,
-		       r->st.running, r->st.short_jobs, r->st.excluded, r->st.single_switch,
-		       r->st.multi_switch, r->st.multi_hosts, r->unknown ? ", unknown hosts" : "",
-		       r->decision, r->reason, r->handoff[0] ? "; " : "", r->handoff);
+		logprio(d, prio,
+			"poll %lu: %.3f s (squeue %.3f s, %s): %u jobs, %u running, %u short, %u excluded, %u single-switch, %u multi-switch on %u hosts%s; %s: %s%s%s",
+			r->poll, r->seconds, r->squeue_seconds, r->squeue_format, r->st.jobs,
+			r->st.running, r->st.short_jobs, r->st.excluded, r->st.single_switch,
+			r->st.multi_switch, r->st.multi_hosts, r->unknown ? ", unknown hosts" : "",
+			r->decision, r->reason, r->handoff[0] ? "; " : "", r->handoff);
 	else
-		logmsg(d, "poll %lu: %.3f s: %s: %s; nothing changes", r->poll, r->seconds,
-		       r->decision, r->reason);
+		logprio(d, prio, "poll %lu: %.3f s: %s: %s; nothing changes", r->poll, r->seconds,
+			r->decision, r->reason);
 	if (d->a.json)
 		print_status(r, stdout), fflush(stdout);
 	if (d->a.status && write_file_atomic(d->a.status, print_status, r))
-		logmsg(d, "cannot write status %s: %s", d->a.status, strerror(errno));
+		logprio(d, LOG_ERR, "cannot write status %s: %s", d->a.status, strerror(errno));
 }
 
 static int poll_once(struct filterd *d)
@@ -185,7 +241,7 @@ static void load_installed(struct filterd *d)
 	job_map_init(&jm);
 	if (job_map_parse(&jm, d->a.job_map, &err) ||
 	    jobset_keys_from_map(&jm, &d->installed, &err))
-		logmsg(d, "ignoring the existing job map: %s", err.msg);
+		logprio(d, LOG_WARNING, "ignoring the existing job map: %s", err.msg);
 	else
 		logmsg(d, "existing job map %s: %u multi-switch node set(s), taken as installed",
 		       d->a.job_map, d->installed.n);
@@ -311,6 +367,9 @@ int main(int argc, char **argv)
 		filterd_free(&d);
 		return 3;
 	}
+	d.journal = !d.a.log && stderr_is_journal();
+	d.stamp = d.a.log_format == LOG_FORMAT_TIMESTAMP ||
+		  (d.a.log_format == LOG_FORMAT_AUTO && !d.journal);
 	/* A bad fabric file is an operator error: say so before detaching. */
 	if ((d.a.fabric || d.a.topology_conf) && update_topology(&d, &err)) {
 		fprintf(stderr, "sarnue-filterd: %s\n", err.msg);
@@ -323,7 +382,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (d.a.pidfile && write_pidfile(d.a.pidfile))
-		logmsg(&d, "cannot write pid file %s: %s", d.a.pidfile, strerror(errno));
+		logprio(&d, LOG_ERR, "cannot write pid file %s: %s", d.a.pidfile, strerror(errno));
 	load_installed(&d);
 	rc = run(&d);
 	if (d.a.pidfile)

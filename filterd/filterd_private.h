@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <syslog.h> /* the priorities of logprio() */
 #include <time.h>
 
 #include "fabric/fabric.h"
@@ -24,11 +25,19 @@ enum squeue_format {
 	SQ_TEXT
 };
 
+/* Whether log lines carry the daemon's own timestamp (--log-format). */
+enum log_format {
+	LOG_FORMAT_AUTO, /* plain on the journal, else timestamp */
+	LOG_FORMAT_PLAIN,
+	LOG_FORMAT_TIMESTAMP
+};
+
 struct filterd_args {
 	double interval, squeue_timeout, min_interval, min_gain, socket_timeout;
 	unsigned max_output; /* MiB */
 	int once, dry_run, daemon, json;
 	enum squeue_format format;
+	enum log_format log_format;
 	const char *squeue, *fabric, *topology_conf, *lfts, *socket, *pidfile, *log, *status;
 	char *job_map; /* absolute */
 	enum job_host_match match;
@@ -65,10 +74,15 @@ struct filterd {
 	unsigned long polls, reroutes;
 	FILE *log;
 	int syslog;
+	int journal; /* the log is stderr and stderr is the journal: "<N>" priority prefixes */
+	int stamp;   /* lines start with a UTC timestamp */
 };
 
 /* filterd.c */
 double now_mono(void);
+/* A log line at syslog priority prio (LOG_ERR, LOG_WARNING, LOG_INFO); logmsg() is LOG_INFO. */
+void logprio(struct filterd *d, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void logmsg(struct filterd *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* options.c: returns 0 to run, 1 after --help/--version, -1 on a usage error. */

@@ -19,11 +19,13 @@
 #include "lib/arena.h"
 #include "lib/assert.h"
 #include "lib/numbers.h"
+#include "lib/usage.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
 
+#define PROG "sarnue-filterd"
 #define DEFAULT_JOB_MAP "/var/lib/sarnue/jobs"
 #define DEFAULT_MAX_OUTPUT 1024 /* MiB of squeue's stdout read at most */
 
@@ -101,10 +103,16 @@ static const char usage[] =
 	"    -d, --daemon              detach from the terminal (logs to --log, else syslog)\n"
 	"        --pidfile PATH        write the daemon's PID there\n"
 	"        --log PATH            append the log there instead of stderr\n"
+	"        --log-format auto|plain|timestamp\n"
+	"                              plain: no timestamp of its own (journald and syslog\n"
+	"                              add theirs), timestamp: one in front of every line;\n"
+	"                              auto (default): plain when stderr is the journal\n"
+	"                              (JOURNAL_STREAM), else timestamp.  Errors and warnings\n"
+	"                              carry their syslog priority either way\n"
 	"        --json                also print each poll's status as one JSON line on stdout\n"
 	"        --status PATH         write the last poll's status as JSON there (atomically)\n"
 	"    -h, --help                this text\n"
-	"    -V, --version\n"
+	"    -V, --version             print the version\n"
 	"\n"
 	"LOG\n"
 	"    2026-11-21T10:00:00Z poll 7: 0.021 s (squeue 0.018 s, json): 12 jobs, 10 running,\n"
@@ -123,8 +131,7 @@ static const char usage[] =
 static int parse_seconds(const char *opt, const char *v, double lo, double *out)
 {
 	if (num_parse_real(v, lo, 1e9, out)) {
-		fprintf(stderr, "sarnue-filterd: %s: bad value '%s' (a number >= %g)\n", opt, v,
-			lo);
+		usage_error(PROG, "%s: bad value '%s' (a number >= %g)", opt, v, lo);
 		return -1;
 	}
 	return 0;
@@ -158,6 +165,7 @@ enum {
 	OPT_SOCKET_TIMEOUT,
 	OPT_PIDFILE,
 	OPT_LOG,
+	OPT_LOG_FORMAT,
 	OPT_JSON,
 	OPT_STATUS,
 };
@@ -184,6 +192,7 @@ static const struct option longopts[] = {
 	{ "daemon", no_argument, NULL, 'd' },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "log", required_argument, NULL, OPT_LOG },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "status", required_argument, NULL, OPT_STATUS },
 	{ "help", no_argument, NULL, 'h' },
@@ -212,17 +221,34 @@ static const struct opt_keyword squeue_formats[] = {
 	{ NULL, 0 },
 };
 
+static const struct opt_keyword log_formats[] = {
+	{ "auto", LOG_FORMAT_AUTO },
+	{ "plain", LOG_FORMAT_PLAIN },
+	{ "timestamp", LOG_FORMAT_TIMESTAMP },
+	{ NULL, 0 },
+};
+
 static int parse_choice(int c, const char *v, struct filterd_args *a)
 {
-	int squeue = c == OPT_SQUEUE_FORMAT, value;
+	const struct opt_keyword *words = opt_host_match_keywords;
+	const char *name = "--host-match";
+	int value;
 
-	if (opt_keyword_value(squeue ? squeue_formats : opt_host_match_keywords, v, &value)) {
-		fprintf(stderr, "sarnue-filterd: %s: bad value '%s'\n",
-			squeue ? "--squeue-format" : "--host-match", v);
+	if (c == OPT_SQUEUE_FORMAT) {
+		words = squeue_formats;
+		name = "--squeue-format";
+	} else if (c == OPT_LOG_FORMAT) {
+		words = log_formats;
+		name = "--log-format";
+	}
+	if (opt_keyword_value(words, v, &value)) {
+		usage_error(PROG, "%s: bad value '%s'", name, v);
 		return -1;
 	}
-	if (squeue)
+	if (c == OPT_SQUEUE_FORMAT)
 		a->format = value;
+	else if (c == OPT_LOG_FORMAT)
+		a->log_format = value;
 	else
 		a->match = (enum job_host_match)value;
 	return 0;
@@ -245,15 +271,13 @@ static int parse_value(int c, const char *v, struct filterd_args *a)
 		if (parse_seconds("--min-gain", v, 0, &a->min_gain))
 			return -1;
 		if (a->min_gain > 100) {
-			fprintf(stderr, "sarnue-filterd: --min-gain: %s is above 100 percent\n", v);
+			usage_error(PROG, "--min-gain: %s is above 100 percent", v);
 			return -1;
 		}
 		return 0;
 	case OPT_MAX_OUTPUT:
 		if (num_parse_uint(v, 1, 65536, &a->max_output)) {
-			fprintf(stderr,
-				"sarnue-filterd: --squeue-max-output: bad value '%s' (MiB, 1..65536)\n",
-				v);
+			usage_error(PROG, "--squeue-max-output: bad value '%s' (MiB, 1..65536)", v);
 			return -1;
 		}
 		return 0;
@@ -285,7 +309,8 @@ int parse_args(int argc, char **argv, struct filterd_args *a)
 	int c;
 
 	args_defaults(a);
-	while ((c = getopt_long(argc, argv, "i:1x:f:m:s:ndhV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:1x:f:m:s:ndhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case '1':
 			a->once = 1;
@@ -337,7 +362,8 @@ int parse_args(int argc, char **argv, struct filterd_args *a)
 			printf("sarnue-filterd %s\n", PACKAGE_VERSION);
 			return 1;
 		case '?':
-			fprintf(stderr, "Try 'sarnue-filterd --help'.\n");
+		case ':':
+			usage_getopt_error(PROG, c, argv);
 			return -1;
 		default:
 			if (parse_value(c, optarg, a))
@@ -345,11 +371,11 @@ int parse_args(int argc, char **argv, struct filterd_args *a)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "sarnue-filterd: unexpected argument '%s'\n", argv[optind]);
+		usage_error(PROG, "unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
 	if (a->min_gain > 0 && !a->fabric) {
-		fprintf(stderr, "sarnue-filterd: --min-gain needs --fabric with OpenSM's dumps\n");
+		usage_error(PROG, "--min-gain needs --fabric with OpenSM's dumps");
 		return -1;
 	}
 	a->job_map = absolute_path(job_map);

@@ -375,9 +375,9 @@ int get_jobs(struct filterd *d, struct poll_report *rep, struct fab_error *err)
 			ret = squeue_once(d, SQ_TEXT, &out, &rep->squeue_seconds, err);
 			if (!ret) {
 				d->text_works = 1;
-				logmsg(d,
-				       "squeue --json failed (%s); using the text format from now on",
-				       json_err.msg);
+				logprio(d, LOG_WARNING,
+					"squeue --json failed (%s); using the text format from now on",
+					json_err.msg);
 			} else {
 				struct fab_error text_err = *err;
 

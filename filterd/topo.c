@@ -130,6 +130,7 @@ int update_topology(struct filterd *d, struct fab_error *err)
 		return 0;
 	if (!d->have_topo)
 		return -1;
-	logmsg(d, "topology from the control socket failed (%s); using the last one", err->msg);
+	logprio(d, LOG_WARNING, "topology from the control socket failed (%s); using the last one",
+		err->msg);
 	return 0;
 }

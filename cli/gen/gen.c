@@ -14,6 +14,7 @@
  * mlfm.c, oft.c, cascade.c, dfplus.c); build.c holds the
  * fabric they fill in, faults.c the removals, write.c the net file, help.c the help text.
  */
+#include "cli/cli.h"
 #include "cli/gen/gen.h"
 #include "cli/gen/gen_private.h"
 #include "lib/numbers.h"
@@ -78,6 +79,8 @@ struct opt_spec {
 static const struct opt_spec opt_specs[] = {
 	{ "--help", OPT_HELP, ARG_NONE, 0 },
 	{ "-h", OPT_HELP, ARG_NONE, 0 },
+	{ "--version", OPT_VERSION, ARG_NONE, 0 },
+	{ "-V", OPT_VERSION, ARG_NONE, 0 },
 	{ "-o", OPT_OUT, ARG_STR, 0 },
 	{ "--output", OPT_OUT, ARG_STR, 0 },
 	{ "--hostname-pattern", OPT_HOSTPAT, ARG_STR, 0 },
@@ -128,6 +131,9 @@ int gen_error(int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	/* A parameter that cannot work is a usage error: say where the help is, as every tool. */
+	if (status == GEN_USAGE)
+		fputs(" (try 'sarnue gen --help')", stderr);
 	fputc('\n', stderr);
 	return status;
 }
@@ -240,6 +246,9 @@ static int apply_option(struct opts *o, const struct opt_spec *sp, const char *v
 	case OPT_HELP:
 		o->help = true;
 		break;
+	case OPT_VERSION:
+		o->version = true;
+		break;
 	case OPT_SEED:
 		if (num_parse_u64(val, UINT64_MAX, &o->seed))
 			return gen_usage("%s %s: not a non-negative whole number", sp->name, val);
@@ -299,7 +308,7 @@ static int parse_option(struct opts *o, int argc, char **argv, int *i)
 
 	sp = find_opt(arg, len);
 	if (!sp)
-		return gen_usage("unknown option '%.*s' (see 'sarnue gen --help')", (int)len, arg);
+		return gen_usage("unknown option '%.*s'", (int)len, arg);
 	if (sp->kind == ARG_NONE) {
 		if (val)
 			return gen_usage("%s takes no value (got '%s')", sp->name, val);
@@ -340,8 +349,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		rc = parse_option(o, argc, argv, &i);
 		if (rc)
 			return rc;
-		/* "--help" wins over whatever else is on the line */
-		if (o->help)
+		/* "--help" and "--version" win over whatever else is on the line */
+		if (o->help || o->version)
 			return GEN_OK;
 	}
 	return GEN_OK;
@@ -360,7 +369,7 @@ static unsigned int opt_topos(enum opt_id id)
 static int require(const struct opts *o, enum opt_id id, const char *name)
 {
 	if (!o->set[id])
-		return gen_usage("%s: missing %s (see 'sarnue gen --help')", o->topo_name, name);
+		return gen_usage("%s: missing %s", o->topo_name, name);
 	return GEN_OK;
 }
 
@@ -474,7 +483,7 @@ static int validate(struct opts *o, struct hostfmt *hf)
 	int rc;
 
 	if (!o->topo_name)
-		return gen_usage("missing topology: " TOPO_LIST " (see 'sarnue gen --help')");
+		return gen_usage("missing topology: " TOPO_LIST);
 	for (i = 0; i < ARRAY_SIZE(topo_names); i++)
 		if (!strcmp(o->topo_name, topo_names[i].name))
 			o->topo = topo_names[i].topo;
@@ -574,6 +583,10 @@ int gen_main(int argc, char **argv)
 	rc = parse_args(&o, argc, argv);
 	if (rc)
 		goto out;
+	if (o.version) {
+		cli_version();
+		goto out;
+	}
 	if (o.help) {
 		gen_print_help(stdout);
 		if (fflush(stdout))

@@ -67,6 +67,7 @@ enum topo {
 
 enum opt_id {
 	OPT_HELP,
+	OPT_VERSION,
 	OPT_OUT,
 	OPT_HOSTPAT,
 	OPT_RADIX,
@@ -116,7 +117,7 @@ struct ratio {
 struct opts {
 	const char *topo_name;
 	enum topo topo;
-	bool help;
+	bool help, version;
 	bool set[OPT_COUNT];
 	const char *name[OPT_COUNT]; /* spelling the user chose */
 	const char *val[OPT_COUNT];  /* raw value, for messages */

@@ -186,10 +186,49 @@ t_expect "no warning where the roots route every LID" test ! -s "$tmp/err"
 t_expect "dump=never: LFTs and topology written" test -s "$tmp/nosl/opensm.fdbs" -a -s "$tmp/nosl/opensm-subnet.lst"
 t_expect "dump=never: no path-SL or SL2VL dump" test ! -e "$tmp/nosl/sarnue-path-sl.dump" -a ! -e "$tmp/nosl/sarnue-sl2vl.dump"
 
-# One CLI feel: 'sarnue help CMD' is the command's help; a bad option is one error and a hint.
-t_expect "sarnue help check prints check's usage" bash -c '"$0" help check | head -n 1 | grep -q "^usage: sarnue check"' "$SARNUE_BIN"
-for cmd in route check ctl gen; do
-	expect_fail 2 "see 'sarnue $cmd --help'" "$SARNUE_BIN" $cmd --no-such-option
-	t_expect "$cmd: a bad option prints at most two lines" test "$(wc -l <"$tmp/err")" -le 2
+# One CLI feel: 'sarnue help CMD' is the command's help, laid out as gen's (NAME, SYNOPSIS,
+# DESCRIPTION, OPTIONS); -V/--version everywhere; a bad option or a missing argument is one
+# line naming it and the hint, exit 2.
+for cmd in route check ctl gen topo-order; do
+	t_expect "sarnue help $cmd prints $cmd's help" \
+		bash -c '"$0" help "$1" | sed -n 2p | grep -q "^    sarnue $1 - "' "$SARNUE_BIN" "$cmd"
+	t_expect "sarnue help $cmd is sarnue $cmd --help" \
+		cmp -s <("$SARNUE_BIN" help "$cmd") <("$SARNUE_BIN" "$cmd" --help)
+	for sect in NAME SYNOPSIS DESCRIPTION OPTIONS; do
+		t_expect "sarnue $cmd --help has $sect" grep -q "^$sect\$" <("$SARNUE_BIN" "$cmd" --help)
+	done
+	for v in -V --version; do
+		t_expect "sarnue $cmd $v prints the version" \
+			test "$("$SARNUE_BIN" "$cmd" "$v")" = "$("$SARNUE_BIN" --version)"
+	done
+	expect_fail 2 "^sarnue $cmd: unknown option '--no-such-option' \\(try 'sarnue $cmd --help'\\)\$" \
+		"$SARNUE_BIN" $cmd --no-such-option
+	t_expect "$cmd: a bad option prints one line" test "$(wc -l <"$tmp/err")" -eq 1
 done
+for cmd in route check topo-order; do
+	expect_fail 2 "^sarnue $cmd: option '--subnet' needs an argument \\(try 'sarnue $cmd --help'\\)\$" \
+		"$SARNUE_BIN" $cmd --subnet
+	t_expect "$cmd: a missing argument prints one line" test "$(wc -l <"$tmp/err")" -eq 1
+done
+expect_fail 2 "option '-C' needs an argument" "$SARNUE_BIN" check --live -C
+expect_fail 2 "--port 300: expected a port number" "$SARNUE_BIN" check --live -P 300
+expect_fail 2 "^sarnue: unknown command 'nope' \\(try 'sarnue --help'\\)\$" "$SARNUE_BIN" nope
+bindir=${SARNUE_BIN%/*}
+for prog in sarnue-filterd sarnue-agent; do
+	for v in -V --version; do
+		t_expect "$prog $v prints NAME VERSION" \
+			bash -c '"$0" "$1" | grep -Eqx "${0##*/} [0-9][0-9.]*"' "$bindir/$prog" "$v"
+	done
+	for sect in NAME SYNOPSIS DESCRIPTION OPTIONS; do
+		t_expect "$prog --help has $sect" grep -q "^$sect\$" <("$bindir/$prog" --help)
+	done
+	t_expect "$prog --help names --pidfile" grep -q -- "--pidfile" <("$bindir/$prog" --help)
+	expect_fail 2 "^$prog: unknown option '--no-such-option' \\(try '$prog --help'\\)\$" \
+		"$bindir/$prog" --no-such-option
+	t_expect "$prog: a bad option prints one line" test "$(wc -l <"$tmp/err")" -eq 1
+	expect_fail 2 "^$prog: option '--log' needs an argument \\(try '$prog --help'\\)\$" \
+		"$bindir/$prog" --log
+done
+expect_fail 2 "option '--pid-file' needs an argument" "$bindir/sarnue-agent" --pid-file
+t_expect "sarnue -V prints NAME VERSION" bash -c '"$0" -V | grep -Eq "^sarnue [0-9]"' "$SARNUE_BIN"
 t_done

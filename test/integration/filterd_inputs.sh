@@ -105,4 +105,34 @@ fake null "echo '{\"jobs\": [$job null}]}'"
 expect_poll null 1 'job 7: "nodes" is missing or null, but the job is RUNNING'
 t_expect "no job map printed for refused polls" \
 	test -z "$(cat "$tmp"/{flood,huge,many,nul,number,null}.out)"
+# Log priorities: a failed poll is an error, a good one information.  On a terminal or a file
+# lines carry a UTC timestamp and the level as a word; on the journal (JOURNAL_STREAM names
+# stderr) or with --log-format=plain no timestamp of their own, and on the journal the
+# priority as journald's "<N>" prefix (3 error, 4 warning, 6 info).
+stamp='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z '
+t_grep "text log: a failed poll is an error line with a timestamp" \
+	"${stamp}sarnue-filterd: error: poll 1: " "$tmp/nul.log"
+poll good
+t_grep "text log: a good poll has no level word" "${stamp}sarnue-filterd: poll 1: " "$tmp/good.log"
+poll good --log-format plain
+t_grep "--log-format plain: no timestamp" "^sarnue-filterd: poll 1: " "$tmp/good.log"
+poll nul --log-format=plain
+t_grep "--log-format plain: the level stays" "^sarnue-filterd: error: poll 1: " "$tmp/nul.log"
+# journal FAKE: one poll with stderr on a file that JOURNAL_STREAM names, as systemd does.
+journal() {
+	: >"$tmp/$1.journal"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/$1.journal") "$FILTERD" --once --dry-run \
+		--squeue-format json --squeue "$tmp/$1" --fabric "$NET" -m "$tmp/jobs" \
+		>/dev/null 2>>"$tmp/$1.journal"
+}
+journal nul
+t_grep "journal: a failed poll at priority 3, no timestamp or name" "^<3>poll 1: " "$tmp/nul.journal"
+journal good
+t_grep "journal: a good poll at priority 6" "^<6>poll 1: " "$tmp/good.journal"
+fake unknown "echo '{\"jobs\": [$job\"node0002,ghost\"}]}'"
+journal unknown
+t_grep "journal: unknown hostnames are a warning" "^<4>1 hostname\\(s\\) of running jobs not in the fabric" "$tmp/unknown.journal"
+JOURNAL_STREAM=1:1 "$FILTERD" --once --dry-run --squeue-format json --squeue "$tmp/good" \
+	--fabric "$NET" -m "$tmp/jobs" >/dev/null 2>"$tmp/other.log"
+t_grep "JOURNAL_STREAM naming another stream is not the journal" "${stamp}sarnue-filterd: poll 1: " "$tmp/other.log"
 t_done
