@@ -110,6 +110,8 @@ void mcast_end_group(struct mcast *m)
 
 	sn_assert(m->ngroups > 0);
 	g = &m->groups[m->ngroups - 1];
+	if (!g->nentries)
+		return; /* entries may still be NULL: no arithmetic on it */
 	e = m->entries + g->first_entry;
 	qsort(e, g->nentries, sizeof(*e), entry_cmp);
 	for (i = 0; i < g->nentries; i++) {
@@ -127,8 +129,12 @@ void mcast_end_group(struct mcast *m)
 const struct mcast_entry *mcast_find_entry(const struct mcast *m, const struct mcast_group *g,
 					   uint32_t sw)
 {
-	const struct mcast_entry *e = m->entries + g->first_entry;
+	const struct mcast_entry *e;
 	uint32_t lo = 0, hi = g->nentries;
+
+	if (!hi)
+		return NULL;
+	e = m->entries + g->first_entry;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;

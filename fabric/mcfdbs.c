@@ -426,7 +426,8 @@ static int check_sa_groups(struct mc_load *l, const char *sa_path)
 	uint32_t i;
 
 	l->path = sa_path;
-	qsort(l->groups, l->ngroups, sizeof(*l->groups), cmp_group);
+	if (l->ngroups)
+		qsort(l->groups, l->ngroups, sizeof(*l->groups), cmp_group);
 	for (i = 1; i < l->ngroups; i++) {
 		const struct sa_group *a = &l->groups[i - 1], *b = &l->groups[i];
 
@@ -474,8 +475,11 @@ static int build(struct mc_load *l, struct mcast *m)
 	const struct fabric *f = l->f;
 	uint32_t r = 0, g = 0, k = 0, prev_port;
 
-	qsort(l->rows, l->nrows, sizeof(*l->rows), cmp_row);
-	qsort(l->members, l->nmembers, sizeof(*l->members), cmp_member);
+	/* qsort must not get NULL, even for no elements: an empty file leaves the arrays unset. */
+	if (l->nrows)
+		qsort(l->rows, l->nrows, sizeof(*l->rows), cmp_row);
+	if (l->nmembers)
+		qsort(l->members, l->nmembers, sizeof(*l->members), cmp_member);
 	while (r < l->nrows || g < l->ngroups) {
 		uint16_t mlid = r < l->nrows ? l->rows[r].mlid : 0xffff;
 		uint32_t r_end, g_end;
