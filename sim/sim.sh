@@ -392,7 +392,14 @@ sim_start_ibsim() {
 		# Held open for ibsim's lifetime: a FIFO without writers reads as end of file.
 		exec {_SIM_IBSIM_CONSOLE_FD}>"$console"
 	fi
-	sim_track_pid "$SIM_IBSIM_PID" ibsim || true
+	# An ibsim that refuses its net file can be gone before it is tracked: that is the same
+	# failure as exiting later, and must be reported as such (not as a tracking error).
+	if ! sim_track_pid "$SIM_IBSIM_PID" ibsim 2>/dev/null; then
+		_sim_fail "ibsim exited during start-up (net file $net)"
+		_sim_tail "$log" 15 'cannot parse remote lid and connection type'
+		SIM_IBSIM_PID=""
+		return 1
+	fi
 	local timeout=${SIM_IBSIM_TIMEOUT:-30}
 	local end=$((SECONDS + timeout))
 	while :; do
