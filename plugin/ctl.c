@@ -66,6 +66,7 @@ struct ctl_state {
 	time_t routed_at;
 	unsigned vls;
 	uint32_t jobs, job_hosts, unknown_hosts, fallbacks;
+	unsigned mcast_trees, mcast_refused; /* groups with a tree, and without, since routing */
 	char last_error[512];
 	int reroute_pending;
 	char job_map[OPT_PATH_MAX]; /* name of the map installed by `jobs`; empty: the option */
@@ -206,6 +207,8 @@ static char *status_json(struct ctl_server *s)
 		st.vls, st.jobs, st.job_hosts, st.unknown_hosts, st.fallbacks);
 	json_write_string(out, st.job_map[0] ? st.job_map : s->p->opts.job_map);
 	fprintf(out, ",\"reroute_pending\":%s", st.reroute_pending ? "true" : "false");
+	fprintf(out, ",\"multicast\":{\"trees\":%u,\"refused\":%u}", st.mcast_trees,
+		st.mcast_refused);
 	update_status_json(s->p, out);
 	fputs(",\"last_error\":", out);
 	json_write_string(out, st.last_error);
@@ -944,6 +947,18 @@ void ctl_note_routing_started(struct sarnue_plugin *p)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->st.reroute_pending = 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void ctl_note_mcast(struct sarnue_plugin *p, unsigned trees, unsigned refused)
+{
+	struct ctl_server *s = p->ctl;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->st.mcast_trees = trees;
+	s->st.mcast_refused = refused;
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -19,6 +19,8 @@ void ctl_note_tables_programmed(struct sarnue_plugin *p);
 void ctl_note_routing(struct sarnue_plugin *p, const char *engine, const struct fabric *f,
 		      const struct engine_result *res);
 void ctl_note_failure(struct sarnue_plugin *p, const char *engine, const char *msg);
+/* Multicast groups that have a tree from the engine now, and groups refused one. */
+void ctl_note_mcast(struct sarnue_plugin *p, unsigned trees, unsigned refused);
 /*
  * The job map to route with: the one `jobs FILE` installed, else the job_map option; name gets
  * how messages call an installed one (its file name on the client), else "".

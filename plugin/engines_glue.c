@@ -336,6 +336,7 @@ static int build_lid_matrices(void *context)
 	ctl_note_routing_started(p);
 	/* OpenSM rebuilds every multicast tree after a routing; the old ones fit the old routes. */
 	mcast_state_reset(e->mc);
+	ctl_note_mcast(p, 0, 0);
 	fabric_init(&nf);
 	if (subnet_to_fabric(&p->osm->subn, &nf, &err)) {
 		fabric_free(&nf);

@@ -24,6 +24,7 @@
 #include "engines/mcasttree.h"
 #include "fabric/mcast.h"
 #include "lib/assert.h"
+#include "plugin/ctl.h"
 #include "plugin/log.h"
 
 #define MCAST_ROOT_TRIES 4
@@ -230,6 +231,29 @@ static int try_root(struct mcast_state *s, const struct fabric *f, struct routin
 	return ok;
 }
 
+/* Groups refused a tree since the routing and not built since. */
+static unsigned refused_count(const struct mcast_state *s)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(s->refused); i++)
+		n += (unsigned)__builtin_popcount(s->refused[i]);
+	return n;
+}
+
+static void mark_refused(struct mcast_state *s, uint16_t mlid, int refused)
+{
+	unsigned bit = (unsigned)mlid - MCAST_FIRST_MLID;
+
+	if (mlid < MCAST_FIRST_MLID)
+		return;
+	if (refused)
+		s->refused[bit / 8] |= (uint8_t)(1u << (bit % 8));
+	else
+		s->refused[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
+}
+
 /* Drops the tree of mlid from the built ones (without memory it stays: checks only stricter). */
 static void forget_group(struct mcast_state *s, uint16_t mlid)
 {
@@ -258,6 +282,8 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 	if (nmembers < 2) {
 		/* Nothing to forward; the old tree, if any, is gone (OpenSM cleared the MLID). */
 		forget_group(s, mlid);
+		mark_refused(s, mlid, 0);
+		ctl_note_mcast(p, s->built.ngroups, refused_count(s));
 		free(members);
 		return IB_SUCCESS;
 	}
@@ -274,9 +300,9 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		unsigned bit = mlid - MCAST_FIRST_MLID;
 		int again = mlid >= MCAST_FIRST_MLID && (s->refused[bit / 8] >> (bit % 8) & 1);
 
-		if (mlid >= MCAST_FIRST_MLID)
-			s->refused[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		mark_refused(s, mlid, 1);
 		forget_group(s, mlid); /* OpenSM cleared its tables before asking */
+		ctl_note_mcast(p, s->built.ngroups, refused_count(s));
 		plog(p, again ? OSM_LOG_VERBOSE : OSM_LOG_ERROR,
 		     "ERR %s: multicast MLID 0x%04x (SL %u): no tree from %u root(s) fits the "
 		     "unicast routes: %s%s; the group gets no tree",
@@ -294,6 +320,8 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		g = mcast_find_group(&s->built, mlid);
 		sn_assert(g != NULL);
 		program_tables(&s->built, g, osm_switches);
+		mark_refused(s, mlid, 0);
+		ctl_note_mcast(p, s->built.ngroups, refused_count(s));
 		plog(p, OSM_LOG_INFO,
 		     "%s: multicast MLID 0x%04x: SL %u on VL %u, %u members, tree of %u switches "
 		     "from root %s (try %u), checked with the unicast routes and %u other tree(s): "

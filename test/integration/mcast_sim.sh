@@ -76,6 +76,8 @@ t_expect "sarnue check --json parses with the multicast dumps" \
 
 t_expect "sar-updn built the trees itself, verified with the unicast routes" \
 	sim_wait_log "sarnue: sar-updn: multicast MLID 0xc002: SL 1 on VL [0-9]+, 3 members, tree of [0-9]+ switches .*no credit loop" 30
+t_expect "sarnue ctl status: 3 groups with a tree, none refused" \
+	test "$(sim_status_field multicast.trees multicast.refused | tr '\n' ' ')" = "3 0 "
 "$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json >"$tmp/check.json" 2>/dev/null
 t_expect "the verifier: 3 groups, 11 members, all reached, trees whole, no credit loop with unicast" \
 	python3 -c 'import json, sys
@@ -153,6 +155,8 @@ sim_stop_ibsim >/dev/null 2>&1
 if sim_start_ibsim "$SIM_TMP/dfly.net" && dfly_unreserved sarnue; then
 	t_expect "dfly, sar-dfsssp, mcast_reserve=no: the tree that closes a credit loop is refused, the mixed cycle named" \
 		sim_wait_log "ERR sar-dfsssp: multicast MLID 0xc000 \(SL 0\): no tree from [0-9]+ root\(s\) fits the unicast routes: credit loop .*-\(multicast 0xc000\)->" 60
+	t_expect "dfly, sar-dfsssp, mcast_reserve=no: sarnue ctl status counts the refused group" \
+		test "$(sim_status_field multicast.refused)" = 1
 else
 	t_fail "dfly, sar-dfsssp, mcast_reserve=no: ibsim and OpenSM up"
 fi
