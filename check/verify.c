@@ -961,6 +961,86 @@ out:
 	return ret;
 }
 
+struct verify_deps {
+	struct dep_set deps;	   /* the unicast routes' dependencies */
+	struct verify_report rep; /* their report */
+};
+
+struct verify_deps *verify_deps_new(const struct fabric *f, const struct routing *r)
+{
+	struct verify_deps *d = calloc(1, sizeof(*d));
+	struct routing unicast = *r;
+	struct source_groups groups;
+	struct walker w;
+	int bad;
+
+	if (!d)
+		return NULL;
+	unicast.mcast = NULL;
+	bad = walker_open(&w, &groups, f, &unicast, &d->rep) ||
+	      walker_check(&w, 1, f->max_lid + 1) || walker_close(&w);
+	if (!bad) {
+		d->deps = w.deps; /* kept: the walker no longer owns them */
+		memset(&w.deps, 0, sizeof(w.deps));
+	}
+	walker_free(&w, &groups);
+	if (bad) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void verify_deps_free(struct verify_deps *d)
+{
+	if (!d)
+		return;
+	free(d->deps.keys);
+	free(d->deps.list);
+	free(d);
+}
+
+const struct verify_report *verify_deps_report(const struct verify_deps *d)
+{
+	return &d->rep;
+}
+
+static int dep_set_copy(struct dep_set *to, const struct dep_set *from)
+{
+	to->keys = malloc(sizeof(*to->keys) * from->cap);
+	to->list = malloc(sizeof(*to->list) * (from->cap / 2 + 1));
+	if (!to->keys || !to->list)
+		return -1;
+	memcpy(to->keys, from->keys, sizeof(*to->keys) * from->cap);
+	memcpy(to->list, from->list, sizeof(*to->list) * from->count);
+	to->cap = from->cap;
+	to->count = from->count;
+	return 0;
+}
+
+int verify_with_deps(const struct verify_deps *d, const struct fabric *f,
+		     const struct routing *r, struct verify_report *rep)
+{
+	struct walker w;
+	int ret = -1;
+
+	memset(&w, 0, sizeof(w));
+	*rep = d->rep;
+	/* The cycle search below reports the union; the unicast one found none or kept its own. */
+	rep->credit_loop_vls = 0;
+	rep->cycle[0] = '\0';
+	rep->cycle_len = 0;
+	w.f = f;
+	w.r = r;
+	w.rep = rep;
+	if (!dep_set_copy(&w.deps, &d->deps) && (!r->mcast || !add_mcast(&w)))
+		ret = check_credit_loops(&w);
+	free(w.deps.keys);
+	free(w.deps.list);
+	mcast_deps_free(&w.mdeps);
+	return ret;
+}
+
 /*
  * The verifier beside the routing (verify.h).  The thread takes the promised columns in whole
  * blocks of FEED_BLOCK LIDs, a little behind the engine's latest promise, so it seldom reads a

@@ -76,6 +76,21 @@ int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *s
 /* Stops the thread, unhooks the routing and frees the feed; NULL is fine. */
 void verify_feed_detach(struct verify_feed *vf);
 
+/*
+ * The dependencies of a routing kept for later checks: multicast trees built after the routing
+ * (the plugin builds one per group, each time its members change) are checked against them
+ * without walking every unicast path again.  verify_deps_new verifies r's unicast routes (its
+ * report: verify_deps_report); NULL without memory.  verify_with_deps then checks r's multicast
+ * trees with those dependencies: the report is the unicast one with the multicast fields and
+ * the credit-loop search of the union.  r must hold the same unicast tables.
+ */
+struct verify_deps;
+struct verify_deps *verify_deps_new(const struct fabric *f, const struct routing *r);
+void verify_deps_free(struct verify_deps *d);
+const struct verify_report *verify_deps_report(const struct verify_deps *d);
+int verify_with_deps(const struct verify_deps *d, const struct fabric *f,
+		     const struct routing *r, struct verify_report *rep);
+
 /* True when the report shows no unreachable pair, no forwarding loop and no credit loop. */
 int verify_ok(const struct verify_report *rep);
 

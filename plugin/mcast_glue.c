@@ -36,6 +36,8 @@ struct mcast_state {
 	uint32_t roots[MCAST_ROOT_TRIES];
 	unsigned nroots;
 	struct mcast_tree tree; /* the reserved tree (mcast_tree_choose), kept across groups */
+	/* The routing's unicast dependencies, so a group's check walks no unicast path again. */
+	struct verify_deps *unicast;
 	/* MLIDs refused since the routing: a group refused again (each join) logs at verbose. */
 	uint8_t refused[(0xffff - MCAST_FIRST_MLID + 1 + 7) / 8];
 	int have_tree;
@@ -58,6 +60,8 @@ void mcast_state_reset(struct mcast_state *s)
 		return;
 	mcast_clear(&s->built);
 	memset(s->refused, 0, sizeof(s->refused));
+	verify_deps_free(s->unicast);
+	s->unicast = NULL;
 	if (s->have_tree)
 		mcast_tree_free(&s->tree);
 	s->have_tree = 0;
@@ -223,7 +227,13 @@ static int try_root(struct mcast_state *s, const struct fabric *f, struct routin
 	if (!ok) {
 		mcast_end_group(&s->trial);
 		r->mcast = &s->trial;
-		ok = verify_routing(f, r, rep) ? -1 : verify_ok(rep);
+		/* The first group after a routing walks the unicast routes once, for all groups. */
+		if (!s->unicast)
+			s->unicast = verify_deps_new(f, r);
+		if (s->unicast)
+			ok = verify_with_deps(s->unicast, f, r, rep) ? -1 : verify_ok(rep);
+		else
+			ok = verify_routing(f, r, rep) ? -1 : verify_ok(rep);
 		r->mcast = NULL;
 	}
 	if (t == &other)

@@ -103,6 +103,29 @@ static void test_fat_tree_groups(void)
 	fabric_free(&f);
 }
 
+/*
+ * The plugin checks each group against the unicast dependencies kept from one walk
+ * (verify_with_deps): the verdict, the multicast fields and the cycle must be those of a full
+ * verify_routing (v).
+ */
+static void same_with_kept_deps(const struct fabric *f, struct routing *r,
+				const struct verify_report *v)
+{
+	struct verify_deps *d = verify_deps_new(f, r);
+	struct verify_report k;
+
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	CHECK(verify_deps_report(d)->mcast_groups == 0 && verify_ok(verify_deps_report(d)));
+	CHECK(verify_with_deps(d, f, r, &k) == 0);
+	CHECK(verify_ok(&k) == verify_ok(v) && k.credit_loop_vls == v->credit_loop_vls);
+	CHECK(k.mcast_groups == v->mcast_groups && k.mcast_dependencies == v->mcast_dependencies);
+	CHECK(k.dependencies == v->dependencies && k.pairs == v->pairs);
+	CHECK(k.cycle_mixed == v->cycle_mixed && !strcmp(k.cycle, v->cycle));
+	verify_deps_free(d);
+}
+
 /* A ring of n switches with one host each, as a line: s < d clockwise, s > d back. */
 static void route_as_line(const struct fabric *f, struct routing *r, unsigned n)
 {
@@ -177,6 +200,7 @@ static void test_mixed_credit_loop(void)
 	CHECK(v.cycle_mixed);
 	CHECK(strstr(v.cycle, "-(multicast 0xc005)->") != NULL);
 	CHECK(!verify_ok(&v));
+	same_with_kept_deps(&f, &r, &v);
 
 	/* The same tree without link 4 - 0 (2-1-0 and 4-3 joined by 2-3): no loop. */
 	mcast_clear(&m);
@@ -190,6 +214,7 @@ static void test_mixed_credit_loop(void)
 	mcast_end_group(&m);
 	CHECK(verify_routing(&f, &r, &v) == 0);
 	CHECK(verify_ok(&v) && v.credit_loop_vls == 0 && v.mcast_dependencies == 6);
+	same_with_kept_deps(&f, &r, &v);
 	mcast_free(&m);
 	routing_free(&r);
 	fabric_free(&f);
