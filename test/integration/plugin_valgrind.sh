@@ -3,7 +3,8 @@
 # fall-back run must show no invalid access and no definite leak in libsarnue.so; so must
 # sar-nue on one VL, whose tables are verified on a second thread while it routes; and so must
 # a running OpenSM with sar-dfsssp on 8 VLs that reroutes on `sarnue ctl reroute`, on a job map
-# installed with `sarnue ctl jobs` and on a link fault.
+# installed with `sarnue ctl jobs` and on a link fault, and builds the multicast tree of hosts
+# that join IPoIB's broadcast group.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm valgrind
@@ -38,6 +39,7 @@ sim_stop_ibsim
 	t_fail "sarnue gen fattree2"
 printf 'node0001 7\nnode0004 7\nnode0007 7\nnode0010 8\nnode0002 8\n' >"$SIM_TMP/jobs.map"
 export SIM_ROUTING_ENGINE=sar-dfsssp,minhop SIM_QOS=TRUE SIM_PLUGIN_OPTIONS="" SIM_IBSIM_CONSOLE=1
+export SIM_IPOIB=TRUE
 SIM_CONF=""
 if sim_start_ibsim "$SIM_TMP/ft.net" && sim_start_opensm && sim_wait_subnet_up; then
 	sim_wait_programmed 1 240 || t_fail "sar-dfsssp under valgrind: first tables programmed"
@@ -45,6 +47,14 @@ if sim_start_ibsim "$SIM_TMP/ft.net" && sim_start_opensm && sim_wait_subnet_up; 
 	sim_wait_programmed 2 240 || t_fail "sar-dfsssp under valgrind: rerouted on ctl reroute"
 	sim_ctl jobs "$SIM_TMP/jobs.map" >/dev/null || t_fail "ctl jobs under valgrind"
 	sim_wait_programmed 3 240 || t_fail "sar-dfsssp under valgrind: rerouted on the job map"
+	# Multicast: hosts join IPoIB's broadcast group; the plugin builds and checks the tree.
+	joined=1
+	for h in H-0001 H-0004 H-0007 H-0010; do
+		sim_mcast_join "$h" ff12:401b:ffff::ffff:ffff 0 --timeout 20000 >/dev/null || joined=0
+	done
+	t_expect "four hosts joined the broadcast group under valgrind" test "$joined" = 1
+	sim_wait_log "sarnue: sar-dfsssp: multicast MLID 0xc000: SL 0 on VL 0, 4 members" 240 ||
+		t_fail "sar-dfsssp under valgrind: the broadcast group's tree built"
 	routings=$(sim_status_field routings)
 	# Leaf S-0001's first uplink (port 4, after its 3 hosts).
 	sim_ibsim_cmd 'Unlink "S-0001"[4]'
