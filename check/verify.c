@@ -19,19 +19,18 @@
  * it asks for on the output.  Edges are kept in a hash set, then the graph is compacted and
  * searched for a cycle with an iterative DFS.
  *
- * verify_feed (verify.h) runs the same passes on a thread of its own while an engine that
- * promises final LFT columns (sar-nue on one layer) is still routing, on a copy of those columns
- * that is compared with the final tables at the end.
+ * verify_feed (verify.h, verify_feed.c) runs the same passes on a thread of its own while an
+ * engine that promises final LFT columns (sar-nue on one layer) is still routing, on a copy of
+ * those columns that is compared with the final tables at the end.
  */
 #include "check/verify.h"
 
 #include "lib/sortu64.h"
-#include "lib/threads.h"
 #include "lib/assert.h"
 #include "check/mcastcheck.h"
+#include "check/walker.h"
 
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,55 +41,6 @@ enum walk_state {
 	W_REACH,
 	W_FAIL,
 	W_LOOP,
-};
-
-struct dep_set {
-	uint64_t *keys; /* 0 = empty; key = (from << 32 | to) + 1, vertex = vl << 28 | channel */
-	uint64_t *list; /* [cap / 2]: the keys in the order they came, for passes over the set */
-	size_t cap, count;
-};
-
-/*
- * Source LIDs whose pairs share one outcome towards every destination: their packets enter the
- * fabric at the same switch with the same SL.  Without per-port SL2VL the VL out of a switch does
- * not depend on the in-port, and the channel leaving an end port adds no dependency, so one walk
- * from the switch stands for them all; an end port's path is one link longer than port 0's.
- */
-struct source_group {
-	uint32_t sw;	    /* entry switch, FAB_NONE: no active link to a switch */
-	uint32_t in_ch;	    /* an end port member's channel, FAB_NONE when there is none */
-	uint32_t ca_lids;   /* LIDs of end ports (ports without a link included) */
-	uint32_t self_lids; /* LIDs of switch port 0s: the switch itself */
-	uint32_t skip_ca;   /* of those, the destination port's own: it sends nothing to itself */
-	uint32_t skip_self;
-	uint16_t sl_lid; /* a member LID: its path SL is the group's */
-	uint8_t sl;	 /* that SL towards the destination in hand, with per-source SLs */
-	uint8_t state;	 /* this pass's outcome, W_NONE when the group has no pair in it */
-	unsigned hops;	 /* links from sw onwards when state is W_REACH */
-};
-
-struct source_groups {
-	uint32_t n;
-	struct source_group *g;
-	uint32_t *elem_first; /* [nendports + 1]: each end port's elements, one per LID */
-	uint32_t *elem_group; /* the group of each element */
-	uint32_t *endport_of; /* [nports]: index into f->endports, FAB_NONE when none */
-};
-
-struct walker {
-	const struct fabric *f;
-	const struct routing *r;
-	struct verify_report *rep;
-	struct dep_set deps;
-	uint32_t *stamp; /* per (switch, VL out): pass number that filled state/hops */
-	uint8_t *state;
-	uint8_t *hops;
-	uint32_t *path; /* switches of the walk in progress */
-	uint32_t pass;
-	uint64_t hop_sum, delivered;
-	int oom;
-	struct source_groups *groups; /* NULL: every pair is walked on its own */
-	struct mcast_deps mdeps;      /* the multicast trees' dependencies, for the cycle's labels */
 };
 
 static uint64_t mix(uint64_t x)
@@ -856,7 +806,7 @@ static int check_credit_loops(struct walker *w)
 }
 
 /* Groups and scratch of a walker over f and r; 0, or -1 without memory (then walker_free). */
-static int walker_open(struct walker *w, struct source_groups *groups, const struct fabric *f,
+int verify_walker_open(struct walker *w, struct source_groups *groups, const struct fabric *f,
 		       const struct routing *r, struct verify_report *rep)
 {
 	size_t keys = (size_t)f->nswitches * VERIFY_MAX_VLS + 1;
@@ -886,7 +836,7 @@ static int walker_open(struct walker *w, struct source_groups *groups, const str
 	return 0;
 }
 
-static void walker_free(struct walker *w, struct source_groups *groups)
+void verify_walker_free(struct walker *w, struct source_groups *groups)
 {
 	free(w->stamp);
 	free(w->state);
@@ -899,7 +849,7 @@ static void walker_free(struct walker *w, struct source_groups *groups)
 }
 
 /* The destination LIDs in [from, to); -1 without memory. */
-static int walker_check(struct walker *w, unsigned from, unsigned to)
+int verify_walker_check(struct walker *w, unsigned from, unsigned to)
 {
 	unsigned dlid;
 
@@ -939,7 +889,7 @@ static int add_mcast(struct walker *w)
 }
 
 /* Mean hops and the credit-loop search once every destination is checked. */
-static int walker_close(struct walker *w)
+int verify_walker_close(struct walker *w)
 {
 	w->rep->mean_hops = w->delivered ? (double)w->hop_sum / (double)w->delivered : 0.0;
 	if (w->r->mcast && add_mcast(w))
@@ -953,11 +903,11 @@ int verify_routing(const struct fabric *f, const struct routing *r, struct verif
 	struct source_groups groups;
 	int ret = -1;
 
-	if (walker_open(&w, &groups, f, r, rep) || walker_check(&w, 1, f->max_lid + 1))
+	if (verify_walker_open(&w, &groups, f, r, rep) || verify_walker_check(&w, 1, f->max_lid + 1))
 		goto out;
-	ret = walker_close(&w);
+	ret = verify_walker_close(&w);
 out:
-	walker_free(&w, &groups);
+	verify_walker_free(&w, &groups);
 	return ret;
 }
 
@@ -977,13 +927,13 @@ struct verify_deps *verify_deps_new(const struct fabric *f, const struct routing
 	if (!d)
 		return NULL;
 	unicast.mcast = NULL;
-	bad = walker_open(&w, &groups, f, &unicast, &d->rep) ||
-	      walker_check(&w, 1, f->max_lid + 1) || walker_close(&w);
+	bad = verify_walker_open(&w, &groups, f, &unicast, &d->rep) ||
+	      verify_walker_check(&w, 1, f->max_lid + 1) || verify_walker_close(&w);
 	if (!bad) {
 		d->deps = w.deps; /* kept: the walker no longer owns them */
 		memset(&w.deps, 0, sizeof(w.deps));
 	}
-	walker_free(&w, &groups);
+	verify_walker_free(&w, &groups);
 	if (bad) {
 		free(d);
 		return NULL;
@@ -1039,177 +989,4 @@ int verify_with_deps(const struct verify_deps *d, const struct fabric *f,
 	free(w.deps.list);
 	mcast_deps_free(&w.mdeps);
 	return ret;
-}
-
-/*
- * The verifier beside the routing (verify.h).  The thread takes the promised columns in whole
- * blocks of FEED_BLOCK LIDs, a little behind the engine's latest promise, so it seldom reads a
- * cache line the engine is still writing to.  It polls: the engine's promises come every few
- * microseconds, and waking the thread for each would cost the engine a system call every time.
- * The copy of the columns is allocated at the first promise, so engines that never promise cost
- * nothing but the feed itself.
- */
-#define FEED_BLOCK 16u
-#define FEED_STEP (16u * FEED_BLOCK) /* columns checked between looks at the stop flag */
-#define FEED_POLL_NS 50000L
-
-enum feed_state {
-	FEED_IDLE,	/* nothing promised yet */
-	FEED_RUNNING,	/* the thread checks the promised columns */
-	FEED_NO_THREAD, /* not streamed: the report verifies the final tables */
-};
-
-struct verify_feed {
-	const struct fabric *f;
-	struct routing *r;
-	struct routing view; /* r's SL settings at the first promise, LFTs from copy */
-	uint8_t *copy;	     /* the promised columns, laid out as r->lft */
-	struct verify_report rep;
-	uint32_t end;		      /* max_lid + 1 */
-	_Atomic uint32_t final_below; /* the engine's latest promise */
-	atomic_int stop;	      /* the report is not wanted: leave at once */
-	int checked;		      /* the thread checked every column and the dependencies */
-	enum feed_state state;	      /* the engine's thread only */
-	pthread_t thread;
-};
-
-static void copy_columns(struct verify_feed *vf, uint32_t from, uint32_t to)
-{
-	size_t len = vf->r->lft_len, s;
-
-	sn_assert(from <= to && to <= len);
-	for (s = 0; s < vf->r->nswitches; s++)
-		memcpy(vf->copy + s * len + from, vf->r->lft + s * len + from, to - from);
-}
-
-/* The next block end the engine's promise covers, or end once it covers everything. */
-static uint32_t promised_upto(struct verify_feed *vf)
-{
-	uint32_t below = atomic_load_explicit(&vf->final_below, memory_order_acquire);
-
-	return below >= vf->end ? vf->end : below - below % FEED_BLOCK;
-}
-
-static void *feed_main(void *arg)
-{
-	struct verify_feed *vf = arg;
-	struct timespec nap = { .tv_nsec = FEED_POLL_NS };
-	struct source_groups groups;
-	struct walker w;
-	uint32_t done = 0, upto;
-
-	if (walker_open(&w, &groups, vf->f, &vf->view, &vf->rep))
-		goto out;
-	while (!atomic_load_explicit(&vf->stop, memory_order_relaxed)) {
-		upto = promised_upto(vf);
-		if (upto > done + FEED_STEP)
-			upto = done + FEED_STEP;
-		/* Promises only rise, and never past the table. */
-		sn_assert(upto >= done && upto <= vf->end);
-		if (upto > done) {
-			copy_columns(vf, done, upto);
-			/* LID 0 is nobody's, but its column is compared at the end as well. */
-			if (walker_check(&w, done ? done : 1, upto))
-				goto out;
-			done = upto;
-		} else if (done >= vf->end) {
-			vf->checked = !walker_close(&w);
-			break;
-		} else {
-			nanosleep(&nap, NULL);
-		}
-	}
-out:
-	walker_free(&w, &groups);
-	return NULL;
-}
-
-/* The engine's promise (routing_columns_final); the first one starts the thread. */
-static void feed_columns_final(void *arg, uint32_t below)
-{
-	struct verify_feed *vf = arg;
-
-	if (vf->state == FEED_NO_THREAD)
-		return;
-	/* One thread makes the promises, with rising bounds (routing.h). */
-	sn_assert(below <= vf->end &&
-		  below >= atomic_load_explicit(&vf->final_below, memory_order_relaxed));
-	atomic_store_explicit(&vf->final_below, below, memory_order_release);
-	if (vf->state == FEED_RUNNING)
-		return;
-	/* Per-source SLs and per-port SL2VL live in arrays the final check does not compare. */
-	vf->state = FEED_NO_THREAD;
-	if (vf->r->sl_mode != ROUTING_SL_UNIFORM || vf->r->sl2vl)
-		return;
-	vf->copy = malloc((size_t)vf->r->nswitches * vf->r->lft_len + 1);
-	if (!vf->copy)
-		return;
-	vf->view = *vf->r;
-	vf->view.lft = vf->copy;
-	vf->view.columns_final = NULL;
-	if (!thread_start_beside(&vf->thread, feed_main, vf))
-		vf->state = FEED_RUNNING;
-}
-
-struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r)
-{
-	struct verify_feed *vf = calloc(1, sizeof(*vf));
-
-	if (!vf)
-		return NULL;
-	vf->f = f;
-	vf->r = r;
-	vf->end = f->max_lid + 1;
-	atomic_init(&vf->final_below, 0);
-	atomic_init(&vf->stop, 0);
-	r->columns_final = feed_columns_final;
-	r->columns_final_arg = vf;
-	return vf;
-}
-
-static void feed_stop(struct verify_feed *vf, int wanted)
-{
-	if (vf->state != FEED_RUNNING)
-		return;
-	if (wanted)
-		atomic_store_explicit(&vf->final_below, vf->end, memory_order_release);
-	else
-		atomic_store_explicit(&vf->stop, 1, memory_order_relaxed);
-	pthread_join(vf->thread, NULL);
-	vf->state = FEED_NO_THREAD;
-}
-
-/* Whether the thread checked exactly the tables and SL settings r holds now. */
-static int checked_final_tables(const struct verify_feed *vf)
-{
-	const struct routing *r = vf->r, *v = &vf->view;
-
-	return vf->checked && r->sl_mode == v->sl_mode && r->sl_uniform == v->sl_uniform &&
-	       !r->sl2vl && !memcmp(r->sl2vl_uniform, v->sl2vl_uniform, sizeof(v->sl2vl_uniform)) &&
-	       !memcmp(r->lft, vf->copy, (size_t)r->nswitches * r->lft_len);
-}
-
-int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed)
-{
-	int was_running = vf->state == FEED_RUNNING;
-
-	feed_stop(vf, 1);
-	*streamed = was_running && checked_final_tables(vf);
-	if (!*streamed)
-		return verify_routing(vf->f, vf->r, rep);
-	*rep = vf->rep;
-	return 0;
-}
-
-void verify_feed_detach(struct verify_feed *vf)
-{
-	if (!vf)
-		return;
-	feed_stop(vf, 0);
-	if (vf->r->columns_final_arg == vf) {
-		vf->r->columns_final = NULL;
-		vf->r->columns_final_arg = NULL;
-	}
-	free(vf->copy);
-	free(vf);
 }
