@@ -7,7 +7,7 @@
 #     OpenSM holds every agent's subscription;
 #  4. SIGTERM: the agents unsubscribe and stop.
 # Under ibsim, unsolicited MADs reach only clients attached with SIM_SET_ISSM=1, so OpenSM runs
-# with ignore_other_sm TRUE (README, "Host agent and client library").
+# with ignore_other_sm TRUE (doc/agent.md).
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm

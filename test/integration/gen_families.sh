@@ -2,7 +2,7 @@
 # The topology families of `sarnue gen` (xgft, fattree, islands, hyperx, slimfly, kautz, and the
 # exascale fishnet, fishnet-lite, mlfm, oft, cascade and dfplus): the written net file is parsed
 # here, independently of the generator, and must have the switch, host and link counts of the
-# README formulas (and for the exascale families the switch degrees), every link at both ends,
+# doc/gen.md formulas (and for the exascale families the switch degrees), every link at both ends,
 # a connected graph, host descriptions after the hostname pattern and the family's diameter.
 # Faults work on every family, output is deterministic, large fabrics are fast, bad parameters
 # are refused with exit status 2, small exascale instances are routed offline by sar-nue and
@@ -114,7 +114,7 @@ family() {
 	fi
 }
 
-# The formulas of the README, computed here in the shell.
+# The formulas of doc/gen.md, computed here in the shell.
 xgft_size() { # R H M-LIST W-LIST -> "switches hosts links"
 	local r=$1 h=$2 m w l j n sw=0 links=0 prev=0 hosts=1
 	IFS=, read -ra m <<<"$3"
@@ -166,7 +166,7 @@ t_expect "ktree --k 3 --n 3 is wired exactly as xgft --h 3 --m 3,3,3 --w 1,3,3" 
 	cmp -s <(sed 's/#.*//' "$tmp/kt.net") <(sed 's/#.*//' "$tmp/xg.net")
 t_grep "the two differ in the switch names only" 'Switch.*"S-0001".*# "ktree level 0 switch 0"' "$tmp/kt.net"
 
-# Real-life fat trees; counts worked out by hand from the README's rules.
+# Real-life fat trees; counts worked out by hand from doc/gen.md's rules.
 # 36 ports, 324 hosts: 18 leaves (18 hosts, 18 up), 9 spines joined by 2 links: 18*18 links.
 family ft-36-324 27 324 324 "eq 2" -- fattree --radix 36 --hosts 324
 # 12 ports at 2:1: 4 up, 8 hosts; 7 leaves; p = 1 (7*2 > 12), 4 spines; 7*4 links.

@@ -12,7 +12,7 @@
 #  4. A link taken down in ibsim during phase 2: the update aborts to a full reroute and the
 #     fabric stays deadlock-free.
 # Unsolicited MADs reach only ibsim clients attached with SIM_SET_ISSM=1, so OpenSM runs with
-# ignore_other_sm TRUE (README, "Host agent and client library").
+# ignore_other_sm TRUE (doc/agent.md).
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm ibroute python3
