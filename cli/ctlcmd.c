@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/promtext.h"
 #include "lib/ctlclient.h"
 #include "lib/json.h"
 #include "lib/numbers.h"
@@ -41,6 +42,11 @@ static const char usage[] =
 	"    topology    one line per HCA port: hostname, node GUID, port GUID, leaf switch\n"
 	"                GUID\n"
 	"    help        the commands the plugin understands\n"
+	"    metrics     the status as Prometheus text (sarnue_up, sarnue_routings_total,\n"
+	"                sarnue_multicast_refused, ..., sarnue_info with the engine and\n"
+	"                phase as labels); with the socket unreachable it prints sarnue_up 0\n"
+	"                and exits 4.  For node_exporter's textfile collector, e.g. every\n"
+	"                minute: sarnue ctl metrics > DIR/sarnue.prom.tmp && mv ...\n"
 	"\n"
 	"OPTIONS\n"
 	"    -s, --socket PATH     the plugin's socket (default " CTL_DEFAULT_SOCKET ",\n"
@@ -154,13 +160,14 @@ static int build_command(int argc, char **argv, char *cmd, size_t size, int *pas
 		return open_job_map(argv[1], cmd, size, pass_fd);
 	}
 	if (strcmp(verb, "status") && strcmp(verb, "reroute") && strcmp(verb, "topology") &&
-	    strcmp(verb, "help")) {
+	    strcmp(verb, "help") && strcmp(verb, "metrics")) {
 		return cli_usage("ctl", "unknown command '%s'", verb);
 	}
 	if (argc != 1) {
 		return cli_usage("ctl", "%s takes no argument", verb);
 	}
-	snprintf(cmd, size, "%s", verb);
+	/* metrics is the status, written for Prometheus on this side. */
+	snprintf(cmd, size, "%s", strcmp(verb, "metrics") ? verb : "status");
 	return 0;
 }
 
@@ -205,12 +212,31 @@ static void print_status_text(const char *json)
 	}
 }
 
-static void print_reply(const char *verb, const struct ctl_args *a, const struct ctl_reply *r)
+/* Prints the reply; 0, or -1 when a metrics reply could not be converted. */
+static int print_reply(const char *verb, const struct ctl_args *a, const struct ctl_reply *r)
 {
+	if (r->ok && !strcmp(verb, "metrics")) {
+		struct fab_error err = { "" };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *buf = open_memstream(&text, &len);
+		int bad = !buf || prom_write_status(r->final, buf, &err);
+
+		/* All or nothing: a scraper must not read half a status as the whole. */
+		if (buf && fclose(buf))
+			bad = 1;
+		if (bad)
+			cli_error("ctl", "the plugin's status does not parse: %s",
+				  err.msg[0] ? err.msg : "out of memory");
+		else
+			fputs(text, stdout);
+		free(text);
+		return bad ? -1 : 0;
+	}
 	if (a->json) {
 		if (r->ok && !strcmp(verb, "status")) {
 			printf("%s\n", r->final);
-			return;
+			return 0;
 		}
 		printf("{\"ok\":%s,\"reply\":", r->ok ? "true" : "false");
 		json_write_string(stdout, r->final);
@@ -219,11 +245,11 @@ static void print_reply(const char *verb, const struct ctl_args *a, const struct
 			json_write_string(stdout, r->data);
 		}
 		printf("}\n");
-		return;
+		return 0;
 	}
 	if (!r->ok) {
 		cli_error("ctl", "the plugin refused '%s': %s", verb, r->final);
-		return;
+		return 0;
 	}
 	if (r->data_len)
 		fputs(r->data, stdout);
@@ -231,6 +257,7 @@ static void print_reply(const char *verb, const struct ctl_args *a, const struct
 		print_status_text(r->final);
 	else
 		printf("%s\n", r->final);
+	return 0;
 }
 
 int ctl_main(int argc, char **argv)
@@ -251,6 +278,8 @@ int ctl_main(int argc, char **argv)
 		return rc;
 	rc = EXIT_UNREACHABLE;
 	fd = ctl_connect(a.socket, a.timeout, &err);
+	if (fd < 0 && !strcmp(argv[optind], "metrics"))
+		prom_write_down(stdout); /* a scrape should see the plugin down, not nothing */
 	if (fd < 0) {
 		cli_error("ctl",
 			  "cannot reach the plugin: %s (is OpenSM running with "
@@ -262,8 +291,9 @@ int ctl_main(int argc, char **argv)
 		cli_error("ctl", "%s: %s", a.socket, err.msg);
 		goto out;
 	}
-	print_reply(argv[optind], &a, &reply);
-	rc = reply.ok ? 0 : EXIT_ROUTING_FAULT;
+	rc = print_reply(argv[optind], &a, &reply) ? EXIT_UNREACHABLE
+	     : reply.ok				   ? 0
+						   : EXIT_ROUTING_FAULT;
 	ctl_reply_free(&reply);
 out:
 	if (fd >= 0)

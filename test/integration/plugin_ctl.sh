@@ -66,6 +66,22 @@ t_expect "status: no reroute pending" test "$(sim_status_field reroute_pending)"
 text=$(sim_ctl status)
 t_expect "status text has one line per field" grep -q '^engine: *sar-dfsssp$' <<<"$text"
 
+# metrics: the same status as Prometheus text; every sample line is "name{labels} number".
+metrics=$(sim_ctl metrics)
+t_expect "metrics: sarnue_up 1" grep -qx 'sarnue_up 1' <<<"$metrics"
+t_expect "metrics: routings as a counter, equal to the status's" \
+	grep -qx "sarnue_routings_total $(sim_status_field routings)" <<<"$metrics"
+t_expect "metrics: the VLs gauge" grep -qx 'sarnue_vls 8' <<<"$metrics"
+t_expect "metrics: the engine as a label" grep -q "^sarnue_info{engine=\"$ENGINE\"," <<<"$metrics"
+t_expect "metrics: every line is a comment or a valid sample" python3 -c '
+import re, sys
+name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\\]|\\\\.)*\""
+sample = re.compile("^" + name + r"(\{" + label + "(," + label + r")*\})? -?[0-9.eE+-]+$")
+bad = [l for l in sys.argv[1].splitlines() if not l.startswith("# ") and not sample.match(l)]
+print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)' "$metrics"
+
 # topology: one line per host, each naming the leaf switch its HCA is cabled to
 topo=$(sim_ctl topology)
 t_expect "topology lists 36 HCA ports" test "$(grep -c '^host ' <<<"$topo")" = 36
