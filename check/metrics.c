@@ -339,6 +339,43 @@ static void efi_destination_switch(struct net *n, const struct metrics_options *
 	}
 }
 
+static void port_label(const struct fabric *f, uint32_t p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s[%u]", fabric_node_desc(f, f->ports[p].node), f->ports[p].num);
+}
+
+/*
+ * The METRICS_HOT channels with the highest EFI, named by their ports, so that an operator can
+ * find the cables a picture of thousands of switches cannot show.  One pass over the ports,
+ * keeping a short sorted list.
+ */
+static void hottest_channels(const struct net *n, struct metrics_efi *e)
+{
+	uint32_t idx[METRICS_HOT], p, i;
+	unsigned k = 0;
+
+	for (p = 0; p < n->f->nports; p++) {
+		uint32_t c = n->chan_of_port[p];
+
+		if (c == FAB_NONE || !e->load[c])
+			continue;
+		if (k == METRICS_HOT && e->load[c] <= e->load[n->chan_of_port[idx[k - 1]]])
+			continue;
+		i = k < METRICS_HOT ? k++ : k - 1;
+		while (i > 0 && e->load[n->chan_of_port[idx[i - 1]]] < e->load[c]) {
+			idx[i] = idx[i - 1];
+			i--;
+		}
+		idx[i] = p;
+	}
+	e->nhot = k;
+	for (i = 0; i < k; i++) {
+		e->hot[i].load = e->load[n->chan_of_port[idx[i]]];
+		port_label(n->f, idx[i], e->hot[i].from, sizeof(e->hot[i].from));
+		port_label(n->f, n->f->ports[idx[i]].remote, e->hot[i].to, sizeof(e->hot[i].to));
+	}
+}
+
 int metrics_efi(const struct fabric *f, const struct routing *r, const struct metrics_options *o,
 		struct metrics_efi *e)
 {
@@ -365,6 +402,7 @@ int metrics_efi(const struct fabric *f, const struct routing *r, const struct me
 		metrics_progress(o, "edge forwarding index", done, n.nterm);
 	}
 	dist_compute(e->load, n.nch, &e->dist);
+	hottest_channels(&n, e);
 	if (e->routes) {
 		e->mean_stretch = sum.stretch / (double)e->routes;
 		e->mean_ratio = sum.ratio / (double)e->routes;
@@ -592,6 +630,11 @@ static void print_efi_text(const struct metrics_efi *e, int all_lids, FILE *out)
 		if (e->stretch_hist[s])
 			fprintf(out, " %u:%" PRIu64, s, e->stretch_hist[s]);
 	fputc('\n', out);
+	if (e->nhot)
+		fprintf(out, "hottest channels (EFI, routes crossing):\n");
+	for (s = 0; s < e->nhot; s++)
+		fprintf(out, "  %10" PRIu64 "  %s -> %s\n", e->hot[s].load, e->hot[s].from,
+			e->hot[s].to);
 }
 
 #define JOBS_LISTED 20
@@ -668,7 +711,15 @@ static void print_efi_json(const struct metrics_efi *e, FILE *out)
 		fprintf(out, "%s\"%u\": %" PRIu64, first ? "" : ", ", s, e->stretch_hist[s]);
 		first = 0;
 	}
-	fputs("}}", out);
+	fputs("}}, \"hot_channels\": [", out);
+	for (s = 0; s < e->nhot; s++) {
+		fprintf(out, "%s{\"efi\": %" PRIu64 ", \"from\": ", s ? ", " : "", e->hot[s].load);
+		json_write_string(out, e->hot[s].from);
+		fputs(", \"to\": ", out);
+		json_write_string(out, e->hot[s].to);
+		fputc('}', out);
+	}
+	fputc(']', out);
 }
 
 static void print_jobs_json(const struct metrics_report *m, FILE *out)

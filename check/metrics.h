@@ -60,6 +60,9 @@ struct metrics_dist {
 	uint64_t bins[METRICS_HIST_BINS];
 };
 
+/* Channels listed by name as the hottest of a routing. */
+#define METRICS_HOT 10
+
 struct metrics_efi {
 	uint32_t nchannels; /* |C*| */
 	uint64_t *load;	    /* [nchannels]: EFI of each channel */
@@ -78,6 +81,13 @@ struct metrics_efi {
 	 */
 	double mean_hops;
 	uint64_t stretch_hist[METRICS_MAX_STRETCH + 1];
+
+	/* The most loaded channels of C*, highest EFI first (ties: lower channel first). */
+	unsigned nhot;
+	struct metrics_hot {
+		uint64_t load;
+		char from[112], to[112]; /* "node description[port]" at each end */
+	} hot[METRICS_HOT];
 };
 
 int metrics_efi(const struct fabric *f, const struct routing *r, const struct metrics_options *o,

@@ -209,6 +209,9 @@ static void test_ring(void)
 	}
 	CHECK(e.dist.min == 0 && e.dist.max == 10 && NEAR(e.dist.mean, 5) && NEAR(e.dist.sdv, 5));
 	CHECK(e.dist.zero == 5);
+	/* The five clockwise channels carry 10 routes each; the idle ones are not listed. */
+	CHECK(e.nhot == 5 && e.hot[0].load == 10 && e.hot[4].load == 10);
+	CHECK(strchr(e.hot[0].from, '[') != NULL && strstr(e.hot[0].to, "[") != NULL);
 	CHECK(e.routes == 20);
 	CHECK(e.nonminimal == 10 && e.max_stretch == 3);
 	CHECK(e.stretch_hist[0] == 10 && e.stretch_hist[1] == 5 && e.stretch_hist[3] == 5);
@@ -277,6 +280,9 @@ static void test_fat_tree(void)
 		}
 	}
 	CHECK(e.dist.min == 6 && e.dist.max == 12 && NEAR(e.dist.mean, 9));
+	CHECK(e.nhot > 1 && e.hot[0].load == 12);
+	for (i = 1; i < e.nhot; i++)
+		CHECK(e.hot[i].load <= e.hot[i - 1].load && e.hot[i].load >= 6);
 	CHECK(NEAR(e.dist.sdv, sqrt(6.0)));
 	CHECK(e.dist.bins[6] == 4 && e.dist.bins[9] == 4 && e.dist.bins[12] == 4);
 	CHECK(e.nonminimal == 0);
