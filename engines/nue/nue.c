@@ -185,7 +185,7 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 	sn_assert(layer < n->k && layer < NUE_MAX_VLS);
 	nue_order_layer(n, layer);
 	n->rep->dests_per_layer[layer] = n->ndest;
-	/* Layer 0 holds the multicast tree's turns even without destinations (mcast.c). */
+	/* Layer 0 holds the multicast tree's turns even without destinations (mctree.c). */
 	if (!n->ndest && (layer != 0 || n->o->no_mcast_tree)) {
 		/*
 		 * No tree either: the rebalancing pass and moved fall-backs still select the

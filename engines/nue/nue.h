@@ -39,7 +39,7 @@ struct nue_opts {
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 	enum nue_partitioner partition; /* without layers */
-	int no_mcast_tree; /* layer 0 keeps no multicast tree (engines/nue/mcast.c) */
+	int no_mcast_tree; /* layer 0 keeps no multicast tree (engines/nue/mctree.c) */
 };
 
 /* Why one layer's routes, spread over the VLs, won with k > 1 (nue_report.single_layer). */

@@ -176,7 +176,7 @@ void nue_tree_children(struct nue *n);
 void nue_escape_children(struct nue *n);
 int nue_mark_escape_paths(struct nue *n);
 
-/* mcast.c: the multicast tree reserved in layer 0 */
+/* mctree.c: the multicast tree reserved in layer 0 */
 int nue_mcast_tree(struct nue *n);
 void nue_mcast_escape_tree(struct nue *n);
 int nue_mcast_mark_turns(struct nue *n);

@@ -41,7 +41,7 @@ int nue_split_over_vls(struct nue *n, struct fab_error *err)
 	cdg_select(&n->g, NULL);
 	for (v = 0; v < n->k; v++)
 		cdg_layer_start_from(&n->g, &n->layer_cdg[v]);
-	/* VL 0 keeps the multicast tree's turns, which the single layer held (mcast.c). */
+	/* VL 0 keeps the multicast tree's turns, which the single layer held (mctree.c). */
 	cdg_select(&n->g, &n->layer_cdg[0]);
 	if (!n->o->no_mcast_tree && nue_mcast_mark_turns(n)) {
 		fab_error_set(err, "internal error: the multicast tree does not fit VL 0");

@@ -281,8 +281,8 @@ static void test_fat_tree(void)
 	}
 	CHECK(e.dist.min == 6 && e.dist.max == 12 && NEAR(e.dist.mean, 9));
 	CHECK(e.nhot > 1 && e.hot[0].load == 12);
-	for (i = 1; i < e.nhot; i++)
-		CHECK(e.hot[i].load <= e.hot[i - 1].load && e.hot[i].load >= 6);
+	for (l = 1; l < e.nhot; l++)
+		CHECK(e.hot[l].load <= e.hot[l - 1].load && e.hot[l].load >= 6);
 	CHECK(NEAR(e.dist.sdv, sqrt(6.0)));
 	CHECK(e.dist.bins[6] == 4 && e.dist.bins[9] == 4 && e.dist.bins[12] == 4);
 	CHECK(e.nonminimal == 0);

@@ -1,5 +1,5 @@
 /*
- * mcast.c - the multicast tree inside Nue.  Layer 0 (SL 0, VL 0) takes the spanning tree every
+ * mctree.c - the multicast tree inside Nue.  Layer 0 (SL 0, VL 0) takes the spanning tree every
  * sarnue engine keeps for multicast (mcast_tree_choose) as its escape tree, and all of the
  * tree's turns are used in its dependency graph before any route: routes then never close a
  * cycle with them, and a multicast group of SL 0, whose packets take exactly such turns along
