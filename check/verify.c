@@ -90,6 +90,7 @@ struct walker {
 	uint64_t hop_sum, delivered;
 	int oom;
 	struct source_groups *groups; /* NULL: every pair is walked on its own */
+	const struct progress_hook *progress; /* destination LIDs checked; NULL: nobody listens */
 	struct mcast_deps mdeps;      /* the multicast trees' dependencies, for the cycle's labels */
 };
 
@@ -908,6 +909,7 @@ static int walker_check(struct walker *w, unsigned from, unsigned to)
 		if (w->f->lid_port[dlid] == FAB_NONE)
 			continue;
 		w->rep->destinations++;
+		progress_step(w->progress, "verifying", dlid, w->f->max_lid);
 		check_destination(w, dlid);
 		if (w->oom)
 			return -1;
@@ -949,11 +951,20 @@ static int walker_close(struct walker *w)
 
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep)
 {
+	return verify_routing_progress(f, r, rep, NULL);
+}
+
+int verify_routing_progress(const struct fabric *f, const struct routing *r,
+			    struct verify_report *rep, const struct progress_hook *progress)
+{
 	struct walker w;
 	struct source_groups groups;
 	int ret = -1;
 
-	if (walker_open(&w, &groups, f, r, rep) || walker_check(&w, 1, f->max_lid + 1))
+	if (walker_open(&w, &groups, f, r, rep))
+		goto out;
+	w.progress = progress;
+	if (walker_check(&w, 1, f->max_lid + 1))
 		goto out;
 	ret = walker_close(&w);
 out:

@@ -9,6 +9,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
+#include "lib/progress.h"
 
 #define VERIFY_MAX_HOPS 64
 #define VERIFY_MAX_VLS 16
@@ -58,6 +59,10 @@ enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, u
 
 /* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
+
+/* Same, reporting the destination LIDs checked through progress (may be NULL). */
+int verify_routing_progress(const struct fabric *f, const struct routing *r,
+			    struct verify_report *rep, const struct progress_hook *progress);
 
 /*
  * Verification beside the routing.  verify_feed_attach hooks r (routing_columns_final): from the

@@ -27,6 +27,12 @@ void progress_step(const struct progress_hook *h, const char *phase, uint64_t do
 	h->fn(h->ctx, phase, done, total);
 }
 
+void progress_note(const struct progress_hook *h, const char *phase)
+{
+	if (h && h->fn && pthread_equal(pthread_self(), h->owner))
+		h->fn(h->ctx, phase, 0, 0);
+}
+
 static double monotonic_seconds(void *ctx)
 {
 	struct timespec ts;

@@ -37,6 +37,9 @@ void progress_hook_init(struct progress_hook *h, progress_fn *fn, void *ctx);
  */
 void progress_step(const struct progress_hook *h, const char *phase, uint64_t done, uint64_t total);
 
+/* A phase begins whose items are not counted (total 0); from h's owner only.  h may be NULL. */
+void progress_note(const struct progress_hook *h, const char *phase);
+
 enum progress_style {
 	PROGRESS_OFF,
 	PROGRESS_TERMINAL, /* one line rewritten in place ("\r"), a final line per long phase */

@@ -213,6 +213,10 @@ static void test_hook(void)
 		progress_step(&h, "routing", i, 7); /* fewer items than percents: each */
 	CHECK(c.n == 7);
 	progress_step(NULL, "routing", 1, 1);
+	progress_note(NULL, "verifying");
+	c.n = 0;
+	progress_note(&h, "verifying");
+	CHECK(c.n == 1 && c.last == 0);
 	c.n = 0;
 	if (!pthread_create(&t, NULL, step_elsewhere, &h)) {
 		pthread_join(t, NULL);
