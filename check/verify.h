@@ -78,6 +78,10 @@ struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r
 /* As verify_routing; *streamed tells whether the checks ran beside the routing. */
 int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed);
 
+/* Same, reporting through progress (may be NULL) when the checks run only now. */
+int verify_feed_report_progress(struct verify_feed *vf, struct verify_report *rep, int *streamed,
+				const struct progress_hook *progress);
+
 /* Stops the thread, unhooks the routing and frees the feed; NULL is fine. */
 void verify_feed_detach(struct verify_feed *vf);
 

@@ -873,7 +873,8 @@ static int verify_result(const struct fabric *f, const struct routing *r, struct
 
 	/* An engine that had to verify its final tables already (sar-updn's turns) says so. */
 	if (!res->verified) {
-		rc = feed ? verify_feed_report(feed, &res->verify, &res->verify_streamed)
+		rc = feed ? verify_feed_report_progress(feed, &res->verify, &res->verify_streamed,
+							progress)
 			  : verify_routing_progress(f, r, &res->verify, progress);
 		if (rc) {
 			fab_error_set(err, "verifier ran out of memory");
