@@ -858,6 +858,7 @@ int verify_walker_check(struct walker *w, unsigned from, unsigned to)
 		if (w->f->lid_port[dlid] == FAB_NONE)
 			continue;
 		w->rep->destinations++;
+		progress_step(w->progress, "verifying", dlid, w->f->max_lid);
 		check_destination(w, dlid);
 		if (w->oom)
 			return -1;
@@ -899,11 +900,20 @@ int verify_walker_close(struct walker *w)
 
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep)
 {
+	return verify_routing_progress(f, r, rep, NULL);
+}
+
+int verify_routing_progress(const struct fabric *f, const struct routing *r,
+			    struct verify_report *rep, const struct progress_hook *progress)
+{
 	struct walker w;
 	struct source_groups groups;
 	int ret = -1;
 
-	if (verify_walker_open(&w, &groups, f, r, rep) || verify_walker_check(&w, 1, f->max_lid + 1))
+	if (verify_walker_open(&w, &groups, f, r, rep))
+		goto out;
+	w.progress = progress;
+	if (verify_walker_check(&w, 1, f->max_lid + 1))
 		goto out;
 	ret = verify_walker_close(&w);
 out:

@@ -9,6 +9,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
+#include "lib/progress.h"
 
 #define VERIFY_MAX_HOPS 64
 #define VERIFY_MAX_VLS 16
@@ -59,6 +60,10 @@ enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, u
 /* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
 
+/* Same, reporting the destination LIDs checked through progress (may be NULL). */
+int verify_routing_progress(const struct fabric *f, const struct routing *r,
+			    struct verify_report *rep, const struct progress_hook *progress);
+
 /*
  * Verification beside the routing.  verify_feed_attach hooks r (routing_columns_final): from the
  * engine's first promise on, a thread on another CPU copies the final LFT columns and checks them
@@ -72,6 +77,10 @@ struct verify_feed *verify_feed_attach(const struct fabric *f, struct routing *r
 
 /* As verify_routing; *streamed tells whether the checks ran beside the routing. */
 int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed);
+
+/* Same, reporting through progress (may be NULL) when the checks run only now. */
+int verify_feed_report_progress(struct verify_feed *vf, struct verify_report *rep, int *streamed,
+				const struct progress_hook *progress);
 
 /* Stops the thread, unhooks the routing and frees the feed; NULL is fine. */
 void verify_feed_detach(struct verify_feed *vf);

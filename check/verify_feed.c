@@ -162,12 +162,18 @@ static int checked_final_tables(const struct verify_feed *vf)
 
 int verify_feed_report(struct verify_feed *vf, struct verify_report *rep, int *streamed)
 {
+	return verify_feed_report_progress(vf, rep, streamed, NULL);
+}
+
+int verify_feed_report_progress(struct verify_feed *vf, struct verify_report *rep, int *streamed,
+				const struct progress_hook *progress)
+{
 	int was_running = vf->state == FEED_RUNNING;
 
 	feed_stop(vf, 1);
 	*streamed = was_running && checked_final_tables(vf);
 	if (!*streamed)
-		return verify_routing(vf->f, vf->r, rep);
+		return verify_routing_progress(vf->f, vf->r, rep, progress);
 	*rep = vf->rep;
 	return 0;
 }

@@ -60,6 +60,7 @@ struct walker {
 	uint64_t hop_sum, delivered;
 	int oom;
 	struct source_groups *groups; /* NULL: every pair is walked on its own */
+	const struct progress_hook *progress; /* destination LIDs checked; NULL: nobody listens */
 	struct mcast_deps mdeps; /* the multicast trees' dependencies, for the cycle's labels */
 };
 

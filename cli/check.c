@@ -44,7 +44,9 @@ static const char check_usage[] =
 	"    statistics and the SLs and VLs used, then routing-quality metrics of the same\n"
 	"    tables.  Multicast trees (--mcfdbs, or opensm.mcfdbs in --dump-dir) are read\n"
 	"    with their groups' SLs and members and checked along with the unicast routes.\n"
-	"    Long runs report progress on stderr every few seconds.\n"
+	"    When stderr is a terminal, a step that lasts over 2 s shows its progress there\n"
+	"    (loading, verifying and each metric, with the percent done, the time so far and\n"
+	"    an estimate of what is left).\n"
 	"\n"
 	"INPUTS\n"
 	"    --dump-dir DIR   OpenSM's dump_files_dir: opensm-subnet.lst and opensm.fdbs, plus\n"
@@ -77,6 +79,7 @@ static const char check_usage[] =
 	"OPTIONS\n"
 	"    --lmc N          LMC of end ports (dump files do not record it; default 0)\n"
 	"    --json           one JSON object on stdout instead of text\n"
+	"    -q, --quiet      no progress on the terminal\n"
 	"    -h, --help       this text\n"
 	"    -V, --version    print the version\n"
 	"\n"
@@ -144,7 +147,7 @@ struct check_args {
 	const char *mcfdbs, *sa_dump;
 	const char *job_map, *svg, *node_name_map;
 	enum job_host_match match;
-	int json, live, port, no_metrics, patterns, mcast_all;
+	int json, live, port, no_metrics, patterns, mcast_all, quiet;
 	unsigned lmc;
 	struct metrics_options mo;
 };
@@ -214,6 +217,7 @@ static const struct option longopts[] = {
 	{ "mcast-all", no_argument, NULL, OPT_MCAST_ALL },
 	{ "lmc", required_argument, NULL, 'l' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ "live", no_argument, NULL, 'L' },
 	{ "ca", required_argument, NULL, 'C' },
 	{ "port", required_argument, NULL, 'P' },
@@ -333,6 +337,9 @@ static int parse_input_arg(int c, struct check_args *a)
 	case 'j':
 		a->json = 1;
 		break;
+	case 'q':
+		a->quiet = 1;
+		break;
 	case 'L':
 		a->live = 1;
 		break;
@@ -365,7 +372,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	metrics_options_default(&a->mo);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hVC:P:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hqVC:P:", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(check_usage, stdout);
 			return -1;
@@ -461,30 +468,6 @@ static int load_from_files(const struct check_args *a, struct fabric *f, struct 
 	return 0;
 }
 
-/* Progress lines on stderr, at most one every few seconds, none for short runs. */
-struct progress_clock {
-	double last;
-};
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
-{
-	struct progress_clock *c = ctx;
-	double t = now_seconds();
-
-	if (t - c->last < 3.0)
-		return;
-	c->last = t;
-	fprintf(stderr, "sarnue check: %s: %" PRIu64 " of %" PRIu64 "\n", phase, done, total);
-}
-
 struct check_metrics {
 	struct metrics_efi efi;
 	struct metrics_jobs jobs;
@@ -513,6 +496,8 @@ static int bind_jobs(const struct check_args *a, const struct fabric *f, struct 
 	if (a->node_name_map && node_name_map_load(&names, a->node_name_map, err))
 		goto out;
 	rc = job_map_bind(jm, f, a->match, a->node_name_map ? &names : NULL, err);
+	/* After the EFI: its progress line makes way for the warning. */
+	progress_clear(a->mo.progress_ctx);
 	if (!rc && jm->ambiguous_hosts)
 		cli_error(
 			"check",
@@ -551,6 +536,7 @@ static int compute_metrics(struct check_args *a, const struct fabric *f, const s
 	}
 	return 0;
 oom:
+	progress_clear(a->mo.progress_ctx);
 	cli_error("check", "out of memory computing metrics");
 	return EXIT_INPUT;
 }
@@ -611,7 +597,8 @@ int check_main(int argc, char **argv)
 	struct verify_report rep;
 	struct job_map jm;
 	struct check_metrics cm;
-	struct progress_clock clock;
+	struct progress progress;
+	struct progress_hook hook;
 	struct fab_error err = { "" };
 	char *owned[CHECK_OWNED_PATHS] = { NULL };
 	struct mcast mc;
@@ -620,8 +607,11 @@ int check_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	a.mo.progress = show_progress;
-	a.mo.progress_ctx = &clock;
+	/* The metrics report through the same function the hook calls. */
+	cli_progress_init(&progress, "sarnue check", a.quiet, 0);
+	progress_hook_init(&hook, progress_update, &progress);
+	a.mo.progress = progress_update;
+	a.mo.progress_ctx = &progress;
 	fabric_init(&f);
 	job_map_init(&jm);
 	memset(&r, 0, sizeof(r));
@@ -634,6 +624,7 @@ int check_main(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
+	progress_phase(&progress, "loading");
 	if (a.dump_dir && resolve_dump_dir(&a, owned)) {
 		cli_error("check", "out of memory");
 		rc = EXIT_INPUT;
@@ -668,17 +659,21 @@ int check_main(int argc, char **argv)
 		}
 		r.mcast = &mc;
 	}
-	if (verify_routing(&f, &r, &rep)) {
+	progress_phase(&progress, "verifying");
+	if (verify_routing_progress(&f, &r, &rep, &hook)) {
+		progress_end(&progress);
 		cli_error("check", "out of memory");
 		rc = EXIT_INPUT;
 		goto out;
 	}
 	if (!a.no_metrics) {
-		clock.last = now_seconds();
+		progress_phase(&progress, "metrics");
 		rc = compute_metrics(&a, &f, &r, &jm, &cm);
+		progress_end(&progress);
 		if (rc)
 			goto out;
 	}
+	progress_end(&progress);
 	print_report(&a, &rep, &cm, &jm);
 	if (a.svg) {
 		rc = write_svg(&a, &f, &cm);

@@ -8,6 +8,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
+#include "lib/progress.h"
 
 int check_main(int argc, char **argv);
 int route_main(int argc, char **argv);
@@ -28,6 +29,14 @@ int cli_getopt_error(const char *cmd, int c, char **argv);
 
 /* Prints "sarnue VERSION" for -V/--version of every subcommand; returns 0. */
 int cli_version(void);
+
+/*
+ * The progress reporter of a subcommand, prefix "sarnue <cmd>" (lib/progress.h): one line
+ * rewritten in place when stderr is a terminal, plain lines with verbose, nothing with quiet.
+ * A phase shows after 2 s, then every 0.5 s; SARNUE_PROGRESS_AFTER=SECONDS replaces both
+ * when shorter (tests make short runs "long" with 0).
+ */
+void cli_progress_init(struct progress *p, const char *prefix, int quiet, int verbose);
 
 /* Exit codes, documented in --help. */
 enum {

@@ -47,6 +47,9 @@ static const char route_usage_head[] =
 	"    computes on that subnet.\n"
 	"\n"
 	"    Same inputs give byte-identical outputs.  Prints route time and peak memory.\n"
+	"    When stderr is a terminal, a step that lasts over 2 s shows its progress there\n"
+	"    (loading, routing and verifying with the percent of destinations done, the time\n"
+	"    so far and an estimate of what is left, writing the dumps).\n"
 	"\n"
 	"OPTIONS\n"
 	"    -e, --engine NAME   sar-updn (default), sar-nue, sar-dfsssp or sar-dmodk (fat trees)\n"
@@ -59,7 +62,9 @@ static const char route_usage_head[] =
 	"    --vls N             operational VLs of every port, 1..15 (default 8)\n"
 	"    --json              print the summary as one JSON object\n"
 	"    -v, --verbose       print each dump file written, with its size and time (also\n"
-	"                        done when stderr is a terminal)\n"
+	"                        done when stderr is a terminal), and the progress of long\n"
+	"                        steps as plain lines when stderr is no terminal\n"
+	"    -q, --quiet         no progress and no dump file lines on a terminal\n"
 	"    -h, --help          this text\n"
 	"    -V, --version       print the version\n"
 	"    -O KEY=VALUE        an engine option, as in event_plugin_options (repeatable):\n";
@@ -88,7 +93,7 @@ struct route_args {
 	const char *engine, *out_dir, *netfile, *subnet;
 	struct netfile_opts net;
 	struct sarnue_options opts;
-	int json, verbose, bad_option;
+	int json, verbose, quiet, bad_option;
 };
 
 static void option_error(void *ctx, const char *msg)
@@ -117,6 +122,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 						  { "vls", required_argument, NULL, 'W' },
 						  { "json", no_argument, NULL, 'j' },
 						  { "verbose", no_argument, NULL, 'v' },
+						  { "quiet", no_argument, NULL, 'q' },
 						  { "help", no_argument, NULL, 'h' },
 						  { "version", no_argument, NULL, 'V' },
 						  { NULL, 0, NULL, 0 } };
@@ -128,7 +134,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 	options_defaults(&a->opts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":e:o:O:hjvV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:o:O:hjqvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			a->engine = optarg;
@@ -144,6 +150,9 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 			break;
 		case 'v':
 			a->verbose = 1;
+			break;
+		case 'q':
+			a->quiet = 1;
 			break;
 		case 'O':
 			options_set(&a->opts, optarg, "-O", 0, option_error, a);
@@ -185,6 +194,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 /* Reports each dump file once it is written: size and the time it took. */
 struct dump_report {
 	double since; /* when the previous file was done */
+	struct progress *progress; /* its terminal line is blanked before each file's */
 };
 
 static double now_seconds(void)
@@ -209,6 +219,7 @@ static void report_file(void *arg, const char *path)
 		size /= 1024;
 		u++;
 	}
+	progress_clear(rep->progress);
 	fprintf(stderr, "sarnue route: wrote %s: %.*f %s in %.1f s\n", path, u ? 1 : 0, size,
 		units[u], t - rep->since);
 	rep->since = t;
@@ -239,10 +250,11 @@ static int remove_sl_dumps(const char *dir)
  * On a large fabric the LFT dump and a full path-SL dump take many seconds each: at a terminal,
  * or with --verbose, each file is reported as it is done.
  */
-static int write_dumps(const struct route_args *a, const struct fabric *f, const struct routing *r)
+static int write_dumps(const struct route_args *a, const struct fabric *f, const struct routing *r,
+		       struct progress *progress)
 {
 	const char *dir = a->out_dir;
-	struct dump_report rep = { now_seconds() };
+	struct dump_report rep = { now_seconds(), progress };
 	struct dump_opts o = {
 		.set = DUMP_TOPOLOGY | DUMP_LFTS | DUMP_SLS,
 		.path_sl = options_path_sl_form(&a->opts),
@@ -267,7 +279,7 @@ static int write_dumps(const struct route_args *a, const struct fabric *f, const
 		cli_error("route", "-O dump_path_sl=compact: the SL towards some destination"
 				   " varies by source; writing the full form");
 	}
-	if (a->verbose || isatty(STDERR_FILENO)) {
+	if (a->verbose || (!a->quiet && isatty(STDERR_FILENO))) {
 		fprintf(stderr, "sarnue route: writing the dump files into %s\n", dir);
 		o.wrote = report_file;
 		o.arg = &rep;
@@ -336,6 +348,8 @@ int route_main(int argc, char **argv)
 	struct fab_error err = { "" };
 	struct fabric f;
 	struct routing r;
+	struct progress progress;
+	struct progress_hook hook;
 	int rc;
 
 	rc = parse_args(argc, argv, &a);
@@ -343,6 +357,10 @@ int route_main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	fabric_init(&f);
 	memset(&r, 0, sizeof(r));
+	cli_progress_init(&progress, "sarnue route", a.quiet, a.verbose);
+	progress_hook_init(&hook, progress_update, &progress);
+	a.opts.progress = &hook;
+	progress_phase(&progress, "loading");
 	if (load_fabric(&a, &f, &err)) {
 		cli_error("route", "%s", err.msg);
 		rc = EXIT_INPUT;
@@ -354,14 +372,20 @@ int route_main(int argc, char **argv)
 		goto out;
 	}
 	if (engine_run(a.engine, &f, &a.opts, &r, &res, &err)) {
+		progress_end(&progress);
 		cli_error("route", "%s: %s", a.engine, err.msg);
 		rc = EXIT_ROUTING_FAULT;
 		goto out;
 	}
-	if (a.out_dir && write_dumps(&a, &f, &r)) {
-		rc = EXIT_INPUT;
-		goto out;
+	if (a.out_dir) {
+		progress_phase(&progress, "writing the dumps");
+		if (write_dumps(&a, &f, &r, &progress)) {
+			progress_end(&progress);
+			rc = EXIT_INPUT;
+			goto out;
+		}
 	}
+	progress_end(&progress);
 	if (res.warning[0])
 		cli_error("route", "warning: %s", res.warning);
 	print_summary(&a, &f, &res);

@@ -71,7 +71,9 @@ static void warn_updn_fall_back(struct engine_result *res, const struct updn_rep
 static int run_updn(const struct fabric *f, const struct sarnue_options *o, struct routing *r,
 		    struct engine_result *res, struct fab_error *err)
 {
-	struct updn_opts uo = { .root_guids = o->updn_roots, .nroots = o->n_updn_roots };
+	struct updn_opts uo = { .root_guids = o->updn_roots,
+				.nroots = o->n_updn_roots,
+				.progress = o->progress };
 	struct updn_report rep;
 	size_t used;
 	unsigned i;
@@ -102,12 +104,12 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
  * D-mod-k on a recognised fat tree.  How far from the closed form the tables are: the entries a
  * missing link moved, and those of switches that reach a LID only through the turn leaf.
  */
-static int run_dmodk(const struct fabric *f, struct routing *r, struct engine_result *res,
-		     struct fab_error *err)
+static int run_dmodk(const struct fabric *f, const struct sarnue_options *o, struct routing *r,
+		     struct engine_result *res, struct fab_error *err)
 {
 	struct dmodk_report rep;
 
-	if (dmodk_route(f, r, &rep, err))
+	if (dmodk_route_progress(f, o->progress, r, &rep, err))
 		return -1;
 	snprintf(res->summary, sizeof(res->summary),
 		 "fat tree of %s; %u terminals in topology order, %u service port(s); %u LIDs "
@@ -323,6 +325,7 @@ static struct nue_opts nue_opts_from(const struct sarnue_options *o, const struc
 		.partition = o->nue_partition_metis ? NUE_PARTITION_METIS : NUE_PARTITION_AUTO,
 		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
 		.no_mcast_tree = !o->mcast_reserve,
+		.progress = o->progress,
 	};
 
 	return no;
@@ -544,6 +547,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 		goto out;
 	dopts.jobs = jobs && jobs->njobs ? jobs : NULL;
 	dopts.storage = storage;
+	dopts.progress = o->progress;
 	dopts.max_vls = vls;
 	dopts.no_mcast_tree = !o->mcast_reserve;
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
@@ -750,7 +754,7 @@ static int run_plain(const char *name, const struct fabric *f, const struct sarn
 	if (!strcmp(name, "sar-dfsssp"))
 		return run_dfsssp(f, o, ctx, vls ? vls : dfsssp_vls(f, o, ctx, res), r, res, err);
 	if (!strcmp(name, "sar-dmodk"))
-		return run_dmodk(f, r, res, err);
+		return run_dmodk(f, o, r, res, err);
 	return run_updn(f, o, r, res, err);
 }
 
@@ -860,7 +864,8 @@ out:
 
 /* With a feed, the checks may have run beside the routing: then only its end is waited for. */
 static int verify_result(const struct fabric *f, const struct routing *r, struct verify_feed *feed,
-			 struct engine_result *res, struct fab_error *err)
+			 const struct progress_hook *progress, struct engine_result *res,
+			 struct fab_error *err)
 {
 	double t0 = now();
 	const struct verify_report *v = &res->verify;
@@ -868,8 +873,9 @@ static int verify_result(const struct fabric *f, const struct routing *r, struct
 
 	/* An engine that had to verify its final tables already (sar-updn's turns) says so. */
 	if (!res->verified) {
-		rc = feed ? verify_feed_report(feed, &res->verify, &res->verify_streamed)
-			  : verify_routing(f, r, &res->verify);
+		rc = feed ? verify_feed_report_progress(feed, &res->verify, &res->verify_streamed,
+							progress)
+			  : verify_routing_progress(f, r, &res->verify, progress);
 		if (rc) {
 			fab_error_set(err, "verifier ran out of memory");
 			return -1;
@@ -943,6 +949,7 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 	 */
 	if (o->verify && !o->planes && o->nue_threads != 1)
 		feed = verify_feed_attach(f, r);
+	progress_note(o->progress, "routing");
 	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
 		       : run_plain(name, f, o, ctx, 0, r, res, err);
 	cpu_gate_open(spare_cpu);
@@ -952,8 +959,10 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 		res->route_seconds -= res->verify_seconds;
 	if (!rc && !res->fingerprint)
 		res->fingerprint = fabric_fingerprint(f);
-	if (!rc && o->verify)
-		rc = verify_result(f, r, feed, res, err);
+	if (!rc && o->verify) {
+		progress_note(o->progress, "verifying");
+		rc = verify_result(f, r, feed, o->progress, res, err);
+	}
 	verify_feed_detach(feed);
 	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */
 	if (rc && ctx)

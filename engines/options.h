@@ -12,6 +12,7 @@
 #include "fabric/fabric.h"
 #include "fabric/jobmap.h"
 #include "fabric/loaders.h"
+#include "lib/progress.h"
 
 #define OPT_PATH_MAX 1024
 #define OPT_DEFAULT_CTL_SOCKET "/run/sarnue/ctl.sock"
@@ -81,6 +82,11 @@ struct sarnue_options {
 	int update_proceed;	/* on timeout: 0 keep the old tables (abort), 1 push anyway */
 	unsigned update_retry;	/* seconds between report rounds */
 	unsigned update_rounds; /* silent rounds before a subscriber expires */
+	/*
+	 * Not an option: set by the caller for one routing, or NULL.  The engines and the
+	 * verifier report through it how far they got (lib/progress.h).
+	 */
+	const struct progress_hook *progress;
 };
 
 /* One accepted word of a keyword option and the setting it stands for. */

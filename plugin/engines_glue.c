@@ -21,6 +21,7 @@
 #include "fabric/loaders.h"
 #include "fabric/routing.h"
 #include "lib/assert.h"
+#include "lib/progress.h"
 #include "lib/threads.h"
 #include "plugin/context.h"
 #include "plugin/ctl.h"
@@ -276,6 +277,33 @@ static int announce(struct glue_engine *g, struct routing *fresh, const struct e
 	return 1;
 }
 
+/* A progress line of a long routing, at OpenSM's INFO level. */
+static void log_progress(void *ctx, const char *line)
+{
+	plog(ctx, OSM_LOG_INFO, "%s", line);
+}
+
+/*
+ * The phases of a routing that lasts over 2 s, in OpenSM's log: where it stands at most every
+ * 5 s, and each long phase's time once it is over, so an operator watching a large fabric
+ * knows the SM is busy routing rather than hung.
+ */
+static void progress_start(struct sarnue_engine *e, struct progress *progress,
+			   struct progress_hook *hook)
+{
+	struct progress_config c = {
+		.prefix = e->name,
+		.style = PROGRESS_LINES,
+		.sink = log_progress,
+		.sink_ctx = e->plugin,
+		.after = 2.0,
+		.every = 5.0,
+	};
+
+	progress_init(progress, &c);
+	progress_hook_init(hook, progress_update, progress);
+}
+
 /* Routes nf (which the engine takes over) with the engine and installs or announces it. */
 static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topology)
 {
@@ -286,8 +314,12 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	struct fab_error err = { "" };
 	struct routing fresh;
 	struct hop_rows rows;
+	struct progress progress;
+	struct progress_hook hook;
 	int rc;
 
+	progress_start(e, &progress, &hook);
+	opts.progress = &hook;
 	ctl_job_map_path(p, opts.job_map, sizeof(opts.job_map), opts.job_map_name,
 			 sizeof(opts.job_map_name));
 	memset(&res, 0, sizeof(res));
@@ -297,6 +329,7 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	g->ctx.spare_cpu = hop_rows_start(&rows, &p->osm->subn, nf);
 	rc = routing_init(&fresh, nf, e->name) ||
 	     engine_run_ctx(e->name, nf, &opts, &g->ctx, &fresh, &res, &err);
+	progress_end(&progress);
 	g->ctx.spare_cpu = NULL;
 	hop_rows_wait(&rows);
 	if (res.warning[0])

@@ -81,6 +81,8 @@ static const struct opt_spec opt_specs[] = {
 	{ "-h", OPT_HELP, ARG_NONE, 0 },
 	{ "--version", OPT_VERSION, ARG_NONE, 0 },
 	{ "-V", OPT_VERSION, ARG_NONE, 0 },
+	{ "--quiet", OPT_QUIET, ARG_NONE, 0 },
+	{ "-q", OPT_QUIET, ARG_NONE, 0 },
 	{ "-o", OPT_OUT, ARG_STR, 0 },
 	{ "--output", OPT_OUT, ARG_STR, 0 },
 	{ "--hostname-pattern", OPT_HOSTPAT, ARG_STR, 0 },
@@ -578,6 +580,8 @@ int gen_main(int argc, char **argv)
 	uint32_t *hid = NULL, nhosts;
 	char *layers_tmp = NULL;
 	FILE *layers_fp = NULL;
+	struct progress progress;
+	struct progress_hook hook;
 	int rc;
 
 	rc = parse_args(&o, argc, argv);
@@ -596,40 +600,50 @@ int gen_main(int argc, char **argv)
 	rc = validate(&o, &hf);
 	if (rc)
 		goto out;
+	/* No phase is open yet where the errors above are printed. */
+	cli_progress_init(&progress, "sarnue gen", o.set[OPT_QUIET], 0);
+	progress_hook_init(&hook, progress_update, &progress);
+	progress_phase(&progress, "building");
 	rc = build(&f, &o);
 	if (rc)
-		goto out;
+		goto out_progress;
+	progress_phase(&progress, "applying faults");
 	rc = apply_faults(&f, &o, &log);
 	if (rc)
-		goto out;
+		goto out_progress;
 
 	hid = malloc((f.nhost ? f.nhost : 1) * sizeof(*hid));
 	if (!hid) {
 		rc = gen_nomem();
-		goto out;
+		goto out_progress;
 	}
 	nhosts = number_hosts(&f, hid);
 	rc = check_hostnames(&hf, o.set[OPT_HOSTPAT] ? o.val[OPT_HOSTPAT] : DEFAULT_HOSTNAME,
 			     nhosts);
 	if (rc)
-		goto out;
+		goto out_progress;
 	/* Created first, so that a layers file that cannot be written leaves no net file either. */
 	if (o.set[OPT_LAYERS_FILE]) {
 		rc = open_temp(o.val[OPT_LAYERS_FILE], &layers_tmp, &layers_fp);
 		if (rc)
-			goto out;
+			goto out_progress;
 	}
-	rc = write_output(&f, &o, &hf, hid, nhosts, argc, argv);
+	progress_phase(&progress, "writing");
+	rc = write_output(&f, &o, &hf, hid, nhosts, argc, argv, &hook);
 	if (rc)
-		goto out;
+		goto out_progress;
 	if (layers_fp) {
 		write_layers(layers_fp, &f, &o);
 		rc = commit_temp(layers_fp, layers_tmp, o.val[OPT_LAYERS_FILE]);
 		layers_fp = NULL;
 		if (rc)
-			goto out;
+			goto out_progress;
 	}
+	progress_end(&progress);
 	gen_report(&f, &log, nhosts);
+	goto out;
+out_progress:
+	progress_end(&progress);
 out:
 	if (layers_fp) {
 		fclose(layers_fp);

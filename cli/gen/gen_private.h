@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/progress.h"
+
 #define GEN_OK 0
 #define GEN_FAIL 1  /* I/O or memory trouble */
 #define GEN_USAGE 2 /* the parameters cannot work */
@@ -68,6 +70,7 @@ enum topo {
 enum opt_id {
 	OPT_HELP,
 	OPT_VERSION,
+	OPT_QUIET,
 	OPT_OUT,
 	OPT_HOSTPAT,
 	OPT_RADIX,
@@ -280,6 +283,7 @@ int check_hostnames(const struct hostfmt *hf, const char *pat, uint32_t nhosts);
 int open_temp(const char *out, char **tmp_out, FILE **fp_out);
 int commit_temp(FILE *fp, char *tmp, const char *out);
 int write_output(const struct gen_fabric *f, const struct opts *o, const struct hostfmt *hf,
-		 const uint32_t *hid, uint32_t nhosts, int argc, char **argv);
+		 const uint32_t *hid, uint32_t nhosts, int argc, char **argv,
+		 const struct progress_hook *progress);
 
 #endif /* SARNUE_GEN_PRIVATE_H */

@@ -219,7 +219,8 @@ static void write_cmdline(FILE *fp, int argc, char **argv)
 }
 
 static void write_net(FILE *fp, const struct gen_fabric *f, const struct hostfmt *hf,
-		      const uint32_t *hid, uint32_t nhosts, int argc, char **argv)
+		      const uint32_t *hid, uint32_t nhosts, int argc, char **argv,
+		      const struct progress_hook *progress)
 {
 	char name[HOSTBUF];
 	uint32_t s, p, h;
@@ -230,6 +231,7 @@ static void write_net(FILE *fp, const struct gen_fabric *f, const struct hostfmt
 		nhosts, live_links(f));
 
 	for (s = 0; s < f->nsw; s++) {
+		progress_step(progress, "writing", s + 1, f->nsw);
 		if (f->dead[s])
 			continue;
 		fprintf(fp, "\nSwitch\t%u \"S-%04u\"\t# \"%s\"\n", sw_nports(f, s), s + 1,
@@ -311,7 +313,8 @@ int commit_temp(FILE *fp, char *tmp, const char *out)
 }
 
 int write_output(const struct gen_fabric *f, const struct opts *o, const struct hostfmt *hf,
-		 const uint32_t *hid, uint32_t nhosts, int argc, char **argv)
+		 const uint32_t *hid, uint32_t nhosts, int argc, char **argv,
+		 const struct progress_hook *progress)
 {
 	const char *out = o->set[OPT_OUT] ? o->val[OPT_OUT] : "-";
 	char *tmp = NULL;
@@ -319,7 +322,7 @@ int write_output(const struct gen_fabric *f, const struct opts *o, const struct 
 	int rc;
 
 	if (!strcmp(out, "-")) {
-		write_net(stdout, f, hf, hid, nhosts, argc, argv);
+		write_net(stdout, f, hf, hid, nhosts, argc, argv, progress);
 		if (fflush(stdout) || ferror(stdout))
 			return gen_fail("cannot write standard output: %s", strerror(errno));
 		return GEN_OK;
@@ -328,6 +331,6 @@ int write_output(const struct gen_fabric *f, const struct opts *o, const struct 
 	rc = open_temp(out, &tmp, &fp);
 	if (rc)
 		return rc;
-	write_net(fp, f, hf, hid, nhosts, argc, argv);
+	write_net(fp, f, hf, hid, nhosts, argc, argv, progress);
 	return commit_temp(fp, tmp, out);
 }

@@ -857,6 +857,7 @@ static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_err
 		uint32_t p = d->dest[i];
 		int ph = d->dphase[i];
 
+		progress_step(d->o->progress, "routing", i + 1, d->ndest);
 		if (last == PH_JOB && ph != PH_JOB && improve(d, rep, err))
 			return -1;
 		if (ph != last && resets &&

@@ -15,6 +15,7 @@
 #include "fabric/jobmap.h"
 #include "engines/dfsssp/vlassign.h"
 #include "fabric/routing.h"
+#include "lib/progress.h"
 
 struct dfsssp_opts {
 	const struct job_map *jobs; /* bound to the fabric; NULL: plain DFSSSP */
@@ -28,6 +29,7 @@ struct dfsssp_opts {
 	/* No improvement step after the job phase: Alg 5.1's single greedy pass. */
 	int skip_improve;
 	int no_mcast_tree; /* layer 0 keeps no multicast tree's turns */
+	const struct progress_hook *progress; /* destinations routed; NULL: nobody listens */
 };
 
 struct dfsssp_report {

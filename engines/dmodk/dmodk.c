@@ -449,6 +449,12 @@ static void fill_report(const struct dmodk *m, const struct fabric *f, struct dm
 int dmodk_route(const struct fabric *f, struct routing *r, struct dmodk_report *rep,
 		struct fab_error *err)
 {
+	return dmodk_route_progress(f, NULL, r, rep, err);
+}
+
+int dmodk_route_progress(const struct fabric *f, const struct progress_hook *progress,
+			 struct routing *r, struct dmodk_report *rep, struct fab_error *err)
+{
 	struct dmodk m;
 	uint32_t d, i;
 	int ret = -1;
@@ -464,6 +470,7 @@ int dmodk_route(const struct fabric *f, struct routing *r, struct dmodk_report *
 		if (m.lid_off[d] == m.lid_off[d + 1])
 			continue;
 		reach(&m, d);
+		progress_step(progress, "routing", m.lid_off[d + 1], m.lid_off[m.nsw]);
 		for (i = m.lid_off[d]; i < m.lid_off[d + 1]; i++)
 			if (route_lid(&m, r, d, m.lid_list[i], rep, err))
 				goto out;

@@ -14,6 +14,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
+#include "lib/progress.h"
 
 struct dmodk_report {
 	char shape[160]; /* the tree recognised (fat_tree.shape) */
@@ -35,5 +36,9 @@ struct dmodk_report {
  */
 int dmodk_route(const struct fabric *f, struct routing *r, struct dmodk_report *rep,
 		struct fab_error *err);
+
+/* Same, reporting the LIDs routed through progress (may be NULL). */
+int dmodk_route_progress(const struct fabric *f, const struct progress_hook *progress,
+			 struct routing *r, struct dmodk_report *rep, struct fab_error *err);
 
 #endif

@@ -170,6 +170,17 @@ static int falls_back_much(const struct nue *n, uint64_t fallbacks)
 	return fallbacks * 100 > n->sources;
 }
 
+/* Destinations of the layers routed before this one in the current pass. */
+static uint64_t routed_before(const struct nue *n, unsigned layer)
+{
+	uint64_t sum = 0;
+	unsigned l;
+
+	for (l = 0; l < layer; l++)
+		sum += n->rep->dests_per_layer[l];
+	return sum;
+}
+
 #define LAYER_ABANDONED 2 /* route_layer stopped at give_up fall-backs */
 
 /*
@@ -236,6 +247,10 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		sn_assert(cdg_is_acyclic(&n->g) != 0);
 	for (i = 0; i < n->ndest; i++) {
 		int rc = nue_route_lid(n, n->dest[i], err);
+
+		/* The layers before this one are done: a pass counts every destination once. */
+		progress_step(n->o->progress, "routing", routed_before(n, layer) + i + 1,
+			      n->sources);
 
 		if (rc)
 			return rc;

@@ -9,6 +9,7 @@
 #include "fabric/fabric.h"
 #include "fabric/jobmap.h"
 #include "fabric/routing.h"
+#include "lib/progress.h"
 
 #define NUE_MAX_VLS 15
 #define NUE_LAYER_TRIES_MAX 6 /* routings of a layer with fall-backs; see nue_layer_tries */
@@ -40,6 +41,8 @@ struct nue_opts {
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 	enum nue_partitioner partition; /* without layers */
 	int no_mcast_tree; /* layer 0 keeps no multicast tree (engines/nue/mctree.c) */
+	/* destinations routed in a pass; from the calling thread only, NULL: nobody listens */
+	const struct progress_hook *progress;
 };
 
 /* Why one layer's routes, spread over the VLs, won with k > 1 (nue_report.single_layer). */

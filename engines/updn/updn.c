@@ -42,6 +42,7 @@ struct updn {
 	uint32_t *flow;		      /* per switch: terminals whose route to the LID crosses it */
 	uint32_t *by_dist;	      /* switches by descending dist_route */
 	int routes_first;	      /* see less_loaded() */
+	const struct progress_hook *progress;
 	uint32_t dest;		      /* switch of the LID being routed */
 	uint32_t stamp;		      /* of the LID being routed, for onward[] */
 	uint32_t *onward_stamp;	      /* per switch: stamp onward[] was computed for */
@@ -684,6 +685,7 @@ static int route_all(struct updn *u, struct routing *r, struct fab_error *err)
 			continue;
 		}
 		sort_by_distance(u);
+		progress_step(u->progress, "routing", u->lid_off[d + 1], u->lid_off[u->nsw]);
 		for (i = u->lid_off[d]; i < u->lid_off[d + 1]; i++) {
 			if (route_lid(u, r, d, u->lid_list[i])) {
 				if (!ret)
@@ -802,6 +804,7 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 	}
 	if (index_lids(&u, err))
 		goto out;
+	u.progress = opts ? opts->progress : NULL;
 	if (opts && opts->nroots) {
 		if (set_roots_from_option(&u, opts, err))
 			goto out;

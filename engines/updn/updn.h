@@ -8,12 +8,14 @@
 #include "check/verify.h"
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
+#include "lib/progress.h"
 
 #define UPDN_MAX_ROOTS SARNUE_MAX_ROOTS
 
 struct updn_opts {
 	const uint64_t *root_guids; /* operator's root switches; NULL for automatic */
 	unsigned nroots;
+	const struct progress_hook *progress; /* LIDs routed; NULL: nobody listens */
 };
 
 struct updn_report {

@@ -231,4 +231,41 @@ for prog in sarnue-filterd sarnue-agent; do
 done
 expect_fail 2 "option '--pid-file' needs an argument" "$bindir/sarnue-agent" --pid-file
 t_expect "sarnue -V prints NAME VERSION" bash -c '"$0" -V | grep -Eq "^sarnue [0-9]"' "$SARNUE_BIN"
+# Progress of long steps: on a terminal (script(1) gives one), a run made "long" with
+# SARNUE_PROGRESS_AFTER=0 shows its phases and the percent done on stderr; --quiet shows none,
+# and without a terminal nothing extra reaches stderr, whatever the variable says.
+on_tty() {
+	local out=$1 cmd
+	shift
+	printf -v cmd '%q ' "$@"
+	SARNUE_PROGRESS_AFTER=0 script -qec "$cmd >/dev/null" /dev/null </dev/null 2>&1 |
+		tr '\r' '\n' >"$out"
+}
+if command -v script >/dev/null; then
+	on_tty "$tmp/tty.route" "$SARNUE_BIN" route -e sar-dfsssp "$good" -o "$tmp/po"
+	t_grep "route on a terminal: percent of destinations routed" \
+		'^sarnue route: routing: [0-9]+% of [0-9]+, [0-9.]+ s' "$tmp/tty.route"
+	t_grep "route on a terminal: percent of destinations verified" \
+		'^sarnue route: verifying: [0-9]+% of [0-9]+' "$tmp/tty.route"
+	t_grep "route on a terminal: each long phase's time" \
+		'^sarnue route: loading: done in [0-9.]+ s' "$tmp/tty.route"
+	on_tty "$tmp/tty.check" "$SARNUE_BIN" check --dump-dir "$tmp/po"
+	t_grep "check on a terminal: percent of the edge forwarding index" \
+		'^sarnue check: edge forwarding index: [0-9]+% of [0-9]+' "$tmp/tty.check"
+	on_tty "$tmp/tty.gen" "$SARNUE_BIN" gen fattree2 --leaves 3 --spines 2 --hosts-per-leaf 2 -o "$tmp/g.net"
+	t_grep "gen on a terminal: percent of switches written" \
+		'^sarnue gen: writing: [0-9]+% of 5' "$tmp/tty.gen"
+	on_tty "$tmp/tty.q" "$SARNUE_BIN" route -q -e sar-dfsssp "$good" -o "$tmp/po"
+	on_tty "$tmp/tty.qc" "$SARNUE_BIN" check -q --dump-dir "$tmp/po"
+	on_tty "$tmp/tty.qg" "$SARNUE_BIN" gen -q fattree2 --leaves 3 --spines 2 --hosts-per-leaf 2 -o "$tmp/g.net"
+	t_expect "--quiet on a terminal: no progress from route" test ! -s "$tmp/tty.q"
+	t_expect "--quiet on a terminal: no progress from check" test ! -s "$tmp/tty.qc"
+	t_expect "--quiet on a terminal: only gen's summary" \
+		test "$(grep -c . "$tmp/tty.qg")" -eq 1 -a "$(grep -c 'sarnue gen' "$tmp/tty.qg")" -eq 0
+else
+	t_ok "no script(1): progress on a terminal not tried"
+fi
+SARNUE_PROGRESS_AFTER=0 "$SARNUE_BIN" route -e sar-dfsssp "$good" -o "$tmp/pn" >/dev/null 2>"$tmp/pn.err"
+SARNUE_PROGRESS_AFTER=0 "$SARNUE_BIN" check --dump-dir "$tmp/pn" >/dev/null 2>>"$tmp/pn.err"
+t_expect "no terminal: no progress on stderr" test ! -s "$tmp/pn.err"
 t_done

@@ -227,7 +227,7 @@ static void test_fall_back_warning(void)
 	CHECK(strchr(res.warning, '\n') == NULL);
 
 	{
-		struct updn_opts uo = { o.updn_roots, 2 };
+		struct updn_opts uo = { .root_guids = o.updn_roots, .nroots = 2 };
 
 		CHECK(updn_route(&f, &uo, &r, &rep, &err) == 0);
 	}
@@ -274,7 +274,7 @@ static void test_option_roots_and_errors(void)
 {
 	unsigned links[6][2];
 	uint64_t good[1] = { 0x1002 }, bad[1] = { 0x100000 };
-	struct updn_opts o = { good, 1 };
+	struct updn_opts o = { .root_guids = good, .nroots = 1 };
 	struct updn_report rep;
 	struct fab_error err = { "" };
 	struct routing r, r2;
