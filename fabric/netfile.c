@@ -301,7 +301,7 @@ static char *header_desc(char *rest, char **desc)
 	unsigned i;
 
 	if (*s == '"')
-		return read_quoted(s, desc) ? s + strlen(s) + 2 : NULL;
+		return read_quoted(s, desc);
 	*desc = s;
 	for (i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
 		e = strstr(s, ends[i]);

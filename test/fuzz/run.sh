@@ -7,7 +7,8 @@
 # SECONDS (default 300) bounds the run; WORKDIR (default a new temp dir) keeps the corpus, so a
 # second run with the same WORKDIR goes on where the first stopped.  Seeds: the test fabrics,
 # their routing dumps from `sarnue route`, and a sample of each Slurm output, option line, job
-# map, control reply and MAD.  An input that crashes, trips a sanitizer, hangs for 10 s or makes
+# map, control reply and MAD, and every input that once failed (test/fuzz/regress, its first
+# byte picks the reader).  An input that crashes, trips a sanitizer, hangs for 10 s or makes
 # an engine return tables the verifier rejects is saved as WORKDIR/crash-* (or timeout-*) and
 # the script exits 1; replay it with WORKDIR/fuzz_inputs FILE.  Exit status 2: it could not
 # build or start.
@@ -73,6 +74,9 @@ printf 'node1 7\nnode2 7\nnode3 8\n# comment\n' | seed 6 job-map
 head -c 256 /dev/zero | seed 7 mad
 printf 'SwitchName=leaf1 Nodes=node[1-2]\nSwitchName=leaf2 Nodes=node3\nSwitchName=spine Switches=leaf[1-2]\n' |
 	seed 11 topology-conf
+
+# Inputs that once failed, kept so that the first pass over the corpus replays each of them.
+cp -- "$top"/test/fuzz/regress/* "$work/corpus/" || exit 2
 
 echo "fuzz: $(ls "$work/corpus" | wc -l) inputs in the corpus, fuzzing for $seconds s"
 rc=0
