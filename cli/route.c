@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "engines/engines.h"
 #include "fabric/loaders.h"
+#include "lib/json.h"
 #include "lib/numbers.h"
 
 /* The help around the engine options, which options_help lists for the plugin's README too. */
@@ -298,17 +299,65 @@ static long peak_rss_kib(void)
 	return getrusage(RUSAGE_SELF, &ru) ? -1 : ru.ru_maxrss;
 }
 
+/* The engine's figures as "result": {...} and its warnings as "warnings": [...]. */
+static void print_json_result(const struct engine_result *res)
+{
+	const char *w = res->warning, *nl;
+	unsigned i;
+
+	fputs("\"result\": {", stdout);
+	for (i = 0; i < res->nfacts; i++) {
+		const struct engine_fact *fact = &res->facts[i];
+
+		printf("%s\"%s\": ", i ? ", " : "", fact->key);
+		if (fact->text[0])
+			json_write_string(stdout, fact->text);
+		else
+			printf("%.15g", fact->value);
+	}
+	fputs("}, \"warnings\": [", stdout);
+	for (i = 0; *w; i++) {
+		char one[sizeof(res->warning)];
+
+		nl = strchr(w, '\n');
+		if (!nl)
+			nl = w + strlen(w);
+		snprintf(one, sizeof(one), "%.*s", (int)(nl - w), w);
+		fputs(i ? ", " : "", stdout);
+		json_write_string(stdout, one);
+		w = *nl ? nl + 1 : nl;
+	}
+	fputs("]", stdout);
+}
+
+/* One "warning:" line per warning of the engine. */
+static void print_warnings(const char *warnings)
+{
+	const char *s = warnings, *nl;
+
+	while (*s) {
+		nl = strchr(s, '\n');
+		if (!nl)
+			nl = s + strlen(s);
+		cli_error("route", "warning: %.*s", (int)(nl - s), s);
+		s = *nl ? nl + 1 : nl;
+	}
+}
+
 static void print_summary(const struct route_args *a, const struct fabric *f,
 			  const struct engine_result *res)
 {
 	if (a->json) {
 		printf("{\"engine\": \"%s\", \"switches\": %u, \"lids\": %u, \"route_seconds\": %.6f, "
 		       "\"verify_seconds\": %.6f, \"verify_beside_routing\": %s, \"peak_rss_kib\": %ld, "
-		       "\"planes\": %d, "
-		       "\"escape_engine\": \"%s\", \"summary\": \"%s\", \"verify\": ",
+		       "\"planes\": %d, \"escape_engine\": \"%s\", \"fallbacks\": %u, ",
 		       a->engine, f->nswitches, f->max_lid, res->route_seconds, res->verify_seconds,
 		       res->verify_streamed ? "true" : "false", peak_rss_kib(), res->planes,
-		       res->escape_engine, res->summary);
+		       res->escape_engine, res->fallbacks);
+		print_json_result(res);
+		fputs(", \"summary\": ", stdout);
+		json_write_string(stdout, res->summary);
+		fputs(", \"verify\": ", stdout);
 		if (res->verified)
 			verify_print_json(&res->verify, a->engine, stdout);
 		else
@@ -386,8 +435,7 @@ int route_main(int argc, char **argv)
 		}
 	}
 	progress_end(&progress);
-	if (res.warning[0])
-		cli_error("route", "warning: %s", res.warning);
+	print_warnings(res.warning);
 	print_summary(&a, &f, &res);
 	rc = 0;
 out:

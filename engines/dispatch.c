@@ -90,6 +90,12 @@ static int run_updn(const struct fabric *f, const struct sarnue_options *o, stru
 					 " 0x%016llx", (unsigned long long)rep.root_guids[i]);
 	if (rep.nroots > 4 && used < sizeof(res->summary))
 		snprintf(res->summary + used, sizeof(res->summary) - used, " ...");
+	engine_fact(res, "roots", rep.nroots);
+	engine_fact_text(res, "root_source", rep.root_source);
+	engine_fact(res, "max_rank", rep.max_rank);
+	engine_fact(res, "lids_routed", rep.lids_routed);
+	engine_fact(res, "turn_entries", (double)rep.turn_routes);
+	engine_fact(res, "roots_fell_back_from", rep.fell_back_from);
 	if (rep.fell_back_from)
 		warn_updn_fall_back(res, &rep);
 	if (rep.verified) {
@@ -120,6 +126,16 @@ static int run_dmodk(const struct fabric *f, const struct sarnue_options *o, str
 		 rep.entries ? 100.0 * (double)rep.moved / (double)rep.entries : 0.0,
 		 (unsigned long long)rep.turn_entries, (unsigned long long)rep.turn_guid,
 		 rep.missing_links, (unsigned long long)rep.efi_bound);
+	engine_fact_text(res, "shape", rep.shape);
+	engine_fact(res, "levels", rep.levels);
+	engine_fact(res, "terminals", rep.terminals);
+	engine_fact(res, "service_ports", rep.service);
+	engine_fact(res, "lids_routed", rep.lids_routed);
+	engine_fact(res, "entries", (double)rep.entries);
+	engine_fact(res, "entries_off_closed_form", (double)rep.moved);
+	engine_fact(res, "turn_entries", (double)rep.turn_entries);
+	engine_fact(res, "missing_up_links", rep.missing_links);
+	engine_fact(res, "max_efi_cut_bound", (double)rep.efi_bound);
 	if (rep.missing_links)
 		add_warning(res,
 			    "the fat tree lacks %u up link(s); %llu of %llu LFT entries "
@@ -148,9 +164,9 @@ static void add_warning(struct engine_result *res, const char *fmt, ...)
 	size_t used = strlen(res->warning);
 	va_list ap;
 
-	if (used && used + 2 < sizeof(res->warning)) {
-		strcpy(res->warning + used, "; ");
-		used += 2;
+	if (used && used + 1 < sizeof(res->warning)) {
+		res->warning[used] = '\n';
+		used++;
 	}
 	va_start(ap, fmt);
 	vsnprintf(res->warning + used, sizeof(res->warning) - used, fmt, ap);
@@ -359,6 +375,8 @@ static int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_op
 	snprintf(res->summary, sizeof(res->summary), "DFSSSP needs %u layers, %u VLs: Nue, ",
 		 drep->layers_needed, drep->max_vls);
 	nue_summary(&rep, res);
+	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
+	engine_fact(res, "destinations_on_nue", rep.destinations);
 	res->fallbacks = rep.destinations;
 	return 0;
 }
@@ -522,11 +540,38 @@ static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_optio
 		 (long long)left, nue_vls, rep.fallbacks, drep->paths_seconds,
 		 drep->layers_seconds);
 	res->fallbacks = (uint32_t)left;
+	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
+	engine_fact(res, "vls", vls);
+	engine_fact(res, "destinations_fitted", ndest - (uint32_t)left);
+	engine_fact(res, "destinations_on_nue", (double)left);
+	engine_fact(res, "nue_vls", nue_vls);
+	engine_fact(res, "nue_fallbacks", rep.fallbacks);
 	ret = 0;
 out:
 	routing_free(&nr);
 	free(layer_of);
 	return ret;
+}
+
+static void dfsssp_facts(const struct dfsssp_report *rep, const struct job_map *jobs,
+			 uint32_t nstorage, struct engine_result *res)
+{
+	engine_fact(res, "vls_used", rep->vls_used);
+	engine_fact(res, "vls", rep->max_vls);
+	engine_fact(res, "layers_needed", rep->layers_needed);
+	engine_fact(res, "lids_routed", rep->lids_routed);
+	engine_fact(res, "job_lids", rep->job_lids);
+	engine_fact(res, "storage_lids", rep->storage_lids);
+	engine_fact(res, "storage_nodes", nstorage);
+	engine_fact(res, "jobs", jobs ? jobs->njobs : 0);
+	engine_fact(res, "job_nodes", jobs ? job_map_bound_nodes(jobs) : 0);
+	engine_fact(res, "unknown_hosts", jobs ? jobs->unknown_hosts : 0);
+	engine_fact(res, "paths", (double)rep->paths);
+	engine_fact(res, "paths_moved_up", (double)rep->moved);
+	engine_fact(res, "cycles", (double)rep->cycles);
+	engine_fact(res, "job_route_improvements", (double)rep->improve_moves);
+	engine_fact(res, "paths_seconds", rep->paths_seconds);
+	engine_fact(res, "layers_seconds", rep->layers_seconds);
 }
 
 /* Routes f with DFSSSP (SAR weights with a job map) on at most vls VLs. */
@@ -570,6 +615,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 		 (unsigned long long)rep.improve_moves, (unsigned long long)rep.improve_sweeps,
 		 rep.improve_stopped ? " (work budget reached)" : "", rep.improve_seconds,
 		 rep.paths_seconds, rep.layers_seconds);
+	dfsssp_facts(&rep, dopts.jobs, nstorage, res);
 out:
 	job_map_free(&tmp);
 	free(storage);
@@ -624,9 +670,14 @@ static void add_torus_shape(struct engine_result *res, const struct nue_torus *t
 	int blocks = t->cuts[0] != 0;
 	unsigned d;
 
-	add_summary(res, blocks ? " " : ", torus ");
-	for (d = 0; d < t->dims; d++)
-		add_summary(res, "%s%u", d ? "x" : "", t->len[d]);
+	char shape[64];
+	size_t used = 0;
+
+	for (d = 0; d < t->dims && used < sizeof(shape); d++)
+		used += (size_t)snprintf(shape + used, sizeof(shape) - used, "%s%u", d ? "x" : "",
+					 t->len[d]);
+	engine_fact_text(res, "torus", shape);
+	add_summary(res, "%s%s", blocks ? " " : ", torus ", shape);
 	if (!blocks) {
 		add_summary(res, " needs %u layers for blocks", nue_torus_layers_needed(t));
 		return;
@@ -638,6 +689,16 @@ static void add_torus_shape(struct engine_result *res, const struct nue_torus *t
 static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 {
 	res->fallbacks = rep->fallbacks;
+	engine_fact(res, "vls", rep->vls);
+	engine_fact_text(res, "partitioner", rep->partitioner);
+	engine_fact(res, "destinations", rep->destinations);
+	engine_fact(res, "fallbacks", rep->fallbacks);
+	engine_fact(res, "moved_to_another_layer", rep->moved);
+	engine_fact(res, "backtracks", rep->backtracks);
+	engine_fact(res, "shortcuts", rep->shortcuts);
+	engine_fact(res, "job_destinations", rep->job_destinations);
+	engine_fact(res, "cycle_searches", (double)rep->cycle_searches);
+	engine_fact(res, "single_layer", rep->single_layer ? 1 : 0);
 	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
 	if (rep->torus.dims)
 		add_torus_shape(res, &rep->torus);

@@ -15,13 +15,26 @@
 
 struct cpu_gate;
 
+/*
+ * One figure of an engine's result for scripts (`sarnue route --json`'s "result" object): a
+ * number, or a short text when text[0] is set.  The summary says the same in prose.
+ */
+struct engine_fact {
+	char key[28];
+	char text[96];
+	double value;
+};
+
+#define ENGINE_MAX_FACTS 32
+
 struct engine_result {
 	double route_seconds, verify_seconds;
 	struct verify_report verify; /* valid when verified */
 	int verified;
 	int verify_streamed; /* the checks ran beside the routing (verify_feed_attach) */
 	char summary[1024];   /* engine-specific: roots, ranks, layers, fall-backs */
-	char warning[512];   /* what the operator should know although routing went on */
+	/* what the operator should know although routing went on: one warning per line */
+	char warning[1024];
 	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */
 	uint32_t fallbacks; /* destinations on escape paths, or moved from DFSSSP to Nue */
 	/* planes=on (see planes.h): routed as two planes; high-LID plane kept from last time */
@@ -29,7 +42,13 @@ struct engine_result {
 	char escape_engine[16]; /* "sar-updn" or "sar-nue"; empty without planes */
 	unsigned plane_vls;	/* n: base on VLs 0..n-2, escape on VL n-1 */
 	uint64_t fingerprint;	/* fabric_fingerprint() of the fabric routed */
+	struct engine_fact facts[ENGINE_MAX_FACTS];
+	unsigned nfacts;
 };
+
+/* Records a figure of the result (what does not fit is dropped; a key set again is replaced). */
+void engine_fact(struct engine_result *res, const char *key, double value);
+void engine_fact_text(struct engine_result *res, const char *key, const char *text);
 
 /*
  * What a long-lived caller (the plugin) keeps between routings and knows about OpenSM.

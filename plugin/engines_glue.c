@@ -45,8 +45,8 @@ struct sarnue_engine {
 	/* Tables a five-phase update announced, waiting for the hosts (update.h). */
 	struct routing pending;
 	int have_pending;
-	unsigned routings; /* successful runs, for the log */
-	unsigned dumped;   /* value of routings when the dumps were last written */
+	unsigned routings;	/* successful runs, for the log */
+	unsigned dumped;	/* value of routings when the dumps were last written */
 	struct mcast_state *mc; /* the multicast trees built for this routing */
 };
 
@@ -197,6 +197,23 @@ static int routing_failed(struct sarnue_engine *e, const char *msg)
 	return -1;
 }
 
+/*
+ * One "WRN" line per warning.  OpenSM has no warning level: INFO is on by default
+ * (log_flags 0x03) and keeps ERROR for what failed.
+ */
+static void log_warnings(struct sarnue_plugin *p, const char *engine, const char *warnings)
+{
+	const char *s = warnings, *nl;
+
+	while (*s) {
+		nl = strchr(s, '\n');
+		if (!nl)
+			nl = s + strlen(s);
+		plog(p, OSM_LOG_INFO, "WRN %s: %.*s", engine, (int)(nl - s), s);
+		s = *nl ? nl + 1 : nl;
+	}
+}
+
 static void log_routed(struct sarnue_engine *e, const struct engine_result *res)
 {
 	plog(e->plugin, OSM_LOG_INFO,
@@ -332,8 +349,7 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	progress_end(&progress);
 	g->ctx.spare_cpu = NULL;
 	hop_rows_wait(&rows);
-	if (res.warning[0])
-		plog(p, OSM_LOG_ERROR, "WRN %s: %s", e->name, res.warning);
+	log_warnings(p, e->name, res.warning);
 	if (rc) {
 		routing_free(&fresh);
 		fabric_free(nf);
@@ -500,8 +516,8 @@ static ib_api_status_t mcast_build_stree(void *context, osm_mgrp_box_t *mbox)
 		     mbox->mlid);
 		return IB_ERROR;
 	}
-	return mcast_glue_build(e->plugin, e->name, e->mc, &e->fabric, &e->routing,
-				e->osm_switches, mbox);
+	return mcast_glue_build(e->plugin, e->name, e->mc, &e->fabric, &e->routing, e->osm_switches,
+				mbox);
 }
 
 void engines_write_pending_dumps(struct sarnue_plugin *p)

@@ -300,6 +300,39 @@ _sim_cleanup() {
 	return 0
 }
 
+# sim_log FILE: OpenSM's log FILE with the plugin's long messages whole again.  The plugin
+# cuts a message over 160 characters into lines; each further line repeats the message's tag
+# ("sarnue: WRN sar-nue: ", or just "sarnue: ") and one more blank, and is joined here to the
+# line before it with one blank.
+sim_log() {
+	awk '
+	function continued(line,   i, rest, c) {
+		i = index(line, "sarnue: ")
+		if (!i)
+			return ""
+		rest = substr(line, i + 8)
+		if (substr(rest, 1, 1) == " ")
+			return substr(rest, 2)
+		c = index(rest, ": ")
+		if (c > 0 && c <= 39 && substr(rest, c + 2, 1) == " " && substr(rest, c + 3, 1) != " " &&
+		    index(substr(rest, 1, c), ";") == 0)
+			return substr(rest, c + 3)
+		return ""
+	}
+	{
+		text = have ? continued($0) : ""
+		if (text != "") {
+			prev = prev " " text
+			next
+		}
+		if (have)
+			print prev
+		prev = $0
+		have = 1
+	}
+	END { if (have) print prev }' "$1"
+}
+
 # sim_setup: creates $SIM_TMP (with dump/ and cache/) and installs the
 # EXIT/INT/TERM trap that stops every tracked process and removes SIM_TMP.
 # Replaces any EXIT/INT/TERM trap of the caller: use sim_at_exit instead.
@@ -712,7 +745,7 @@ sim_wait_log() {
 	[[ -n $pattern && -n $log ]] || { _sim_fail "sim_wait_log: usage: sim_wait_log PATTERN [TIMEOUT] [COUNT] [LOG]"; return 1; }
 	local end=$((SECONDS + timeout)) n
 	while :; do
-		n=$(grep -c -E -- "$pattern" "$log" 2>/dev/null) || n=0
+		n=$( [[ -r $log ]] && sim_log "$log" | grep -c -E -- "$pattern") || n=0
 		((n >= count)) && return 0
 		if [[ $log == "$SIM_OPENSM_LOG" && -n $SIM_OPENSM_PID ]] && ! _sim_tracked_alive "$SIM_OPENSM_PID"; then
 			_sim_fail "OpenSM (pid $SIM_OPENSM_PID) exited while waiting for '$pattern'"

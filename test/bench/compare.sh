@@ -148,7 +148,7 @@ run_engine() {
 	secs=$(osm_route_seconds "$SIM_OPENSM_LOG" "$eng")
 	case $eng in
 	nue) fb=$(grep -c 'fallback to escape paths' "$SIM_OPENSM_LOG") ;;
-	sar-nue) fb=$(sed -n 's/.* \([0-9]*\) fall-backs to escape paths.*/\1/p' "$SIM_OPENSM_LOG" | tail -n 1) ;;
+	sar-nue) fb=$(sed -n 's/.* \([0-9]*\) fall-backs to escape paths.*/\1/p' <(sim_log "$SIM_OPENSM_LOG") | tail -n 1) ;;
 	*) fb=- ;;
 	esac
 	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --patterns --permutations 5 \

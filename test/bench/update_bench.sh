@@ -146,7 +146,7 @@ differ_line() {
 }
 # The highest LID: the plugin's last "routed N switches, M LIDs" line (M is the highest LID).
 max_lid() {
-	sed -n 's/.* routed [0-9]* switches, \([0-9]*\) LIDs in .*/\1/p' "$SIM_OPENSM_LOG" | tail -n 1
+	sed -n 's/.* routed [0-9]* switches, \([0-9]*\) LIDs in .*/\1/p' <(sim_log "$SIM_OPENSM_LOG") | tail -n 1
 }
 
 # Columns after "update subs": route, phases 1-4, total, write (seconds), then counts.

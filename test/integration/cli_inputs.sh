@@ -268,4 +268,38 @@ fi
 SARNUE_PROGRESS_AFTER=0 "$SARNUE_BIN" route -e sar-dfsssp "$good" -o "$tmp/pn" >/dev/null 2>"$tmp/pn.err"
 SARNUE_PROGRESS_AFTER=0 "$SARNUE_BIN" check --dump-dir "$tmp/pn" >/dev/null 2>>"$tmp/pn.err"
 t_expect "no terminal: no progress on stderr" test ! -s "$tmp/pn.err"
+# route --json: the engine's figures as fields of "result", its warnings as an array.
+"$SARNUE_BIN" gen torus --dims 4x4x4 --hosts-per-switch 1 -o "$tmp/t444.net" 2>/dev/null
+"$SARNUE_BIN" gen ktree --k 4 --n 2 -o "$tmp/k42.net" 2>/dev/null
+json_check() {
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r, w = d["result"], d["warnings"]
+want = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
+assert isinstance(r, dict) and isinstance(w, list), "result or warnings missing"
+for k, v in want.items():
+    if k == "warnings":
+        assert len(w) == int(v), (k, w)
+    elif v == "?":
+        assert k in r, (k, r)
+    else:
+        assert str(r[k]) == v, (k, r.get(k), v)
+assert d["verify"]["credit_loops"] == 0
+' "$@"
+}
+export -f json_check
+t_expect "route --json: sar-nue's VLs, partitioner and torus as fields" bash -c \
+	'"$1" route -e sar-nue -O nue_vls=2 --vls 2 --json "$2" | json_check vls=2 "partitioner=torus blocks" torus=? fallbacks=0 warnings=0' \
+	_ "$SARNUE_BIN" "$tmp/t444.net"
+t_expect "route --json: sar-updn's roots as fields" bash -c \
+	'"$1" route -e sar-updn --json "$2" | json_check roots=? root_source=? max_rank=? lids_routed=? warnings=0' \
+	_ "$SARNUE_BIN" "$tmp/k42.net"
+t_expect "route --json: sar-dmodk's tree and bound as fields" bash -c \
+	'"$1" route -e sar-dmodk --json "$2" | json_check levels=2 entries_off_closed_form=0 max_efi_cut_bound=? warnings=0' \
+	_ "$SARNUE_BIN" "$tmp/k42.net"
+t_expect "route --json: sar-dfsssp short of VLs warns once, in the array" bash -c \
+	'"$1" route -e sar-dfsssp --vls 1 --json "$2" 2>/dev/null | json_check dfsssp_layers_needed=? warnings=1' \
+	_ "$SARNUE_BIN" "$tmp/t444.net"
+
 t_done

@@ -20,7 +20,7 @@ export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # The plugin's summary line of the last routing: "N of M VLs used, K layer(s) needed; ...".
 summary_field() {
 	sed -n "s/.*sarnue: $ENGINE: routed .*; \([0-9]*\) of [0-9]* VLs used, \([0-9]*\) layer(s) needed.*/\\$1/p" \
-		"$SIM_OPENSM_LOG" | tail -n 1
+		<(sim_log "$SIM_OPENSM_LOG") | tail -n 1
 }
 
 # Every switch must map SL s to VL s for the VLs in use (identity), as update_sl2vl answers.

@@ -19,7 +19,7 @@ export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # The cut bound the plugin logged for the last routing.
 logged_bound() {
 	sed -n "s/.*sarnue: $ENGINE: routed .*max EFI cut bound \([0-9]*\).*/\1/p" \
-		"$SIM_OPENSM_LOG" | tail -n 1
+		<(sim_log "$SIM_OPENSM_LOG") | tail -n 1
 }
 
 # judge NETFILE NAME: route under ibsim and check everything; leaves the check's JSON in $json.

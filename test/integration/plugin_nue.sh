@@ -129,6 +129,14 @@ if sim_start_ibsim "$SIM_TMP/torus443.net"; then
 	if run_once; then
 		t_grep "QoS off: the VL downgrade is logged" \
 			"sarnue: WRN sar-nue: nue_vls=4 needs SL2VL tables.*qos TRUE.*1 VL" "$SIM_OPENSM_LOG"
+		# OpenSM has no warning level: a warning goes at INFO (0x02), ERROR is for failures.
+		t_grep "QoS off: the warning is at OpenSM's INFO level" \
+			" 0x02 -> sarnue: WRN sar-nue: nue_vls=4" "$SIM_OPENSM_LOG"
+		t_expect "the plugin's lines are at most 160 characters after 'sarnue: '" awk '
+			i = index($0, "sarnue: ") { if (length($0) - i - 7 > 160) { print; bad = 1 } }
+			END { exit bad }' "$SIM_OPENSM_LOG"
+		t_grep "a long routing line goes on, tagged, on the next line" \
+			"sarnue: sar-nue:  [^ ]" "$SIM_OPENSM_LOG"
 		t_expect "QoS off: sar-nue still routes" test "$(sim_routing_engine_used)" = sar-nue
 		t_grep "QoS off: routed on 1 VL" "sarnue: sar-nue: routed.* 1 VL \\(" "$SIM_OPENSM_LOG"
 	else

@@ -61,7 +61,7 @@ for ENGINE in sar-dfsssp sar-nue; do
 		sim_stop_ibsim
 		continue
 	fi
-	line=$(grep "sarnue: $ENGINE: routed" "$SIM_OPENSM_LOG" | tail -n 1)
+	line=$(grep "sarnue: $ENGINE: routed" <(sim_log "$SIM_OPENSM_LOG") | tail -n 1)
 	t_expect "$ENGINE: the plugin logged two planes ($line)" \
 		grep -Eq '2 planes: base LIDs on VLs 0\.\.[0-9]+, high LIDs by sar-(updn|nue) on VL [0-9]+ \(computed' <<<"$line"
 	esc=$(sed -n 's/.*high LIDs by sar-[a-z]* on VL \([0-9]*\) .*/\1/p' <<<"$line")
@@ -86,7 +86,7 @@ for ENGINE in sar-dfsssp sar-nue; do
 	out=$(sim_ctl jobs "$SIM_TMP/j1.map")
 	t_expect "$ENGINE: ctl jobs accepted the map ($out)" grep -q "reroute requested" <<<"$out"
 	sim_wait_programmed $((routings + 1)) || t_fail "$ENGINE: jobs made OpenSM route again"
-	line=$(grep "sarnue: $ENGINE: routed" "$SIM_OPENSM_LOG" | tail -n 1)
+	line=$(grep "sarnue: $ENGINE: routed" <(sim_log "$SIM_OPENSM_LOG") | tail -n 1)
 	t_expect "$ENGINE: the escape plane was kept ($line)" grep -q "(kept: same topology" <<<"$line"
 	t_grep "$ENGINE: no host subscribed, so the reroute was plain, not five-phase" \
 		"sarnue: no host subscribed to path reports: plain reroute" "$SIM_OPENSM_LOG"

@@ -79,7 +79,7 @@ stop_all() {
 
 # The number of the first line of OpenSM's log matching PATTERN.
 log_line() {
-	grep -n -E "$1" "$SIM_OPENSM_LOG" | head -n 1 | cut -d: -f1
+	grep -n -E "$1" <(sim_log "$SIM_OPENSM_LOG") | head -n 1 | cut -d: -f1
 }
 
 start_fabric() {
@@ -132,7 +132,7 @@ p3=$(log_line "update $seq: phase 3 ")
 p4=$(log_line "update $seq: phase 4 ")
 p5=$(log_line "update $seq: phase 5 ")
 t_expect "log: phases in order" test "$p2" -lt "$p3" -a "$p3" -lt "$p4" -a "$p4" -lt "$p5"
-acks=$(grep -n "acknowledgement of unpath seq $seq .*status 0): new" "$SIM_OPENSM_LOG" | cut -d: -f1)
+acks=$(grep -n "acknowledgement of unpath seq $seq .*status 0): new" <(sim_log "$SIM_OPENSM_LOG") | cut -d: -f1)
 t_expect "log: four new UnPath acknowledgements" test "$(wc -w <<<"$acks")" = 4
 t_expect "log: every UnPath acknowledgement came before phase 3" \
 	test "$(sort -n <<<"$acks" | tail -n 1)" -lt "$p3"
