@@ -71,6 +71,34 @@ titles = [r.find(ns + "title") for r in root.iter(ns + "rect")]
 cells = [t.text for t in titles if t is not None and "->" in t.text]
 sys.exit(0 if root.tag == ns + "svg" and len(cells) == 16 else 1)' "$tmp/loads.svg"
 
+# A large fabric: switches grouped into at most 160 rows and columns by level, the ten hottest
+# channels outlined and listed with the loads the check reports, the colour scale from the
+# least used channel's load, and the histogram's bins over that range.
+"$SARNUE_BIN" gen random --switches 400 --degree 6 --hosts-per-switch 1 --seed 5 \
+	-o "$tmp/r400.net" 2>/dev/null
+"$SARNUE_BIN" route -q -e sar-updn "$tmp/r400.net" -o "$tmp/r400" >/dev/null
+"$SARNUE_BIN" check -q --dump-dir "$tmp/r400" --json --svg "$tmp/r400.svg" >"$tmp/r400.json"
+t_expect "SVG of 400 switches: grouped cells, hottest channels listed, scale from the minimum" \
+	python3 -c '
+import json, re, sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+m = json.load(open(sys.argv[2]))["metrics"]
+ns = "{http://www.w3.org/2000/svg}"
+titles = [r.find(ns + "title") for r in root.iter(ns + "rect")]
+cells = [t.text for t in titles if t is not None and "->" in t.text]
+texts = ["".join(t.itertext()) for t in root.iter(ns + "text")]
+i = texts.index("Hottest channels")
+hot = [int(x.split()[0]) for x in texts[i + 1:i + 11]]
+want = [h["efi"] for h in m["hot_channels"]]
+outlined = [r for r in root.iter(ns + "rect") if r.get("fill") == "none"]
+assert 0 < len(cells) <= 160 * 160, len(cells)
+assert all(c.startswith("switches ") for c in cells), cells[0]
+assert any(t.startswith("level ") for t in texts)
+assert hot == want[:10] and hot[0] == m["efi"]["max"], (hot, want)
+assert len(outlined) == 10
+assert str(m["efi"]["min"]) in texts and str(m["efi"]["max"]) in texts
+' "$tmp/r400.svg" "$tmp/r400.json"
+
 # Text report: the sections are there, after the verifier's verdict.
 "$SARNUE_BIN" check --dump-dir "$tmp/dump" --job-map "$tmp/jobs.map" >"$tmp/m.txt" 2>&1
 t_grep "text: EFI line" '^EFI: +min [0-9]+, max [0-9]+, mean' "$tmp/m.txt"
