@@ -15,6 +15,7 @@ int route_main(int argc, char **argv);
 int gen_main(int argc, char **argv);
 int ctl_main(int argc, char **argv);
 int topo_order_main(int argc, char **argv);
+int trace_main(int argc, char **argv);
 
 /* Prints "sarnue <cmd>: message" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

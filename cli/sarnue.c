@@ -1,8 +1,8 @@
 /*
  * sarnue.c - the `sarnue` command: dispatches to gen (synthetic fabrics), route (offline
  * routing with the plugin's engines), check (verification of any routing tables), topo-order
- * (the hosts of a fat tree in the rank order D-mod-k routing suits) and ctl (the plugin's
- * control socket).
+ * (the hosts of a fat tree in the rank order D-mod-k routing suits), trace (the path of one
+ * route) and ctl (the plugin's control socket).
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +28,7 @@ static const char usage[] =
 	"  check   verify routing tables: reachability, forwarding loops, credit loops, hops\n"
 	"  topo-order  hosts of a fat tree or of a job in topology order, the rank order\n"
 	"          D-mod-k routing suits: host lines, Slurm lists, MPI hostfile, topology.conf\n"
+	"  trace   the path of one route, hop by hop, with its SL and each hop's VL\n"
 	"  ctl     talk to the plugin in a running OpenSM: status, reroute, jobs FILE\n"
 	"  version print the version\n"
 	"  help    'sarnue help COMMAND' is 'sarnue COMMAND --help'\n"
@@ -44,7 +45,7 @@ static const struct {
 	int (*main)(int argc, char **argv);
 } commands[] = {
 	{ "check", check_main },	   { "route", route_main }, { "ctl", ctl_main },
-	{ "topo-order", topo_order_main }, { "gen", gen_main },
+	{ "topo-order", topo_order_main }, { "gen", gen_main },	    { "trace", trace_main },
 };
 
 int main(int argc, char **argv)

@@ -52,7 +52,7 @@ check_page() {
 }
 
 check_page "$man/sarnue.1" "$SARNUE_BIN"
-for cmd in gen route check topo-order ctl; do
+for cmd in gen route check topo-order trace ctl; do
 	check_page "$man/sarnue-$cmd.1" "$SARNUE_BIN" "$cmd"
 done
 check_page "$man/sarnue-filterd.8" "$bindir/sarnue-filterd"
