@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check/metrics.h"
 #include "engines/dfsssp/dfsssp.h"
 #include "engines/dmodk/dmodk.h"
 #include "engines/fit.h"
@@ -961,6 +962,26 @@ static int verify_result(const struct fabric *f, const struct routing *r, struct
 	return 0;
 }
 
+/* quality=yes: the EFI of tables that verified, for status, metrics and route --json. */
+static void measure_quality(const struct fabric *f, const struct routing *r,
+			    struct engine_result *res)
+{
+	struct metrics_options mo;
+	struct metrics_efi e;
+	double t0 = now();
+
+	metrics_options_default(&mo);
+	if (metrics_efi(f, r, &mo, &e))
+		return;
+	res->quality_known = 1;
+	res->efi_max = e.dist.max;
+	res->efi_mean = e.dist.mean;
+	res->channels = e.nchannels;
+	res->dark_channels = e.dist.zero;
+	res->quality_seconds = now() - t0;
+	metrics_efi_free(&e);
+}
+
 /* Every engine needs at least VL 0 on every link it may use. */
 static int check_link_vls(const struct fabric *f, struct fab_error *err)
 {
@@ -1023,6 +1044,10 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 	if (!rc && o->verify) {
 		progress_note(o->progress, "verifying");
 		rc = verify_result(f, r, feed, o->progress, res, err);
+	}
+	if (!rc && o->verify && o->quality) {
+		progress_note(o->progress, "edge forwarding index");
+		measure_quality(f, r, res);
 	}
 	verify_feed_detach(feed);
 	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */

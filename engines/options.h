@@ -55,6 +55,7 @@ struct sarnue_options {
 	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/layersfile.c), or empty */
 	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */
 	int verify;		       /* run the verifier before tables reach OpenSM */
+	int quality;		       /* measure the EFI of verified tables (engine_result) */
 	int mcast_reserve; /* sar-nue, sar-dfsssp keep the multicast tree's turns on VL 0 */
 	int mcast_opensm;  /* mcast_trees=opensm: OpenSM builds the multicast trees itself */
 	enum opt_dump dump;	       /* write path-SL and SL2VL dumps */
