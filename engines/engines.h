@@ -55,6 +55,10 @@ struct engine_result {
 void engine_fact(struct engine_result *res, const char *key, double value);
 void engine_fact_text(struct engine_result *res, const char *key, const char *text);
 
+/* Adds a warning (a line of res->warning); what does not fit is cut off. */
+void engine_warn(struct engine_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /*
  * What a long-lived caller (the plugin) keeps between routings and knows about OpenSM.
  * Without it (offline), a malformed input file is an error instead of a warning.

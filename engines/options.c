@@ -52,6 +52,10 @@ const char options_help[] =
 	"  storage_guids=PATH        same, by node or port GUID, one per line (the format of\n"
 	"                            OpenSM's io_guid_file)\n"
 	"  job_map=PATH              job map file: one 'hostname jobid' per line\n"
+	"  traffic=PATH              measured traffic, 'SRC DST BYTES' per line: sar-dfsssp\n"
+	"                            weighs each host pair's routes by its bytes (heavy\n"
+	"                            pairs get links of their own first); with a job map\n"
+	"                            only pairs inside jobs, without one every pair listed\n"
 	"  job_host_match=first-word|description\n"
 	"                            how job map hostnames match HCA node descriptions\n"
 	"                            (default first-word: 'node0001 HCA-1' is node0001)\n"
@@ -421,6 +425,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 	}
 	if (!strcmp(key, "job_map"))
 		return set_path(o->job_map, v);
+	if (!strcmp(key, "traffic"))
+		return set_path(o->traffic, v);
 	if (!strcmp(key, "node_name_map"))
 		return set_path(o->node_name_map, v);
 	if (!strcmp(key, "ctl_socket"))
