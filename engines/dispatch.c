@@ -313,12 +313,15 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
  * layers cannot hold are one engine with one set of settings (threads, both destination orders,
  * rebalancing), so on a fat tree both follow its topology order.
  */
+/* Nue's options; with dopts (DFSSSP's overflow) its job map and measured traffic too. */
 static struct nue_opts nue_opts_from(const struct sarnue_options *o, const struct engine_ctx *ctx,
-				     unsigned vls, const struct job_map *jobs)
+				     unsigned vls, const struct dfsssp_opts *dopts)
 {
 	struct nue_opts no = {
 		.vls = vls,
-		.jobs = jobs,
+		.jobs = dopts ? dopts->jobs : NULL,
+		.traffic = dopts ? dopts->traffic : NULL,
+		.traffic_floor = dopts ? dopts->traffic_floor : 0,
 		.skip_rebalance = !o->nue_rebalance,
 		.threads = o->nue_threads,
 		.orders = o->nue_orders,
@@ -341,11 +344,11 @@ static struct nue_opts nue_opts_from(const struct sarnue_options *o, const struc
  * verifier checks the union as for any routing.
  */
 static int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_options *o,
-				  const struct engine_ctx *ctx, const struct job_map *jobs,
+				  const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
 				  const struct dfsssp_report *drep, struct routing *r,
 				  struct engine_result *res, struct fab_error *err)
 {
-	struct nue_opts no = nue_opts_from(o, ctx, drep->max_vls, jobs);
+	struct nue_opts no = nue_opts_from(o, ctx, drep->max_vls, dopts);
 	struct nue_report rep;
 
 	engine_warn(res,
@@ -479,14 +482,14 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
  * and the verifier checks the union as for any routing.
  */
 static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
-			       const struct engine_ctx *ctx, const struct job_map *jobs,
+			       const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
 			       const struct dfsssp_report *drep, struct routing *r,
 			       struct engine_result *res, struct fab_error *err)
 {
 	unsigned vls = drep->max_vls, sl;
 	uint8_t *layer_of = malloc(r->lft_len);
 	struct nue_report rep = { 0 };
-	struct nue_opts no = nue_opts_from(o, ctx, 0, jobs);
+	struct nue_opts no = nue_opts_from(o, ctx, 0, dopts);
 	struct routing nr;
 	uint32_t ndest = 0;
 	int64_t left = 0;
@@ -498,7 +501,7 @@ static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_optio
 		fab_error_set(err, "out of memory");
 		return -1;
 	}
-	nue_vls = nue_share(f, r, jobs, vls, o->mcast_reserve, layer_of, &ndest, &left, err);
+	nue_vls = nue_share(f, r, dopts->jobs, vls, o->mcast_reserve, layer_of, &ndest, &left, err);
 	if (nue_vls < 0)
 		goto out;
 	sn_assert((unsigned)nue_vls <= vls && vls < ROUTING_MAX_SL && left >= 0 && left <= ndest);
@@ -590,8 +593,8 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair
-			      ? dfsssp_keep_fitting(f, o, ctx, dopts.jobs, &rep, r, res, err)
-			      : dfsssp_overflow_to_nue(f, o, ctx, dopts.jobs, &rep, r, res, err);
+			      ? dfsssp_keep_fitting(f, o, ctx, &dopts, &rep, r, res, err)
+			      : dfsssp_overflow_to_nue(f, o, ctx, &dopts, &rep, r, res, err);
 		goto out;
 	}
 	snprintf(res->summary, sizeof(res->summary),
@@ -775,15 +778,22 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 {
 	struct nue_opts no = nue_opts_from(o, ctx, vls, NULL);
 	struct job_map tmp, *jobs = NULL;
+	struct engine_demand demand;
 	struct nue_report rep;
 	uint8_t *layers = NULL;
 	int ret = -1;
 
 	job_map_init(&tmp);
+	engine_demand_init(&demand);
 	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||
-	    load_nue_layers(f, o, vls, &layers, res, err))
+	    load_nue_layers(f, o, vls, &layers, res, err) ||
+	    engine_demand_load(f, o, ctx, jobs && jobs->njobs ? jobs : NULL, &demand, res, err))
 		goto out;
+	if (demand.own_jobs)
+		jobs = &demand.hosts;
 	no.jobs = jobs && jobs->njobs ? jobs : NULL;
+	no.traffic = demand.loaded ? &demand.traffic : NULL;
+	no.traffic_floor = demand.own_jobs ? 0 : 1;
 	no.layers = layers;
 	if (nue_route(f, &no, r, &rep, err))
 		goto out;
@@ -792,6 +802,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 out:
 	free(layers);
 	job_map_free(&tmp);
+	engine_demand_free(&demand);
 	return ret;
 }
 

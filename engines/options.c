@@ -53,7 +53,7 @@ const char options_help[] =
 	"                            OpenSM's io_guid_file)\n"
 	"  job_map=PATH              job map file: one 'hostname jobid' per line\n"
 	"  traffic=PATH              measured traffic, 'SRC DST BYTES' per line: sar-dfsssp\n"
-	"                            weighs each host pair's routes by its bytes (heavy\n"
+	"                            and sar-nue weigh each host pair's routes by its bytes (heavy\n"
 	"                            pairs get links of their own first); with a job map\n"
 	"                            only pairs inside jobs, without one every pair listed\n"
 	"  job_host_match=first-word|description\n"

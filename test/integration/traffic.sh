@@ -1,5 +1,5 @@
 #!/bin/bash
-# sar-dfsssp with a measured traffic matrix (traffic=PATH), offline: a 2-level fat tree of 4
+# sar-dfsssp and sar-nue with a measured traffic matrix (traffic=PATH), offline: a 2-level fat tree of 4
 # leaves, 2 spines and 4 hosts per leaf, every host sending 1 MB to every other and two pairs of
 # the first leaf 100 MB each.  Routed with uniform weights, both heavy pairs leave the first leaf
 # on one up-link; with the matrix they take one each, and the busiest link carries fewer bytes.
@@ -21,16 +21,6 @@ with open(sys.argv[1], "w") as out:
         out.write("%s %s 1000000\n" % (a, b))
     out.write("node0001 node0005 100000000\nnode0003 node0007 100000000\n")
 ' "$tmp/traffic.txt"
-"$SARNUE_BIN" route -q -e sar-dfsssp "$tmp/ft.net" -o "$tmp/uniform" >/dev/null
-"$SARNUE_BIN" route -q -e sar-dfsssp -O "traffic=$tmp/traffic.txt" "$tmp/ft.net" -o "$tmp/weighted" \
-	--json >"$tmp/weighted.json"
-t_expect "route with traffic= verified" python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["verify"]["credit_loops"] == 0 and d["verify"]["unreachable"] == 0
-assert d["result"]["traffic_pairs"] == 242 and d["result"]["traffic_pairs_bound"] == 242
-' "$tmp/weighted.json"
-
 # loads DUMPDIR: "MAXBYTES HEAVYPORTS": the busiest link's bytes, and the up-ports the two heavy
 # pairs leave their leaf on.
 loads() {
@@ -54,16 +44,27 @@ for line in open(matrix):
 print(max(load.values()), ",".join(str(first[h]) for h in sorted(first)))
 ' "$SARNUE_BIN" "$1" "$tmp/traffic.txt"
 }
-read -r umax uports <<<"$(loads "$tmp/uniform")"
-read -r wmax wports <<<"$(loads "$tmp/weighted")"
-echo "uniform: busiest link $umax bytes, heavy pairs leave on ports $uports"
-echo "weighted: busiest link $wmax bytes, heavy pairs leave on ports $wports"
-t_expect "uniform weights stack both heavy pairs on one up-link ($uports)" \
-	test -n "$uports" -a "${uports%,*}" = "${uports#*,}"
-t_expect "the matrix gives each heavy pair an up-link of its own ($wports)" \
-	test -n "$wports" -a "${wports%,*}" != "${wports#*,}"
-t_expect "the busiest link carries fewer bytes with the matrix ($wmax < $umax)" \
-	test "${wmax:-0}" -gt 0 -a "${wmax:-0}" -lt "${umax:-0}"
+for engine in sar-dfsssp sar-nue; do
+	"$SARNUE_BIN" route -q -e $engine "$tmp/ft.net" -o "$tmp/uniform" >/dev/null
+	"$SARNUE_BIN" route -q -e $engine -O "traffic=$tmp/traffic.txt" "$tmp/ft.net" \
+		-o "$tmp/weighted" --json >"$tmp/weighted.json"
+	t_expect "$engine: route with traffic= verified, every pair bound" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verify"]["credit_loops"] == 0 and d["verify"]["unreachable"] == 0
+assert d["result"]["traffic_pairs"] == 242 and d["result"]["traffic_pairs_bound"] == 242
+' "$tmp/weighted.json"
+	read -r umax uports <<<"$(loads "$tmp/uniform")"
+	read -r wmax wports <<<"$(loads "$tmp/weighted")"
+	echo "$engine uniform: busiest link $umax bytes, heavy pairs leave on ports $uports"
+	echo "$engine weighted: busiest link $wmax bytes, heavy pairs leave on ports $wports"
+	t_expect "$engine: uniform weights stack both heavy pairs on one up-link ($uports)" \
+		test -n "$uports" -a "${uports%,*}" = "${uports#*,}"
+	t_expect "$engine: the matrix gives each heavy pair an up-link of its own ($wports)" \
+		test -n "$wports" -a "${wports%,*}" != "${wports#*,}"
+	t_expect "$engine: the busiest link carries fewer bytes with the matrix ($wmax < $umax)" \
+		test "${wmax:-0}" -gt 0 -a "${wmax:-0}" -lt "${umax:-0}"
+done
 
 printf 'node0001 node0005 10\nnode0002 node0006\n' >"$tmp/bad.txt"
 expect_fail 1 "traffic matrix .*bad.txt:2: expected 'SRC DST BYTES', got 2 word\(s\)" \
