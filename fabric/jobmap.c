@@ -227,13 +227,8 @@ int job_map_parse_named(struct job_map *jm, const char *path, const char *name,
 	int rc;
 
 	job_map_free(jm);
-	if (fab_read_text(path, FAB_LIMIT_LIST, &text, &len)) {
-		if (errno == FAB_ENUL)
-			fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", name, len);
-		else
-			fab_error_set(err, "%s: %s", name, fab_strerror(errno));
+	if (fab_read_text_named(path, name, FAB_LIMIT_LIST, &text, &len, err))
 		return -1;
-	}
 	rc = job_map_parse_text(jm, text, name, err);
 	free(text);
 	return rc;

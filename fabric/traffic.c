@@ -141,13 +141,8 @@ int traffic_parse(struct traffic *t, const char *path, struct fab_error *err)
 	int rc;
 
 	traffic_free(t);
-	if (fab_read_text(path, FAB_LIMIT_LIST, &text, &len)) {
-		if (errno == FAB_ENUL)
-			fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", path, len);
-		else
-			fab_error_set(err, "%s: %s", path, fab_strerror(errno));
+	if (fab_read_text_named(path, path, FAB_LIMIT_LIST, &text, &len, err))
 		return -1;
-	}
 	rc = traffic_parse_text(t, text, path, err);
 	free(text);
 	return rc;

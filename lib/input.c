@@ -222,3 +222,15 @@ out:
 	line_reader_close(&lr);
 	return ret;
 }
+
+int fab_read_text_named(const char *path, const char *name, uint64_t max_bytes, char **text,
+			size_t *len, struct fab_error *err)
+{
+	if (!fab_read_text(path, max_bytes, text, len))
+		return 0;
+	if (errno == FAB_ENUL)
+		fab_error_set(err, "%s: binary data (NUL byte at offset %zu)", name, *len);
+	else
+		fab_error_set(err, "%s: %s", name, fab_strerror(errno));
+	return -1;
+}

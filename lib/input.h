@@ -69,6 +69,10 @@ void line_reader_close(struct line_reader *lr);
  */
 int fab_read_text(const char *path, uint64_t max_bytes, char **text, size_t *len);
 
+/* The same, with the reason in err as "NAME: why" (a NUL byte: "binary data" and its offset). */
+int fab_read_text_named(const char *path, const char *name, uint64_t max_bytes, char **text,
+			size_t *len, struct fab_error *err);
+
 /*
  * Calls each(ctx, line, lineno, err) for every line of the file at path (of a kind limited to
  * max_bytes) until one returns non-zero, having set err.  0, or -1 with err set; an open error
