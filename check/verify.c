@@ -147,20 +147,53 @@ static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl
 	sn_assert(vl_in < VERIFY_MAX_VLS && vl_out < VERIFY_MAX_VLS);
 	sn_assert(from < w->f->nports && to < w->f->nports && w->f->nports <= 1u << 28);
 	w->rep->vls_used |= (uint16_t)((1u << vl_in) | (1u << vl_out));
+	if (w->seen && vl_in == vl_out && vl_in < WALKER_SEEN_VLS) {
+		const struct fab_port *o = &w->f->ports[to];
+		const struct fab_node *n = &w->f->nodes[o->node];
+		uint64_t bit =
+			w->turn_off[n->sw] +
+			(uint64_t)w->f->ports[w->f->ports[from].remote].num * (n->nports + 1u) +
+			o->num;
+
+		sn_assert(w->f->ports[w->f->ports[from].remote].node == o->node);
+		bit = bit * WALKER_SEEN_VLS + vl_in;
+		if (w->seen[bit >> 6] & (1ull << (bit & 63)))
+			return;
+		w->seen[bit >> 6] |= 1ull << (bit & 63);
+	}
 	if (deps_add(&w->deps, VERTEX(vl_in, from), VERTEX(vl_out, to)))
 		w->oom = 1;
 }
 
-enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
-			      unsigned dlid, uint32_t *channel, uint32_t *next_sw)
+/* The turn bits of add_dep(); none (w->seen NULL) on fabrics whose bits would not pay. */
+static int seen_open(struct walker *w)
 {
-	const struct fab_node *n;
-	unsigned out;
-	uint32_t q, peer;
+	const struct fabric *f = w->f;
+	uint64_t turns = 0;
+	uint32_t s;
 
-	sn_assert(sw < f->nswitches && sw < r->nswitches && dlid < r->lft_len);
-	n = &f->nodes[f->switches[sw]];
-	out = routing_lft(r, sw)[dlid];
+	w->turn_off = malloc(sizeof(*w->turn_off) * (f->nswitches + 1));
+	if (!w->turn_off)
+		return -1;
+	for (s = 0; s < f->nswitches; s++) {
+		uint64_t np = f->nodes[f->switches[s]].nports + 1u;
+
+		w->turn_off[s] = (uint32_t)turns;
+		turns += np * np;
+	}
+	w->turn_off[f->nswitches] = (uint32_t)turns;
+	if (turns * WALKER_SEEN_VLS / 8 > WALKER_SEEN_MAX_BYTES)
+		return 0;
+	w->seen = calloc((size_t)(turns * WALKER_SEEN_VLS / 64 + 1), sizeof(uint64_t));
+	return w->seen ? 0 : -1;
+}
+
+/* verify_lft_step() for the entry out that switch sw's LFT holds for dlid. */
+static enum lft_step step_for(const struct fabric *f, uint32_t sw, unsigned dlid, unsigned out,
+			      uint32_t *channel, uint32_t *next_sw)
+{
+	const struct fab_node *n = &f->nodes[f->switches[sw]];
+	uint32_t q, peer;
 
 	*channel = FAB_NONE;
 	*next_sw = FAB_NONE;
@@ -178,6 +211,46 @@ enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, u
 	*next_sw = f->nodes[f->ports[peer].node].sw;
 	sn_assert(*next_sw < f->nswitches);
 	return LFT_STEP_SWITCH;
+}
+
+enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
+			      unsigned dlid, uint32_t *channel, uint32_t *next_sw)
+{
+	sn_assert(sw < f->nswitches && sw < r->nswitches && dlid < r->lft_len);
+	return step_for(f, sw, dlid, routing_lft(r, sw)[dlid], channel, next_sw);
+}
+
+/* Switch sw's LFT entry for dlid, from the LID-major copy when there is one. */
+static inline unsigned walker_lft(const struct walker *w, uint32_t sw, unsigned dlid)
+{
+	if (w->lft_by_lid)
+		return w->lft_by_lid[(size_t)dlid * w->r->nswitches + sw];
+	return routing_lft(w->r, sw)[dlid];
+}
+
+/*
+ * A copy of the LFTs LID by LID: a pass walks one destination's column across every switch,
+ * which in the switch-major table is a cache miss per switch.  Only for tables that no longer
+ * change (not beside a routing), and only when memory allows; without it the walk reads the
+ * table itself.
+ */
+static void walker_by_lid(struct walker *w)
+{
+	const struct routing *r = w->r;
+	uint32_t nsw = r->nswitches, len = r->lft_len, s, l, b;
+
+	if ((uint64_t)nsw * len > WALKER_BY_LID_MAX_BYTES)
+		return;
+	w->lft_by_lid = malloc((size_t)nsw * len + 1);
+	if (!w->lft_by_lid)
+		return;
+	for (b = 0; b < len; b += 64)
+		for (s = 0; s < nsw; s++) {
+			const uint8_t *row = routing_lft(r, s);
+
+			for (l = b; l < b + 64 && l < len; l++)
+				w->lft_by_lid[(size_t)l * nsw + s] = row[l];
+		}
 }
 
 /* Why a route stops at a step other than SWITCH or DELIVERED, as the report words it. */
@@ -211,7 +284,7 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 	*why = "joins a route that fails further on";
 	for (;;) {
 		const struct fab_node *n = &f->nodes[f->switches[sw]];
-		unsigned out = routing_lft(w->r, sw)[dlid];
+		unsigned out = walker_lft(w, sw, dlid);
 		unsigned in_num = in_ch == FAB_NONE ? 0 : f->ports[f->ports[in_ch].remote].num;
 		unsigned vl_out = out <= n->nports ? routing_sl2vl(w->r, sw, in_num, out, sl) : 0;
 		/* What follows a switch depends on the VL the packet leaves it on. */
@@ -243,7 +316,8 @@ static int walk(struct walker *w, uint32_t sw, uint32_t in_ch, unsigned vl_in, u
 		/* Each (switch, VL) is entered once per pass: the path fits its array. */
 		sn_assert(depth < f->nswitches * VERIFY_MAX_VLS);
 		w->path[depth++] = key;
-		step = verify_lft_step(f, w->r, sw, dlid, &q, &next);
+		sn_assert(dlid < w->r->lft_len);
+		step = step_for(f, sw, dlid, out, &q, &next);
 		if (step == LFT_STEP_DELIVERED) {
 			result = W_REACH;
 			h = q != FAB_NONE;
@@ -830,7 +904,7 @@ int verify_walker_open(struct walker *w, struct source_groups *groups, const str
 	w->state = calloc(keys, 1);
 	w->hops = calloc(keys, 1);
 	w->path = malloc(sizeof(*w->path) * keys);
-	if (!w->stamp || !w->state || !w->hops || !w->path || deps_grow(&w->deps))
+	if (!w->stamp || !w->state || !w->hops || !w->path || deps_grow(&w->deps) || seen_open(w))
 		return -1;
 	rep->sources = f->nendports;
 	return 0;
@@ -842,6 +916,9 @@ void verify_walker_free(struct walker *w, struct source_groups *groups)
 	free(w->state);
 	free(w->hops);
 	free(w->path);
+	free(w->turn_off);
+	free(w->seen);
+	free(w->lft_by_lid);
 	free(w->deps.keys);
 	free(w->deps.list);
 	mcast_deps_free(&w->mdeps);
@@ -883,7 +960,8 @@ static int add_mcast(struct walker *w)
 	for (i = 0; i < d->n; i++)
 		d->shared[i] = (uint8_t)deps_has(&w->deps, d->key[i]);
 	for (i = 0; i < d->n; i++)
-		if (deps_add(&w->deps, (uint32_t)((d->key[i] - 1) >> 32), (uint32_t)(d->key[i] - 1)))
+		if (deps_add(&w->deps, (uint32_t)((d->key[i] - 1) >> 32),
+			     (uint32_t)(d->key[i] - 1)))
 			return -1;
 	w->rep->mcast_dependencies = d->n;
 	return 0;
@@ -912,6 +990,7 @@ int verify_routing_progress(const struct fabric *f, const struct routing *r,
 
 	if (verify_walker_open(&w, &groups, f, r, rep))
 		goto out;
+	walker_by_lid(&w);
 	w.progress = progress;
 	if (verify_walker_check(&w, 1, f->max_lid + 1))
 		goto out;
@@ -922,7 +1001,7 @@ out:
 }
 
 struct verify_deps {
-	struct dep_set deps;	   /* the unicast routes' dependencies */
+	struct dep_set deps;	  /* the unicast routes' dependencies */
 	struct verify_report rep; /* their report */
 };
 
@@ -937,8 +1016,10 @@ struct verify_deps *verify_deps_new(const struct fabric *f, const struct routing
 	if (!d)
 		return NULL;
 	unicast.mcast = NULL;
-	bad = verify_walker_open(&w, &groups, f, &unicast, &d->rep) ||
-	      verify_walker_check(&w, 1, f->max_lid + 1) || verify_walker_close(&w);
+	bad = verify_walker_open(&w, &groups, f, &unicast, &d->rep);
+	if (!bad)
+		walker_by_lid(&w);
+	bad = bad || verify_walker_check(&w, 1, f->max_lid + 1) || verify_walker_close(&w);
 	if (!bad) {
 		d->deps = w.deps; /* kept: the walker no longer owns them */
 		memset(&w.deps, 0, sizeof(w.deps));
@@ -978,8 +1059,8 @@ static int dep_set_copy(struct dep_set *to, const struct dep_set *from)
 	return 0;
 }
 
-int verify_with_deps(const struct verify_deps *d, const struct fabric *f,
-		     const struct routing *r, struct verify_report *rep)
+int verify_with_deps(const struct verify_deps *d, const struct fabric *f, const struct routing *r,
+		     struct verify_report *rep)
 {
 	struct walker w;
 	int ret = -1;

@@ -47,6 +47,10 @@ struct source_groups {
 	uint32_t *endport_of; /* [nports]: index into f->endports, FAB_NONE when none */
 };
 
+#define WALKER_SEEN_VLS 8
+#define WALKER_SEEN_MAX_BYTES (256ull << 20)
+#define WALKER_BY_LID_MAX_BYTES (1ull << 30)
+
 struct walker {
 	const struct fabric *f;
 	const struct routing *r;
@@ -58,8 +62,17 @@ struct walker {
 	uint32_t *path; /* switches of the walk in progress */
 	uint32_t pass;
 	uint64_t hop_sum, delivered;
+	/*
+	 * Turns already in deps, as bits: (switch, in port, out port) on one VL below
+	 * WALKER_SEEN_VLS, entering and leaving on that VL.  Most steps of a walk repeat a turn
+	 * another destination took, and a bit is cheaper to test than a probe into deps' large
+	 * hash table.  NULL: every step goes to deps.
+	 */
+	uint32_t *turn_off; /* [nswitches + 1]: each switch's first turn */
+	uint64_t *seen;
+	uint8_t *lft_by_lid; /* [lft_len * nswitches] the LFTs LID by LID, or NULL (verify.c) */
 	int oom;
-	struct source_groups *groups; /* NULL: every pair is walked on its own */
+	struct source_groups *groups;	      /* NULL: every pair is walked on its own */
 	const struct progress_hook *progress; /* destination LIDs checked; NULL: nobody listens */
 	struct mcast_deps mdeps; /* the multicast trees' dependencies, for the cycle's labels */
 };
