@@ -62,8 +62,8 @@ start=$SECONDS
 	>"$tmp/build.log" 2>&1
 rc=$?
 echo "dpkg-buildpackage: $((SECONDS - start)) s"
-t_expect "dpkg-buildpackage -b -us -uc succeeds$( ((rc)) && tail -n 20 "$tmp/build.log")" \
-	test "$rc" = 0
+((rc == 0)) || tail -n 20 "$tmp/build.log"
+t_expect "dpkg-buildpackage -b -us -uc succeeds" test "$rc" = 0
 debs=()
 for p in "${packages[@]}"; do
 	f=$(ls "$tmp/build/${p}_"*.deb 2>/dev/null | head -n 1)
@@ -81,8 +81,8 @@ echo "lintian: $(grep -c '^W:' "$tmp/lintian.log") warnings"
 grep '^W:' "$tmp/lintian.log"
 
 installed=1
-dpkg -i "${debs[@]}" >"$tmp/install.log" 2>&1
-t_expect "dpkg -i installs all six packages$(tail -n 15 "$tmp/install.log")" \
+dpkg -i "${debs[@]}" >"$tmp/install.log" 2>&1 || tail -n 15 "$tmp/install.log"
+t_expect "dpkg -i installs all six packages" \
 	test "$(dpkg-query -W -f='${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null |
 		grep -c '^ii')" = "${#packages[@]}"
 
@@ -90,7 +90,7 @@ t_expect "dpkg -i installs all six packages$(tail -n 15 "$tmp/install.log")" \
 plugin=/usr/lib/$multiarch/libsarnue.so
 t_expect "opensm-plugin-sarnue holds $plugin" grep -qxF "$plugin" <(dpkg -L opensm-plugin-sarnue)
 t_expect "the dynamic linker's cache lists libsarnue.so at $plugin" \
-	grep -qE "^[[:space:]]*libsarnue\.so .*=> $plugin\$" <(ldconfig -p)
+	grep -qE "^[[:space:]]*libsarnue\.so .*=> (/usr)?/lib/$multiarch/libsarnue\.so\$" <(ldconfig -p)
 t_expect "sarnue is /usr/bin/sarnue" test -x /usr/bin/sarnue
 t_expect "the daemons are in /usr/sbin" test -x /usr/sbin/sarnue-filterd -a -x /usr/sbin/sarnue-agent
 t_expect "the service user sarnue exists" getent passwd sarnue
@@ -138,14 +138,15 @@ cc -Wall -Werror -o "$tmp/client" "$tmp/client.c" $(pkg-config --cflags --libs s
 t_expect "a client builds with pkg-config --cflags --libs sarnue-client$(head -c 300 "$tmp/cc.log")" \
 	test -x "$tmp/client"
 t_expect "the client runs with the packaged libsarnue-client.so.0" \
-	grep -q "libsarnue-client.so.0 => /usr/lib/$multiarch/" <(ldd "$tmp/client")
+	grep -qE "libsarnue-client\.so\.0 => (/usr)?/lib/$multiarch/" <(ldd "$tmp/client")
 
 # OpenSM under ibsim with the installed plugin and the installed harness.
 if [[ -r /usr/share/sarnue/sim.sh ]]; then
 	# shellcheck source=/dev/null
 	. /usr/share/sarnue/sim.sh
 	sim_setup || exit 1
-	sim_at_exit 'cleanup_packages'
+	# sim.sh's cleanup replaces this script's EXIT trap: it runs the same.
+	sim_at_exit 'cleanup_packages; rm -rf -- "$tmp"'
 	/usr/bin/sarnue gen fattree2 --leaves 3 --spines 2 --hosts-per-leaf 2 -o "$SIM_TMP/ft.net" \
 		2>/dev/null
 	export SIM_PLUGIN=sarnue SIM_ROUTING_ENGINE=sar-updn
@@ -169,7 +170,7 @@ cleanup_packages
 t_expect "dpkg -P removed every package" \
 	test -z "$(dpkg-query -W -f='${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null | grep '^ii')"
 t_expect "the plugin left the dynamic linker's cache" \
-	test -z "$(ldconfig -p | grep -F "$plugin")"
+	test -z "$(ldconfig -p | grep -F libsarnue.so)"
 t_expect "the user sarnue is as before" test "$(getent passwd sarnue >/dev/null && echo 1 || echo 0)" = "$had_user"
 t_expect "/run/sarnue is as before" test "$([[ -e /run/sarnue ]] && echo 1 || echo 0)" = "$had_run"
 t_done
