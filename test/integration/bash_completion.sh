@@ -16,7 +16,7 @@ trap 'rm -rf -- "$tmp"' EXIT
 set +u
 # shellcheck source=/dev/null
 . "$bc"
-# shellcheck source=../../dist/bash-completion/sarnue
+# shellcheck source=/dev/null
 . "$SARNUE_SRCDIR/dist/bash-completion/sarnue"
 
 # comp WORD...: COMPREPLY for the command line WORD... (the last word is being completed),

@@ -66,8 +66,8 @@ echo "dpkg-buildpackage: $((SECONDS - start)) s"
 t_expect "dpkg-buildpackage -b -us -uc succeeds" test "$rc" = 0
 debs=()
 for p in "${packages[@]}"; do
-	f=$(ls "$tmp/build/${p}_"*.deb 2>/dev/null | head -n 1)
-	t_expect "package $p was built" test -n "$f" && debs+=("$f")
+	f=("$tmp/build/${p}_"*.deb)
+	t_expect "package $p was built" test -f "${f[0]}" && debs+=("${f[0]}")
 done
 if ((${#debs[@]} != ${#packages[@]})); then
 	t_done
@@ -146,6 +146,7 @@ if [[ -r /usr/share/sarnue/sim.sh ]]; then
 	. /usr/share/sarnue/sim.sh
 	sim_setup || exit 1
 	# sim.sh's cleanup replaces this script's EXIT trap: it runs the same.
+	# shellcheck disable=SC2016
 	sim_at_exit 'cleanup_packages; rm -rf -- "$tmp"'
 	/usr/bin/sarnue gen fattree2 --leaves 3 --spines 2 --hosts-per-leaf 2 -o "$SIM_TMP/ft.net" \
 		2>/dev/null
@@ -162,6 +163,10 @@ if [[ -r /usr/share/sarnue/sim.sh ]]; then
 	else
 		t_fail "ibsim and OpenSM with the installed plugin brought the subnet up"
 	fi
+	# The packaged demo driver finds the installed sarnue, harness and plugin by itself.
+	text=$(env -u SARNUE_BIN -u SARNUE_SIM_LIB /usr/libexec/sarnue/sarnue-sim 2>"$tmp/sim.err")
+	t_expect "the packaged sarnue-sim routes its demo fabric: verdict OK$(tail -n 5 "$tmp/sim.err")" \
+		grep -q 'verdict: *OK' <<<"$text"
 else
 	t_fail "the harness is installed as /usr/share/sarnue/sim.sh"
 fi
