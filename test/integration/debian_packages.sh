@@ -165,7 +165,8 @@ if [[ -r /usr/share/sarnue/sim.sh ]]; then
 	fi
 	# The packaged demo driver finds the installed sarnue, harness and plugin by itself.
 	text=$(env -u SARNUE_BIN -u SARNUE_SIM_LIB /usr/libexec/sarnue/sarnue-sim 2>"$tmp/sim.err")
-	t_expect "the packaged sarnue-sim routes its demo fabric: verdict OK$(tail -n 5 "$tmp/sim.err")" \
+	grep -q 'verdict: *OK' <<<"$text" || tail -n 10 "$tmp/sim.err"
+	t_expect "the packaged sarnue-sim routes its demo fabric: verdict OK" \
 		grep -q 'verdict: *OK' <<<"$text"
 else
 	t_fail "the harness is installed as /usr/share/sarnue/sim.sh"
