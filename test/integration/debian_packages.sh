@@ -31,19 +31,20 @@ getent passwd sarnue >/dev/null && had_user=1
 [[ -e /var/lib/sarnue ]] && had_state=1
 installed=0
 
-# Purges what this test installed and what the packages made; runs once, at exit or from
-# sim.sh's cleanup.
+# Purges what this test installed and what the packages made.  Each step may run again: a
+# signal during the last call runs it once more from the trap, which then finishes the job.
 cleanup_packages() {
 	((installed)) || return 0
-	installed=0
 	dpkg -P "${packages[@]}" >"$tmp/purge.log" 2>&1 || cat "$tmp/purge.log"
 	((had_user)) || ! getent passwd sarnue >/dev/null || userdel sarnue
 	((had_user)) || ! getent group sarnue >/dev/null || groupdel sarnue 2>/dev/null
 	((had_run)) || rmdir /run/sarnue 2>/dev/null
 	((had_state)) || rmdir /var/lib/sarnue 2>/dev/null
-	return 0
+	installed=0
 }
 trap 'cleanup_packages; rm -rf -- "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # A clean copy of the sources: the files git tracks (as after `git clean -dfx`), else those
 # of `make distdir`.
@@ -93,7 +94,7 @@ t_expect "the dynamic linker's cache lists libsarnue.so at $plugin" \
 	grep -qE "^[[:space:]]*libsarnue\.so .*=> (/usr)?/lib/$multiarch/libsarnue\.so\$" <(ldconfig -p)
 t_expect "sarnue is /usr/bin/sarnue" test -x /usr/bin/sarnue
 t_expect "the daemons are in /usr/sbin" test -x /usr/sbin/sarnue-filterd -a -x /usr/sbin/sarnue-agent
-t_expect "the service user sarnue exists" getent passwd sarnue
+t_expect "the service user sarnue exists" test -n "$(getent passwd sarnue)"
 t_expect "/run/sarnue exists" test -d /run/sarnue
 for unit in sarnue-filterd sarnue-agent; do
 	t_expect "$unit.service is installed in /lib/systemd/system" \
