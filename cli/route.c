@@ -194,7 +194,7 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 
 /* Reports each dump file once it is written: size and the time it took. */
 struct dump_report {
-	double since; /* when the previous file was done */
+	double since;		   /* when the previous file was done */
 	struct progress *progress; /* its terminal line is blanked before each file's */
 };
 
@@ -355,6 +355,13 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 		       res->verify_streamed ? "true" : "false", peak_rss_kib(), res->planes,
 		       res->escape_engine, res->fallbacks);
 		print_json_result(res);
+		if (res->quality_known)
+			printf(", \"quality\": {\"efi_max\": %llu, \"efi_mean\": %.6f, \"channels\": "
+			       "%u, \"dark_channels\": %u, \"seconds\": %.6f}",
+			       (unsigned long long)res->efi_max, res->efi_mean, res->channels,
+			       res->dark_channels, res->quality_seconds);
+		else
+			fputs(", \"quality\": null", stdout);
 		fputs(", \"summary\": ", stdout);
 		json_write_string(stdout, res->summary);
 		fputs(", \"verify\": ", stdout);
@@ -373,6 +380,11 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 	printf("route time:      %.3f s\n", res->route_seconds);
 	printf("verify time:     %.3f s%s\n", res->verify_seconds,
 	       res->verify_streamed ? " after the routing (the rest ran beside it)" : "");
+	if (res->quality_known)
+		printf("quality:         max EFI %llu, mean %.2f, %u of %u switch-to-switch channels"
+		       " unused (%.3f s)\n",
+		       (unsigned long long)res->efi_max, res->efi_mean, res->dark_channels,
+		       res->channels, res->quality_seconds);
 	printf("peak memory:     %ld KiB\n", peak_rss_kib());
 	if (res->verified)
 		verify_print_text(&res->verify, stdout);

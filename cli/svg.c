@@ -112,27 +112,13 @@ struct axes {
 	uint64_t lo, hi; /* the colour scale: least load above 0, and the highest */
 };
 
-static int has_end_port(const struct fabric *f, uint32_t sw)
-{
-	const struct fab_node *n = &f->nodes[f->switches[sw]];
-	unsigned p;
-
-	for (p = 1; p <= n->nports; p++) {
-		const struct fab_port *a = fabric_port(f, f->switches[sw], p);
-
-		if (a && a->remote != FAB_NONE && !fabric_is_switch(f, f->ports[a->remote].node))
-			return 1;
-	}
-	return 0;
-}
-
 /* Breadth-first levels from the switches with end ports; switches without any path: last. */
 static void switch_levels(const struct fabric *f, uint32_t *level, uint32_t *queue)
 {
 	uint32_t n = f->nswitches, head = 0, tail = 0, s, c;
 
 	for (s = 0; s < n; s++) {
-		level[s] = has_end_port(f, s) ? 0 : UINT32_MAX;
+		level[s] = fabric_switch_has_end_ports(f, s) ? 0 : UINT32_MAX;
 		if (!level[s])
 			queue[tail++] = s;
 	}

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "check/metrics.h"
 #include "engines/dfsssp/dfsssp.h"
 #include "engines/dmodk/dmodk.h"
+#include "engines/demand.h"
 #include "engines/fit.h"
 #include "engines/nue/nue.h"
 #include "fabric/layersfile.h"
@@ -39,9 +41,6 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void add_warning(struct engine_result *res, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /*
  * One root carries every route that climbs: on a multi-level tree, many times ftree's load.  The
  * warning says how much, against what the chosen roots achieved where they could route.
@@ -61,7 +60,7 @@ static void warn_updn_fall_back(struct engine_result *res, const struct updn_rep
 			 (unsigned long long)rep->fallback_max_efi,
 			 (unsigned long long)rep->roots_max_efi, rep->fell_back_from,
 			 (unsigned long long)rep->roots_unrouted);
-	add_warning(res,
+	engine_warn(res,
 		    "sar-updn: %u root(s) could not route every LID (%s); routing with the single "
 		    "most central switch as root, %s: name roots with updn_roots=, or use sar-nue "
 		    "or sar-dfsssp",
@@ -137,7 +136,7 @@ static int run_dmodk(const struct fabric *f, const struct sarnue_options *o, str
 	engine_fact(res, "missing_up_links", rep.missing_links);
 	engine_fact(res, "max_efi_cut_bound", (double)rep.efi_bound);
 	if (rep.missing_links)
-		add_warning(res,
+		engine_warn(res,
 			    "the fat tree lacks %u up link(s); %llu of %llu LFT entries "
 			    "(%.2f%%) moved off their closed-form port",
 			    rep.missing_links, (unsigned long long)rep.moved,
@@ -157,20 +156,6 @@ void engine_ctx_free(struct engine_ctx *c)
 	job_map_free(&c->jobs);
 	escape_plane_free(&c->escape);
 	engine_ctx_init(c);
-}
-
-static void add_warning(struct engine_result *res, const char *fmt, ...)
-{
-	size_t used = strlen(res->warning);
-	va_list ap;
-
-	if (used && used + 1 < sizeof(res->warning)) {
-		res->warning[used] = '\n';
-		used++;
-	}
-	va_start(ap, fmt);
-	vsnprintf(res->warning + used, sizeof(res->warning) - used, fmt, ap);
-	va_end(ap);
 }
 
 /* The job map as messages name it: the file the client passed over the socket, or the option. */
@@ -194,7 +179,7 @@ static int bind_job_map(const struct fabric *f, const struct sarnue_options *o, 
 	if (o->node_name_map[0]) {
 		use_names = !node_name_map_load(&names, o->node_name_map, &nerr);
 		if (!use_names)
-			add_warning(res,
+			engine_warn(res,
 				    "node_name_map %s; job map hosts bound by node descriptions",
 				    nerr.msg);
 	}
@@ -222,7 +207,7 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 			fab_error_set(err, "job map %s", perr.msg);
 			return -1;
 		}
-		add_warning(res, "job map %s; %s", perr.msg,
+		engine_warn(res, "job map %s; %s", perr.msg,
 			    ctx->have_jobs ? "the previous job map stays in force"
 					   : "routing without a job map");
 		if (!ctx->have_jobs)
@@ -243,10 +228,10 @@ static int load_job_map(const struct fabric *f, const struct sarnue_options *o,
 	res->job_hosts = job_map_bound_nodes(*use);
 	res->unknown_hosts = (*use)->unknown_hosts;
 	if ((*use)->unknown_hosts)
-		add_warning(res, "job map %s: %u hostname(s) not in the fabric, first '%s'",
+		engine_warn(res, "job map %s: %u hostname(s) not in the fabric, first '%s'",
 			    job_map_label(o), (*use)->unknown_hosts, (*use)->first_unknown);
 	if ((*use)->ambiguous_hosts)
-		add_warning(res,
+		engine_warn(res,
 			    "job map %s: hostname '%s' stands for %u HCAs named '%s' (%u such "
 			    "hostname(s)), bound to all of them; name the hosts with "
 			    "node_name_map=PATH (README: job maps on real fabrics)",
@@ -263,12 +248,12 @@ static void warn_unmatched_storage(const struct sarnue_options *o, const struct 
 				   struct engine_result *res)
 {
 	if (o->storage_nodes[0] && !m->by_pattern)
-		add_warning(res, "storage_nodes '%s' matches no CA node of the fabric",
+		engine_warn(res, "storage_nodes '%s' matches no CA node of the fabric",
 			    o->storage_nodes);
 	if (o->storage_guids[0] && !m->guids)
-		add_warning(res, "storage_guids %s lists no GUID", o->storage_guids);
+		engine_warn(res, "storage_guids %s lists no GUID", o->storage_guids);
 	else if (o->storage_guids[0] && !m->guids_found)
-		add_warning(res,
+		engine_warn(res,
 			    "storage_guids %s: none of its %u GUID(s) is a CA node of the fabric",
 			    o->storage_guids, m->guids);
 }
@@ -300,7 +285,7 @@ static int storage_flags(const struct fabric *f, const struct sarnue_options *o,
 		fab_error_set(err, "%s", serr.msg);
 		return -1;
 	}
-	add_warning(res, "%s; routing without storage nodes", serr.msg);
+	engine_warn(res, "%s; routing without storage nodes", serr.msg);
 	return 0;
 }
 
@@ -312,7 +297,7 @@ static unsigned dfsssp_vls(const struct fabric *f, const struct sarnue_options *
 	if (o->dfsssp_vls && o->dfsssp_vls < vls)
 		vls = o->dfsssp_vls;
 	if (vls > 1 && ctx && ctx->sl2vl_off) {
-		add_warning(res,
+		engine_warn(res,
 			    "OpenSM's qos is off, so no SL2VL tables get programmed: routing with"
 			    " 1 VL instead of %u (set qos TRUE for more layers)",
 			    vls);
@@ -328,12 +313,15 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
  * layers cannot hold are one engine with one set of settings (threads, both destination orders,
  * rebalancing), so on a fat tree both follow its topology order.
  */
+/* Nue's options; with dopts (DFSSSP's overflow) its job map and measured traffic too. */
 static struct nue_opts nue_opts_from(const struct sarnue_options *o, const struct engine_ctx *ctx,
-				     unsigned vls, const struct job_map *jobs)
+				     unsigned vls, const struct dfsssp_opts *dopts)
 {
 	struct nue_opts no = {
 		.vls = vls,
-		.jobs = jobs,
+		.jobs = dopts ? dopts->jobs : NULL,
+		.traffic = dopts ? dopts->traffic : NULL,
+		.traffic_floor = dopts ? dopts->traffic_floor : 0,
 		.skip_rebalance = !o->nue_rebalance,
 		.threads = o->nue_threads,
 		.orders = o->nue_orders,
@@ -356,14 +344,14 @@ static struct nue_opts nue_opts_from(const struct sarnue_options *o, const struc
  * verifier checks the union as for any routing.
  */
 static int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_options *o,
-				  const struct engine_ctx *ctx, const struct job_map *jobs,
+				  const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
 				  const struct dfsssp_report *drep, struct routing *r,
 				  struct engine_result *res, struct fab_error *err)
 {
-	struct nue_opts no = nue_opts_from(o, ctx, drep->max_vls, jobs);
+	struct nue_opts no = nue_opts_from(o, ctx, drep->max_vls, dopts);
 	struct nue_report rep;
 
-	add_warning(res,
+	engine_warn(res,
 		    "DFSSSP needs %s%u layers but %u VL%s available; routed with Nue layering on "
 		    "%u VL%s instead",
 		    drep->layers_capped ? "more than " : "", drep->layers_needed, drep->max_vls,
@@ -494,14 +482,14 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
  * and the verifier checks the union as for any routing.
  */
 static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
-			       const struct engine_ctx *ctx, const struct job_map *jobs,
+			       const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
 			       const struct dfsssp_report *drep, struct routing *r,
 			       struct engine_result *res, struct fab_error *err)
 {
 	unsigned vls = drep->max_vls, sl;
 	uint8_t *layer_of = malloc(r->lft_len);
 	struct nue_report rep = { 0 };
-	struct nue_opts no = nue_opts_from(o, ctx, 0, jobs);
+	struct nue_opts no = nue_opts_from(o, ctx, 0, dopts);
 	struct routing nr;
 	uint32_t ndest = 0;
 	int64_t left = 0;
@@ -513,7 +501,7 @@ static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_optio
 		fab_error_set(err, "out of memory");
 		return -1;
 	}
-	nue_vls = nue_share(f, r, jobs, vls, o->mcast_reserve, layer_of, &ndest, &left, err);
+	nue_vls = nue_share(f, r, dopts->jobs, vls, o->mcast_reserve, layer_of, &ndest, &left, err);
 	if (nue_vls < 0)
 		goto out;
 	sn_assert((unsigned)nue_vls <= vls && vls < ROUTING_MAX_SL && left >= 0 && left <= ndest);
@@ -525,7 +513,7 @@ static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_optio
 	for (sl = 0; sl < vls; sl++)
 		r->sl2vl_uniform[sl] = (uint8_t)sl;
 	r->vls_used = vls;
-	add_warning(res,
+	engine_warn(res,
 		    "DFSSSP's path layering needs %s%u layers but %u VLs are available; %u of %u"
 		    " destination LIDs keep their paths on %u VL(s), %lld are routed with Nue on %d"
 		    " VL(s)",
@@ -582,15 +570,22 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	struct dfsssp_opts dopts = { 0 };
 	struct dfsssp_report rep;
 	struct job_map tmp, *jobs = NULL;
+	struct engine_demand demand;
 	uint8_t *storage = NULL;
 	uint32_t nstorage = 0;
 	int ret = -1;
 
 	job_map_init(&tmp);
+	engine_demand_init(&demand);
 	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||
-	    storage_flags(f, o, ctx, &storage, &nstorage, res, err))
+	    storage_flags(f, o, ctx, &storage, &nstorage, res, err) ||
+	    engine_demand_load(f, o, ctx, jobs && jobs->njobs ? jobs : NULL, &demand, res, err))
 		goto out;
+	if (demand.own_jobs)
+		jobs = &demand.hosts;
 	dopts.jobs = jobs && jobs->njobs ? jobs : NULL;
+	dopts.traffic = demand.loaded ? &demand.traffic : NULL;
+	dopts.traffic_floor = demand.own_jobs ? 0 : 1;
 	dopts.storage = storage;
 	dopts.progress = o->progress;
 	dopts.max_vls = vls;
@@ -598,8 +593,8 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair
-			      ? dfsssp_keep_fitting(f, o, ctx, dopts.jobs, &rep, r, res, err)
-			      : dfsssp_overflow_to_nue(f, o, ctx, dopts.jobs, &rep, r, res, err);
+			      ? dfsssp_keep_fitting(f, o, ctx, &dopts, &rep, r, res, err)
+			      : dfsssp_overflow_to_nue(f, o, ctx, &dopts, &rep, r, res, err);
 		goto out;
 	}
 	snprintf(res->summary, sizeof(res->summary),
@@ -618,6 +613,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dfsssp_facts(&rep, dopts.jobs, nstorage, res);
 out:
 	job_map_free(&tmp);
+	engine_demand_free(&demand);
 	free(storage);
 	return ret;
 }
@@ -631,7 +627,7 @@ static unsigned nue_layers(const struct sarnue_options *o, const struct engine_c
 {
 	if (o->nue_vls <= 1 || !ctx || !ctx->sl2vl_off)
 		return o->nue_vls;
-	add_warning(res,
+	engine_warn(res,
 		    "nue_vls=%u needs SL2VL tables, which OpenSM programs only with 'qos TRUE'; "
 		    "routing with 1 VL",
 		    o->nue_vls);
@@ -763,7 +759,7 @@ static int load_nue_layers(const struct fabric *f, const struct sarnue_options *
 		goto out;
 	}
 	if (unknown)
-		add_warning(res, "nue_layers %s: %u switch%s not in the fabric, skipped",
+		engine_warn(res, "nue_layers %s: %u switch%s not in the fabric, skipped",
 			    o->nue_layers, unknown, unknown == 1 ? "" : "es");
 	ret = 0;
 out:
@@ -782,15 +778,22 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 {
 	struct nue_opts no = nue_opts_from(o, ctx, vls, NULL);
 	struct job_map tmp, *jobs = NULL;
+	struct engine_demand demand;
 	struct nue_report rep;
 	uint8_t *layers = NULL;
 	int ret = -1;
 
 	job_map_init(&tmp);
+	engine_demand_init(&demand);
 	if (load_job_map(f, o, ctx, &tmp, &jobs, res, err) ||
-	    load_nue_layers(f, o, vls, &layers, res, err))
+	    load_nue_layers(f, o, vls, &layers, res, err) ||
+	    engine_demand_load(f, o, ctx, jobs && jobs->njobs ? jobs : NULL, &demand, res, err))
 		goto out;
+	if (demand.own_jobs)
+		jobs = &demand.hosts;
 	no.jobs = jobs && jobs->njobs ? jobs : NULL;
+	no.traffic = demand.loaded ? &demand.traffic : NULL;
+	no.traffic_floor = demand.own_jobs ? 0 : 1;
 	no.layers = layers;
 	if (nue_route(f, &no, r, &rep, err))
 		goto out;
@@ -799,6 +802,7 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 out:
 	free(layers);
 	job_map_free(&tmp);
+	engine_demand_free(&demand);
 	return ret;
 }
 
@@ -876,7 +880,7 @@ static int run_planes(const char *name, const struct fabric *f, const struct sar
 	int rc = -1;
 
 	if (reason) {
-		add_warning(res, "%s", reason);
+		engine_warn(res, "%s", reason);
 		return run_plain(name, f, o, ctx, n, r, res, err);
 	}
 	/* One VL at least for the base plane, and the escape VL below 16. */
@@ -961,6 +965,26 @@ static int verify_result(const struct fabric *f, const struct routing *r, struct
 	return 0;
 }
 
+/* quality=yes: the EFI of tables that verified, for status, metrics and route --json. */
+static void measure_quality(const struct fabric *f, const struct routing *r,
+			    struct engine_result *res)
+{
+	struct metrics_options mo;
+	struct metrics_efi e;
+	double t0 = now();
+
+	metrics_options_default(&mo);
+	if (metrics_efi(f, r, &mo, &e))
+		return;
+	res->quality_known = 1;
+	res->efi_max = e.dist.max;
+	res->efi_mean = e.dist.mean;
+	res->channels = e.nchannels;
+	res->dark_channels = e.dist.zero;
+	res->quality_seconds = now() - t0;
+	metrics_efi_free(&e);
+}
+
 /* Every engine needs at least VL 0 on every link it may use. */
 static int check_link_vls(const struct fabric *f, struct fab_error *err)
 {
@@ -1023,6 +1047,10 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 	if (!rc && o->verify) {
 		progress_note(o->progress, "verifying");
 		rc = verify_result(f, r, feed, o->progress, res, err);
+	}
+	if (!rc && o->verify && o->quality) {
+		progress_note(o->progress, "edge forwarding index");
+		measure_quality(f, r, res);
 	}
 	verify_feed_detach(feed);
 	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */

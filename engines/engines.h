@@ -42,6 +42,11 @@ struct engine_result {
 	char escape_engine[16]; /* "sar-updn" or "sar-nue"; empty without planes */
 	unsigned plane_vls;	/* n: base on VLs 0..n-2, escape on VL n-1 */
 	uint64_t fingerprint;	/* fabric_fingerprint() of the fabric routed */
+	/* quality=yes: the EFI of the verified tables (check/metrics.h), over terminal pairs */
+	int quality_known;
+	uint64_t efi_max;
+	double efi_mean, quality_seconds;
+	uint32_t channels, dark_channels; /* switch-to-switch channels, those no route uses */
 	struct engine_fact facts[ENGINE_MAX_FACTS];
 	unsigned nfacts;
 };
@@ -49,6 +54,10 @@ struct engine_result {
 /* Records a figure of the result (what does not fit is dropped; a key set again is replaced). */
 void engine_fact(struct engine_result *res, const char *key, double value);
 void engine_fact_text(struct engine_result *res, const char *key, const char *text);
+
+/* Adds a warning (a line of res->warning); what does not fit is cut off. */
+void engine_warn(struct engine_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /*
  * What a long-lived caller (the plugin) keeps between routings and knows about OpenSM.

@@ -1,8 +1,9 @@
 /*
- * facts.c - the figures of an engine's result as key/value pairs (engines.h), beside the prose
- * summary: what `sarnue route --json` prints for scripts, filled by each engine's runner in
- * dispatch.c.
+ * facts.c - what an engine run reports besides its tables (engines.h): the figures of its
+ * result as key/value pairs beside the prose summary (what `sarnue route --json` prints for
+ * scripts), and its warnings, one per line.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,4 +40,18 @@ void engine_fact_text(struct engine_result *res, const char *key, const char *te
 
 	if (f)
 		snprintf(f->text, sizeof(f->text), "%s", text && *text ? text : "-");
+}
+
+void engine_warn(struct engine_result *res, const char *fmt, ...)
+{
+	size_t used = strlen(res->warning);
+	va_list ap;
+
+	if (used && used + 1 < sizeof(res->warning)) {
+		res->warning[used] = '\n';
+		used++;
+	}
+	va_start(ap, fmt);
+	vsnprintf(res->warning + used, sizeof(res->warning) - used, fmt, ap);
+	va_end(ap);
 }

@@ -5,6 +5,7 @@
  * at the top cut off, so no group climbs higher than its members need.
  */
 #include "engines/mcasttree.h"
+#include "fabric/swgraph.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -158,68 +159,29 @@ int mcast_tree_group(const struct fabric *f, struct mcast_tree *t, struct mcast 
 	return (int)missed;
 }
 
-/* Hops from root to the farthest switch over live links, using t's arrays as scratch. */
-static uint32_t eccentricity(const struct fabric *f, struct mcast_tree *t, uint32_t root)
-{
-	uint32_t i, far = 0;
-
-	if (mcast_tree_build(f, root, NULL, t))
-		return UINT32_MAX;
-	for (i = 0; i < t->nsw; i++)
-		if (t->depth[i] != UINT32_MAX && t->depth[i] > far)
-			far = t->depth[i];
-	mcast_tree_free(t);
-	return far;
-}
-
-static int has_end_ports(const struct fabric *f, uint32_t sw)
-{
-	const struct fab_node *n = &f->nodes[f->switches[sw]];
-	unsigned p;
-
-	for (p = 1; p <= n->nports; p++) {
-		uint32_t remote = f->ports[n->first_port + p].remote;
-
-		if (remote != FAB_NONE && fabric_channel_up(f, n->first_port + p) &&
-		    !fabric_is_switch(f, f->ports[remote].node))
-			return 1;
-	}
-	return 0;
-}
-
 #define MCAST_ROOT_CANDIDATES 16
 
+/*
+ * The root: the most central of up to MCAST_ROOT_CANDIDATES switches with end ports (members
+ * hang there), of any switch when none has.
+ */
 int mcast_tree_choose(const struct fabric *f, struct mcast_tree *t)
 {
-	uint32_t cand[MCAST_ROOT_CANDIDATES], ncand = 0, nwith = 0, i, best = 0, step, seen;
-	uint32_t best_ecc = UINT32_MAX;
-	int any;
+	uint8_t *with = malloc(f->nswitches + 1);
+	uint32_t i, root, nwith = 0;
 
 	sn_assert(f->nswitches > 0);
-	for (i = 0; i < f->nswitches; i++)
-		nwith += (uint32_t)has_end_ports(f, i);
-	any = nwith == 0;
-	if (any)
-		nwith = f->nswitches;
-	/* Candidates spread evenly over the switches that qualify, in index order. */
-	step = nwith > MCAST_ROOT_CANDIDATES ? nwith / MCAST_ROOT_CANDIDATES : 1;
-	for (i = 0, seen = 0; i < f->nswitches && ncand < MCAST_ROOT_CANDIDATES; i++) {
-		if (!any && !has_end_ports(f, i))
-			continue;
-		if (seen++ % step == 0)
-			cand[ncand++] = i;
+	if (!with)
+		return -1;
+	for (i = 0; i < f->nswitches; i++) {
+		with[i] = (uint8_t)fabric_switch_has_end_ports(f, i);
+		nwith += with[i];
 	}
-	for (i = 0; i < ncand; i++) {
-		uint32_t ecc = eccentricity(f, t, cand[i]);
-
-		if (ecc == UINT32_MAX)
-			return -1;
-		if (ecc < best_ecc) {
-			best_ecc = ecc;
-			best = cand[i];
-		}
-	}
-	return mcast_tree_build(f, best, NULL, t);
+	root = swgraph_central_switch(f, nwith ? with : NULL, MCAST_ROOT_CANDIDATES);
+	free(with);
+	if (root == FAB_NONE)
+		return -1;
+	return mcast_tree_build(f, root, NULL, t);
 }
 
 int mcast_tree_turns(const struct fabric *f, const struct mcast_tree *t,

@@ -52,6 +52,10 @@ const char options_help[] =
 	"  storage_guids=PATH        same, by node or port GUID, one per line (the format of\n"
 	"                            OpenSM's io_guid_file)\n"
 	"  job_map=PATH              job map file: one 'hostname jobid' per line\n"
+	"  traffic=PATH              measured traffic, 'SRC DST BYTES' per line: sar-dfsssp\n"
+	"                            and sar-nue weigh each host pair's routes by its bytes (heavy\n"
+	"                            pairs get links of their own first); with a job map\n"
+	"                            only pairs inside jobs, without one every pair listed\n"
 	"  job_host_match=first-word|description\n"
 	"                            how job map hostnames match HCA node descriptions\n"
 	"                            (default first-word: 'node0001 HCA-1' is node0001)\n"
@@ -60,6 +64,10 @@ const char options_help[] =
 	"                            hostnames match these names where the map has one, for\n"
 	"                            fabrics whose HCAs keep their default descriptions\n"
 	"  verify=yes|no             verify tables before they reach OpenSM (default yes)\n"
+	"  quality=yes|no            measure the edge forwarding index of the tables after\n"
+	"                            verifying them: max, mean and unused channels, for\n"
+	"                            'sarnue ctl status' and metrics (default yes; about a\n"
+	"                            third of the verification time)\n"
 	"  mcast_reserve=yes|no      sar-nue and sar-dfsssp keep every turn of the multicast\n"
 	"                            tree free on VL 0, so groups of SL 0 (IPoIB's) fit beside\n"
 	"                            the routes by construction (default yes); no: routes may\n"
@@ -111,6 +119,7 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_orders = 2;
 	o->nue_layer_tries = 6;
 	o->verify = 1;
+	o->quality = 1;
 	o->mcast_reserve = 1;
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
@@ -404,6 +413,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return set_path(o->storage_guids, v);
 	if (!strcmp(key, "verify"))
 		return parse_bool(v, &o->verify);
+	if (!strcmp(key, "quality"))
+		return parse_bool(v, &o->quality);
 	if (!strcmp(key, "mcast_reserve"))
 		return parse_bool(v, &o->mcast_reserve);
 	if (!strcmp(key, "mcast_trees")) {
@@ -414,6 +425,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 	}
 	if (!strcmp(key, "job_map"))
 		return set_path(o->job_map, v);
+	if (!strcmp(key, "traffic"))
+		return set_path(o->traffic, v);
 	if (!strcmp(key, "node_name_map"))
 		return set_path(o->node_name_map, v);
 	if (!strcmp(key, "ctl_socket"))

@@ -55,12 +55,14 @@ struct sarnue_options {
 	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/layersfile.c), or empty */
 	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */
 	int verify;		       /* run the verifier before tables reach OpenSM */
-	int mcast_reserve; /* sar-nue, sar-dfsssp keep the multicast tree's turns on VL 0 */
-	int mcast_opensm;  /* mcast_trees=opensm: OpenSM builds the multicast trees itself */
-	enum opt_dump dump;	       /* write path-SL and SL2VL dumps */
+	int quality;		       /* measure the EFI of verified tables (engine_result) */
+	int mcast_reserve;  /* sar-nue, sar-dfsssp keep the multicast tree's turns on VL 0 */
+	int mcast_opensm;   /* mcast_trees=opensm: OpenSM builds the multicast trees itself */
+	enum opt_dump dump; /* write path-SL and SL2VL dumps */
 	enum opt_dump_path_sl dump_path_sl;
 	char job_map[OPT_PATH_MAX];
-	char job_map_name[OPT_PATH_MAX]; /* how messages name job_map, when not by its path */
+	char job_map_name[OPT_PATH_MAX];  /* how messages name job_map, when not by its path */
+	char traffic[OPT_PATH_MAX];	  /* traffic matrix (fabric/traffic.h), empty: none */
 	char node_name_map[OPT_PATH_MAX]; /* names job maps bind hosts by, before descriptions */
 	enum job_host_match job_host_match;
 	char config[OPT_PATH_MAX];

@@ -167,6 +167,22 @@ uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port)
 	return fabric_is_switch(f, f->ports[r].node) ? f->ports[r].node : FAB_NONE;
 }
 
+int fabric_switch_has_end_ports(const struct fabric *f, uint32_t sw)
+{
+	const struct fab_node *n = &f->nodes[f->switches[sw]];
+	unsigned k;
+
+	sn_assert(sw < f->nswitches);
+	for (k = 1; k <= n->nports; k++) {
+		uint32_t p = n->first_port + k;
+
+		if (fabric_channel_up(f, p) &&
+		    !fabric_is_switch(f, f->ports[f->ports[p].remote].node))
+			return 1;
+	}
+	return 0;
+}
+
 uint32_t fabric_endport_switch(const struct fabric *f, uint32_t port)
 {
 	uint32_t node;

@@ -2,8 +2,8 @@
  * fabric.h - the routing-independent model of an InfiniBand subnet.
  *
  * Every engine (engines/) and every check (check/: the verifier, the metrics) works on this
- * model and nothing else, so the same code runs inside OpenSM (plugin/ converts osm_subn_t into it) and
- * offline (loaders for ibsim/ibnetdiscover net files and OpenSM's subnet dump).
+ * model and nothing else, so the same code runs inside OpenSM (plugin/ converts osm_subn_t into it)
+ * and offline (loaders for ibsim/ibnetdiscover net files and OpenSM's subnet dump).
  *
  * Layout: nodes and ports live in two flat arrays.  The ports of node n are
  * ports[nodes[n].first_port + 0 .. nodes[n].nports]; index 0 is the switch management port
@@ -133,6 +133,9 @@ uint32_t fabric_attached_switch(const struct fabric *f, uint32_t port);
  * CA/router port's attached one; FAB_NONE when that port has no active link to a switch.
  */
 uint32_t fabric_endport_switch(const struct fabric *f, uint32_t port);
+
+/* True when switch sw (index among switches) has a live link to a CA or router. */
+int fabric_switch_has_end_ports(const struct fabric *f, uint32_t sw);
 
 /*
  * The switch (index among switches) that delivers a LID, and the port the packet leaves it by (0

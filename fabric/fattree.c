@@ -109,7 +109,8 @@ static int same_level_link(const struct fabric *f, const uint32_t *ends, uint8_t
 		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
 			uint32_t v = remote_switch(f, f->sw_adj_port[e]);
 
-			/* A cable from a switch to itself (real fabrics have them) carries no route. */
+			/* A cable from a switch to itself (real fabrics have them) carries no
+			 * route. */
 			if (v == s || level[v] != level[s])
 				continue;
 			if (level[s] == 1) {
@@ -577,27 +578,42 @@ out:
 /*
  * Storage and service nodes hang on a few switches above the leaves; when as many switches as
  * there are leaves carry end ports too, the fabric is a direct network (torus, mesh, dragonfly)
- * whose leaf-like switches only happened to sort into levels.
+ * whose leaf-like switches only happened to sort into levels, or a tree whose end ports sit at
+ * several depths (an edge switch cabled below a leaf).  The message names one of each.
  */
 static int few_service_switches(const struct fabric *f, const struct fat_tree *t,
 				struct fab_error *why)
 {
 	uint32_t *ends = malloc(sizeof(uint32_t) * f->nswitches), s, above = 0;
+	uint32_t first_above = FAB_NONE, first_leaf = FAB_NONE;
 
 	if (!ends) {
 		fab_error_set(why, "out of memory");
 		return -1;
 	}
 	count_end_ports(f, ends);
-	for (s = 0; s < f->nswitches; s++)
-		above += t->level[s] > 1 && ends[s];
+	for (s = 0; s < f->nswitches; s++) {
+		if (t->level[s] > 1 && ends[s]) {
+			above++;
+			first_above = first_above == FAB_NONE ? s : first_above;
+		} else if (t->level[s] == 1 && first_leaf == FAB_NONE) {
+			first_leaf = s;
+		}
+	}
 	free(ends);
 	if (above < t->nleaves)
 		return 0;
-	fab_error_set(why,
-		      "%u switches with end ports are linked to each other or above the other %u: "
-		      "a direct network, not a tree",
-		      above, t->nleaves);
+	fab_error_set(
+		why,
+		"end ports on %u switch(es) above the %u leaf switch(es) (e.g. '%s' 0x%016llx "
+		"on level %u, leaf '%s' 0x%016llx): a direct network, or a tree with end "
+		"ports at several depths (an edge switch below a leaf), not a fat tree",
+		above, t->nleaves, fabric_node_desc(f, f->switches[first_above]),
+		(unsigned long long)f->nodes[f->switches[first_above]].guid, t->level[first_above],
+		first_leaf == FAB_NONE ? "?" : fabric_node_desc(f, f->switches[first_leaf]),
+		first_leaf == FAB_NONE
+			? 0ULL
+			: (unsigned long long)f->nodes[f->switches[first_leaf]].guid);
 	return -1;
 }
 

@@ -493,6 +493,42 @@ out:
 	return rc;
 }
 
+struct host_lookup {
+	struct host_index hi;
+};
+
+struct host_lookup *host_lookup_new(const struct fabric *f, enum job_host_match match,
+				    const struct node_name_map *names)
+{
+	struct host_lookup *h = calloc(1, sizeof(*h));
+
+	if (h && host_index_build(&h->hi, f, match, names)) {
+		host_lookup_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+uint32_t host_lookup_first(const struct host_lookup *h, const char *host)
+{
+	return host_index_first(&h->hi, host);
+}
+
+uint32_t host_lookup_next(const struct host_lookup *h, uint32_t node)
+{
+	sn_assert(node < h->hi.f->nnodes);
+	return h->hi.next_node[node];
+}
+
+void host_lookup_free(struct host_lookup *h)
+{
+	if (!h)
+		return;
+	free(h->hi.table.slot);
+	free(h->hi.next_node);
+	free(h);
+}
+
 int job_map_share_job(const struct job_map *jm, uint32_t node_a, uint32_t node_b)
 {
 	uint32_t na, nb, i = 0, j = 0;

@@ -107,6 +107,18 @@ int job_map_share_job(const struct job_map *jm, uint32_t node_a, uint32_t node_b
 /* Number of fabric nodes that run at least one job. */
 uint32_t job_map_bound_nodes(const struct job_map *jm);
 
+/*
+ * Hosts by name as job maps bind them (the match rule, a node-name map), for other files that
+ * name hosts (traffic matrices): the host's first CA node, then its next ones, FAB_NONE at the
+ * end or when the fabric has no such host.  NULL from _new when memory runs out.
+ */
+struct host_lookup;
+struct host_lookup *host_lookup_new(const struct fabric *f, enum job_host_match match,
+				    const struct node_name_map *names);
+uint32_t host_lookup_first(const struct host_lookup *h, const char *host);
+uint32_t host_lookup_next(const struct host_lookup *h, uint32_t node);
+void host_lookup_free(struct host_lookup *h);
+
 /* Length of the hostname at the start of a node description under the match rule. */
 size_t job_map_host_len(const char *desc, enum job_host_match match);
 

@@ -55,3 +55,64 @@ int swgraph_build(struct swgraph *g, const struct fabric *f)
 	}
 	return 0;
 }
+
+/* Eccentricity and sum of distances from s; unreached switches count as UINT32_MAX away. */
+static void distances_from(const struct fabric *f, uint32_t s, uint32_t *dist, uint32_t *queue,
+			   uint64_t *ecc, uint64_t *sum)
+{
+	uint32_t head = 0, tail = 0, t, e;
+
+	for (t = 0; t < f->nswitches; t++)
+		dist[t] = UINT32_MAX;
+	dist[s] = 0;
+	queue[tail++] = s;
+	while (head < tail) {
+		t = queue[head++];
+		for (e = f->sw_adj_off[t]; e < f->sw_adj_off[t + 1]; e++) {
+			uint32_t v = f->nodes[f->ports[f->ports[f->sw_adj_port[e]].remote].node].sw;
+
+			if (dist[v] == UINT32_MAX) {
+				dist[v] = dist[t] + 1;
+				queue[tail++] = v;
+			}
+		}
+	}
+	*ecc = 0;
+	*sum = 0;
+	for (t = 0; t < f->nswitches; t++) {
+		*ecc = dist[t] > *ecc ? dist[t] : *ecc;
+		*sum += dist[t];
+	}
+}
+
+uint32_t swgraph_central_switch(const struct fabric *f, const uint8_t *eligible,
+				uint32_t max_candidates)
+{
+	uint32_t *dist = malloc(sizeof(*dist) * (f->nswitches + 1));
+	uint32_t *queue = malloc(sizeof(*queue) * (f->nswitches + 1));
+	uint32_t s, n = 0, seen = 0, measured = 0, step, best = FAB_NONE;
+	uint64_t best_ecc = UINT64_MAX, best_sum = UINT64_MAX, ecc, sum;
+
+	if (!dist || !queue)
+		goto out;
+	for (s = 0; s < f->nswitches; s++)
+		n += !eligible || eligible[s];
+	step = max_candidates && n > max_candidates ? n / max_candidates : 1;
+	for (s = 0; s < f->nswitches; s++) {
+		if (eligible && !eligible[s])
+			continue;
+		if (seen++ % step || (max_candidates && measured == max_candidates))
+			continue;
+		measured++;
+		distances_from(f, s, dist, queue, &ecc, &sum);
+		if (ecc < best_ecc || (ecc == best_ecc && sum < best_sum)) {
+			best = s;
+			best_ecc = ecc;
+			best_sum = sum;
+		}
+	}
+out:
+	free(dist);
+	free(queue);
+	return best;
+}

@@ -19,6 +19,17 @@ struct swgraph {
 };
 
 int swgraph_build(struct swgraph *g, const struct fabric *f);
+
+/*
+ * The most central of the eligible switches (eligible NULL: every switch): the smallest
+ * eccentricity over live switch-to-switch links, then the smallest sum of distances, then the
+ * lowest index (GUID order).  With max_candidates > 0 only that many eligible switches, spread
+ * evenly in index order, are measured: one breadth-first search each.  FAB_NONE when no switch
+ * is eligible or memory runs out.  The root of sar-updn on a direct network and of the
+ * multicast trees.
+ */
+uint32_t swgraph_central_switch(const struct fabric *f, const uint8_t *eligible,
+				uint32_t max_candidates);
 void swgraph_free(struct swgraph *g);
 
 /* Port number on its switch of channel e. */

@@ -197,6 +197,9 @@ static void report(struct filterd *d, struct poll_report *r)
 		print_status(r, stdout), fflush(stdout);
 	if (d->a.status && write_file_atomic(d->a.status, print_status, r))
 		logprio(d, LOG_ERR, "cannot write status %s: %s", d->a.status, strerror(errno));
+	metrics_count(d, r);
+	if (d->a.metrics && metrics_write(d, r))
+		logprio(d, LOG_ERR, "cannot write metrics %s: %s", d->a.metrics, strerror(errno));
 }
 
 static int poll_once(struct filterd *d)

@@ -39,7 +39,8 @@ struct filterd_args {
 	enum squeue_format format;
 	enum log_format log_format;
 	const char *squeue, *fabric, *topology_conf, *lfts, *socket, *pidfile, *log, *status;
-	char *job_map; /* absolute */
+	const char *metrics; /* node_exporter textfile, or NULL */
+	char *job_map;	     /* absolute */
 	enum job_host_match match;
 	struct filter_conf filter;
 	const char **exclude;
@@ -60,6 +61,9 @@ struct poll_report {
 	int ok;
 };
 
+/* The decisions a poll ends with, counted for --metrics-file (metrics.c). */
+#define FILTERD_DECISIONS 6
+
 struct filterd {
 	struct filterd_args a;
 	struct topo topo;
@@ -71,7 +75,8 @@ struct filterd {
 	struct hostlist installed, unknown;
 	double last_reroute;
 	int text_works; /* auto: --json failed and the text format answered */
-	unsigned long polls, reroutes;
+	unsigned long polls, reroutes, poll_errors;
+	unsigned long decisions[FILTERD_DECISIONS];
 	FILE *log;
 	int syslog;
 	int journal; /* the log is stderr and stderr is the journal: "<N>" priority prefixes */
@@ -95,6 +100,10 @@ int get_jobs(struct filterd *d, struct poll_report *rep, struct fab_error *err);
 int load_fabric(const struct filterd_args *a, struct fabric *f, char *subnet, size_t size,
 		struct fab_error *err);
 int update_topology(struct filterd *d, struct fab_error *err);
+
+/* metrics.c: counts a poll's outcome; writes --metrics-file (-1 with errno on failure). */
+void metrics_count(struct filterd *d, const struct poll_report *r);
+int metrics_write(const struct filterd *d, const struct poll_report *r);
 
 /* decide.c: decides and hands a changed job map over; -1 when the plugin could not be told. */
 int decide(struct filterd *d, struct poll_report *rep, double now);

@@ -111,6 +111,9 @@ static const char usage[] =
 	"                              carry their syslog priority either way\n"
 	"        --json                also print each poll's status as one JSON line on stdout\n"
 	"        --status PATH         write the last poll's status as JSON there (atomically)\n"
+	"        --metrics-file PATH   write Prometheus metrics there after every poll\n"
+	"                              (atomically): for node_exporter's textfile collector,\n"
+	"                              e.g. /var/lib/prometheus/node-exporter/sarnue-filterd.prom\n"
 	"    -h, --help                this text\n"
 	"    -V, --version             print the version\n"
 	"\n"
@@ -168,6 +171,7 @@ enum {
 	OPT_LOG_FORMAT,
 	OPT_JSON,
 	OPT_STATUS,
+	OPT_METRICS,
 };
 
 static const struct option longopts[] = {
@@ -195,6 +199,7 @@ static const struct option longopts[] = {
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "status", required_argument, NULL, OPT_STATUS },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -354,6 +359,9 @@ int parse_args(int argc, char **argv, struct filterd_args *a)
 			break;
 		case OPT_STATUS:
 			a->status = optarg;
+			break;
+		case OPT_METRICS:
+			a->metrics = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

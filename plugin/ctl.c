@@ -66,6 +66,10 @@ struct ctl_state {
 	time_t routed_at;
 	unsigned vls;
 	uint32_t jobs, job_hosts, unknown_hosts, fallbacks;
+	int quality_known; /* the EFI figures below were measured (quality=yes) */
+	uint64_t efi_max;
+	double efi_mean;
+	uint32_t channels, dark_channels;
 	unsigned mcast_trees, mcast_refused; /* groups with a tree, and without, since routing */
 	char last_error[512];
 	int reroute_pending;
@@ -206,6 +210,10 @@ static char *status_json(struct ctl_server *s)
 		"\"job_map\":",
 		st.vls, st.jobs, st.job_hosts, st.unknown_hosts, st.fallbacks);
 	json_write_string(out, st.job_map[0] ? st.job_map : s->p->opts.job_map);
+	if (st.quality_known)
+		fprintf(out,
+			",\"efi_max\":%llu,\"efi_mean\":%.3f,\"channels\":%u,\"dark_channels\":%u",
+			(unsigned long long)st.efi_max, st.efi_mean, st.channels, st.dark_channels);
 	fprintf(out, ",\"reroute_pending\":%s", st.reroute_pending ? "true" : "false");
 	fprintf(out, ",\"multicast\":{\"trees\":%u,\"refused\":%u}", st.mcast_trees,
 		st.mcast_refused);
@@ -907,6 +915,11 @@ void ctl_note_routing(struct sarnue_plugin *p, const char *engine, const struct 
 	s->st.job_hosts = res->job_hosts;
 	s->st.unknown_hosts = res->unknown_hosts;
 	s->st.fallbacks = res->fallbacks;
+	s->st.quality_known = res->quality_known;
+	s->st.efi_max = res->efi_max;
+	s->st.efi_mean = res->efi_mean;
+	s->st.channels = res->channels;
+	s->st.dark_channels = res->dark_channels;
 	s->st.last_error[0] = '\0';
 	if (topo) {
 		free(s->st.topology);
@@ -966,8 +979,7 @@ void ctl_note_mcast(struct sarnue_plugin *p, unsigned trees, unsigned refused)
  * Called as each routing starts (routings never overlap): the previous routing is done with
  * the copy it was handed, so that one may close now if a newer map replaced it.
  */
-void ctl_job_map_path(struct sarnue_plugin *p, char *buf, size_t size, char *name,
-		      size_t name_size)
+void ctl_job_map_path(struct sarnue_plugin *p, char *buf, size_t size, char *name, size_t name_size)
 {
 	struct ctl_server *s = p->ctl;
 

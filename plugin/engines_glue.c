@@ -216,13 +216,20 @@ static void log_warnings(struct sarnue_plugin *p, const char *engine, const char
 
 static void log_routed(struct sarnue_engine *e, const struct engine_result *res)
 {
+	char quality[160] = "";
+
+	if (res->quality_known)
+		snprintf(quality, sizeof(quality),
+			 "; max EFI %llu, mean %.1f, %u of %u channels unused (%.3f s)",
+			 (unsigned long long)res->efi_max, res->efi_mean, res->dark_channels,
+			 res->channels, res->quality_seconds);
 	plog(e->plugin, OSM_LOG_INFO,
 	     "%s: routed %u switches, %u LIDs in %.3f s (%s %.3f s: %llu pairs, 0 unreachable,"
-	     " 0 credit loops, %u VL, max hops %u); %s",
+	     " 0 credit loops, %u VL, max hops %u)%s; %s",
 	     e->name, e->fabric.nswitches, e->fabric.max_lid, res->route_seconds,
 	     res->verify_streamed ? "verified beside the routing, then" : "verify",
 	     res->verify_seconds, (unsigned long long)res->verify.pairs,
-	     verify_count_bits(res->verify.vls_used), res->verify.max_hops, res->summary);
+	     verify_count_bits(res->verify.vls_used), res->verify.max_hops, quality, res->summary);
 }
 
 /*

@@ -370,18 +370,27 @@ static void set_lft(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_por
 	}
 }
 
-/* Sources at switch s of intra-job paths to dst_node (Alg 5.1 line 9): its ports sharing a job. */
+/*
+ * Sources at switch s of intra-job paths to dst_node (Alg 5.1 line 9): its ports sharing a job,
+ * each weighing one per LID, or its measured demand towards dst_node with a traffic matrix.
+ */
 static uint64_t job_add_at(const struct dfsssp *d, uint32_t s, uint32_t dst_node)
 {
-	uint64_t add = 0;
+	uint64_t add = 0, w;
 	uint32_t i;
 
 	sn_assert(s < d->g.nsw && d->job_off[s] <= d->job_off[s + 1]);
 	for (i = d->job_off[s]; i < d->job_off[s + 1]; i++) {
 		const struct fab_port *p = &d->f->ports[d->job_port[i]];
 
-		if (job_map_share_job(d->o->jobs, p->node, dst_node))
-			add += 1u << p->lmc;
+		if (!job_map_share_job(d->o->jobs, p->node, dst_node))
+			continue;
+		w = 1;
+		if (d->o->traffic) {
+			w = traffic_weight(d->o->traffic, p->node, dst_node);
+			w = w < d->o->traffic_floor ? d->o->traffic_floor : w;
+		}
+		add += w << p->lmc;
 	}
 	return add;
 }

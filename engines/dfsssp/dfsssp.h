@@ -13,14 +13,22 @@
 
 #include "fabric/fabric.h"
 #include "fabric/jobmap.h"
+#include "fabric/traffic.h"
 #include "engines/dfsssp/vlassign.h"
 #include "fabric/routing.h"
 #include "lib/progress.h"
 
 struct dfsssp_opts {
 	const struct job_map *jobs; /* bound to the fabric; NULL: plain DFSSSP */
-	const uint8_t *storage;	    /* [f->nnodes] non-zero for storage nodes; NULL: none */
-	unsigned max_vls;	    /* VLs the layers may occupy, 1..15 */
+	/*
+	 * Measured demand (bound): an intra-job path weighs its pair's traffic_weight() instead
+	 * of 1, at least traffic_floor (1 when jobs come from a job map, so a job not yet
+	 * measured is still balanced; 0 when the job phase is the traffic's own hosts).
+	 */
+	const struct traffic *traffic;
+	unsigned traffic_floor;
+	const uint8_t *storage; /* [f->nnodes] non-zero for storage nodes; NULL: none */
+	unsigned max_vls;	/* VLs the layers may occupy, 1..15 */
 	/*
 	 * What the reference SAR patch does instead of Alg 5.1: job nodes in fabric order rather
 	 * than by descending job size, and no weight reset between the phases.  For comparison.
@@ -28,7 +36,7 @@ struct dfsssp_opts {
 	int skip_job_sort, skip_weight_reset;
 	/* No improvement step after the job phase: Alg 5.1's single greedy pass. */
 	int skip_improve;
-	int no_mcast_tree; /* layer 0 keeps no multicast tree's turns */
+	int no_mcast_tree;		      /* layer 0 keeps no multicast tree's turns */
 	const struct progress_hook *progress; /* destinations routed; NULL: nobody listens */
 };
 

@@ -87,8 +87,34 @@ int nue_job_phase_dest(const struct nue *n, uint32_t lid)
 }
 
 /*
+ * The job phase with measured traffic: each source node sharing a job with the destination node
+ * adds its demand weight (at least traffic_floor) per LID at its switch.
+ */
+static void traffic_counts(struct nue *n, uint32_t dst_node)
+{
+	const struct traffic *t = n->o->traffic;
+	uint32_t i, src, p, sw;
+	uint64_t w;
+
+	for (i = t->off[dst_node]; i < t->off[dst_node + 1]; i++) {
+		src = t->src_node[i];
+		if (!job_map_share_job(n->o->jobs, src, dst_node))
+			continue;
+		for (p = n->f->nodes[src].first_port + 1;
+		     p <= n->f->nodes[src].first_port + n->f->nodes[src].nports; p++) {
+			sw = n->f->ports[p].base_lid ? fabric_endport_switch(n->f, p) : FAB_NONE;
+			if (sw == FAB_NONE)
+				continue;
+			w = t->weight[i] < n->o->traffic_floor ? n->o->traffic_floor : t->weight[i];
+			n->acc[sw] += (uint32_t)(w > UINT32_MAX >> 8 ? UINT32_MAX >> 8 : w)
+				      << n->f->ports[p].lmc;
+		}
+	}
+}
+
+/*
  * Sources per switch whose route to lid adds weight: the LIDs of switches with terminals (see
- * ca_lids), or those sharing a job with it.
+ * ca_lids), or those sharing a job with it (weighed by their traffic with a matrix).
  */
 static void source_counts(struct nue *n, uint32_t lid, int job_phase)
 {
@@ -100,6 +126,10 @@ static void source_counts(struct nue *n, uint32_t lid, int job_phase)
 		return;
 	}
 	memset(n->acc, 0, sizeof(uint32_t) * n->nsw);
+	if (n->o->traffic) {
+		traffic_counts(n, n->f->ports[n->f->lid_port[lid]].node);
+		return;
+	}
 	jobs = job_map_node_jobs(n->o->jobs, n->f->ports[n->f->lid_port[lid]].node, &cnt);
 	for (i = 0; i < cnt; i++)
 		for (k = n->job_off[jobs[i]]; k < n->job_off[jobs[i] + 1]; k++) {

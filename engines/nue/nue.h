@@ -8,6 +8,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/jobmap.h"
+#include "fabric/traffic.h"
 #include "fabric/routing.h"
 #include "lib/progress.h"
 
@@ -33,6 +34,13 @@ enum nue_partitioner {
 struct nue_opts {
 	unsigned vls;		    /* k, 1..15 */
 	const struct job_map *jobs; /* bound to the fabric, or NULL */
+	/*
+	 * Measured demand (bound) for the job phase: a source weighs its traffic_weight()
+	 * towards the destination instead of its LID count, at least traffic_floor (see
+	 * dfsssp_opts).  NULL: uniform.
+	 */
+	const struct traffic *traffic;
+	unsigned traffic_floor;
 	int skip_rebalance;	    /* no final pass against the final weights (faster) */
 	unsigned threads;	    /* 0: two when two CPUs are online, else one; 1 or 2 */
 	unsigned orders;	    /* one layer: 2 also routes ties by descending LID; else 1 */
@@ -40,7 +48,7 @@ struct nue_opts {
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 	enum nue_partitioner partition; /* without layers */
-	int no_mcast_tree; /* layer 0 keeps no multicast tree (engines/nue/mctree.c) */
+	int no_mcast_tree;		/* layer 0 keeps no multicast tree (engines/nue/mctree.c) */
 	/* destinations routed in a pass; from the calling thread only, NULL: nobody listens */
 	const struct progress_hook *progress;
 };
@@ -66,13 +74,13 @@ struct nue_report {
 	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t moved_aside;	  /* settled switches moved to let a neighbour through */
 	uint32_t job_destinations;
-	uint32_t moved;		    /* impasses routed in another layer than the partition's */
-	uint32_t layers_rerouted;   /* layers a later try routed with fewer fall-backs */
-	uint32_t rerouted;	    /* destinations whose routes the final pass changed */
-	uint32_t vl_rerouted;	    /* one layer over k VLs: routed again in their VL alone */
-	int single_layer;	    /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
-	int second_order;	    /* k = 1: equally far destinations by descending LID won */
-	int by_lid;		    /* destinations by LID alone (tree-like fabric, see nue.c) */
+	uint32_t moved;		  /* impasses routed in another layer than the partition's */
+	uint32_t layers_rerouted; /* layers a later try routed with fewer fall-backs */
+	uint32_t rerouted;	  /* destinations whose routes the final pass changed */
+	uint32_t vl_rerouted;	  /* one layer over k VLs: routed again in their VL alone */
+	int single_layer;	  /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
+	int second_order;	  /* k = 1: equally far destinations by descending LID won */
+	int by_lid;		  /* destinations by LID alone (tree-like fabric, see nue.c) */
 	int at_cut_bound; /* k > 1, complete fat tree: the single layer reached the cut bound */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */

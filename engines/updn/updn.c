@@ -20,6 +20,7 @@
 #include "engines/updn/updn.h"
 #include "check/metrics.h"
 #include "check/verify.h"
+#include "fabric/swgraph.h"
 #include "lib/assert.h"
 
 #include <stdlib.h>
@@ -36,12 +37,12 @@ struct updn {
 	uint32_t *order; /* switches by ascending (rank, GUID) */
 	uint32_t *pos;	 /* position of each switch in order[]: its key */
 	uint32_t *dist_down, *dist_legal, *queue;
-	uint64_t *routes;	      /* per port index: terminal-to-terminal routes through it */
-	uint32_t *entries;	      /* per port index: LFT entries that use it */
-	uint32_t *terminals;	      /* per switch: end ports attached */
-	uint32_t *flow;		      /* per switch: terminals whose route to the LID crosses it */
-	uint32_t *by_dist;	      /* switches by descending dist_route */
-	int routes_first;	      /* see less_loaded() */
+	uint64_t *routes;    /* per port index: terminal-to-terminal routes through it */
+	uint32_t *entries;   /* per port index: LFT entries that use it */
+	uint32_t *terminals; /* per switch: end ports attached */
+	uint32_t *flow;	     /* per switch: terminals whose route to the LID crosses it */
+	uint32_t *by_dist;   /* switches by descending dist_route */
+	int routes_first;    /* see less_loaded() */
 	const struct progress_hook *progress;
 	uint32_t dest;		      /* switch of the LID being routed */
 	uint32_t stamp;		      /* of the LID being routed, for onward[] */
@@ -205,48 +206,6 @@ static int index_lids(struct updn *u, struct fab_error *err)
 	return 0;
 }
 
-static int has_end_nodes(const struct fabric *f, uint32_t s)
-{
-	const struct fab_node *n = &f->nodes[f->switches[s]];
-	unsigned k;
-
-	for (k = 1; k <= n->nports; k++) {
-		uint32_t p = n->first_port + k;
-
-		if (fabric_channel_up(f, p) &&
-		    !fabric_is_switch(f, f->ports[f->ports[p].remote].node))
-			return 1;
-	}
-	return 0;
-}
-
-/* Most central switch: smallest eccentricity, then smallest total distance, then lowest GUID. */
-static uint32_t most_central(struct updn *u)
-{
-	uint32_t best = 0, s, t;
-	uint64_t best_ecc = UINT64_MAX, best_sum = UINT64_MAX;
-
-	for (s = 0; s < u->nsw; s++) {
-		uint64_t ecc = 0, sum = 0;
-
-		for (t = 0; t < u->nsw; t++)
-			u->dist_down[t] = INF;
-		u->dist_down[s] = 0;
-		bfs(u, u->dist_down);
-		for (t = 0; t < u->nsw; t++) {
-			if (u->dist_down[t] > ecc)
-				ecc = u->dist_down[t];
-			sum += u->dist_down[t];
-		}
-		if (ecc < best_ecc || (ecc == best_ecc && sum < best_sum)) {
-			best = s;
-			best_ecc = ecc;
-			best_sum = sum;
-		}
-	}
-	return best;
-}
-
 /*
  * Automatic roots: the switches farthest from any switch with end nodes (the top level of a fat
  * tree, however tapered); when every switch has end nodes (tori, dragonflies, random graphs) or
@@ -257,7 +216,7 @@ static const char *choose_auto_roots(struct updn *u)
 	uint32_t s, top = 0;
 
 	for (s = 0; s < u->nsw; s++)
-		u->dist_legal[s] = has_end_nodes(u->f, s) ? 0 : INF;
+		u->dist_legal[s] = fabric_switch_has_end_ports(u->f, s) ? 0 : INF;
 	bfs(u, u->dist_legal);
 	for (s = 0; s < u->nsw; s++)
 		if (u->dist_legal[s] != INF && u->dist_legal[s] > top)
@@ -267,7 +226,10 @@ static const char *choose_auto_roots(struct updn *u)
 			u->is_root[s] = u->dist_legal[s] == top;
 		return "top level of the tree";
 	}
-	u->is_root[most_central(u)] = 1;
+	s = swgraph_central_switch(u->f, NULL, 0);
+	if (s == FAB_NONE)
+		return NULL;
+	u->is_root[s] = 1;
 	return "most central switch";
 }
 
@@ -488,7 +450,8 @@ static void choose_turn_switch(struct updn *u)
 			deepest = u->rank[t];
 	for (r = deepest + 1; r-- > 0 && u->turn == FAB_NONE;)
 		for (t = 0; t < u->nsw && u->turn == FAB_NONE; t++)
-			if (u->rank[t] == r && has_end_nodes(u->f, t) && reaches_all(u, t))
+			if (u->rank[t] == r && fabric_switch_has_end_ports(u->f, t) &&
+			    reaches_all(u, t))
 				u->turn = t;
 	if (u->turn != FAB_NONE)
 		keep_turn_distances(u, u->turn);
@@ -771,13 +734,19 @@ static int fall_back(struct updn *u, struct routing *r, struct updn_report *rep,
 		     const struct fab_error *first, struct fab_error *err)
 {
 	uint64_t unrouted;
+	uint32_t central;
 
 	rep->fell_back_from = count_roots(u);
 	snprintf(rep->fall_back_why, sizeof(rep->fall_back_why), "%.199s",
 		 first->msg[0] ? first->msg : "the turn routes between roots close a credit loop");
 	rep->efi_known = !measure_efi(u->f, r, &rep->roots_max_efi, &rep->roots_unrouted);
 	memset(u->is_root, 0, u->nsw);
-	u->is_root[most_central(u)] = 1;
+	central = swgraph_central_switch(u->f, NULL, 0);
+	if (central == FAB_NONE) {
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	u->is_root[central] = 1;
 	rank_switches(u);
 	if (route_all(u, r, err))
 		return -1;
@@ -811,6 +780,10 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 		source = "option";
 	} else {
 		source = choose_auto_roots(&u);
+		if (!source) {
+			fab_error_set(err, "out of memory");
+			goto out;
+		}
 	}
 	rank_switches(&u);
 	first.msg[0] = '\0';

@@ -23,6 +23,7 @@
 #include "filterd/jobfilter.h"
 #include "fabric/jobmap.h"
 #include "fabric/loaders.h"
+#include "fabric/traffic.h"
 #include "engines/options.h"
 #include "filterd/slurmjobs.h"
 #include "update/wire.h"
@@ -40,6 +41,7 @@ enum kind {
 	K_SUBNET_LST,
 	K_DUMPS,
 	K_SLURM_CONF,
+	K_TRAFFIC,
 	K_KINDS
 };
 
@@ -234,6 +236,25 @@ static void fuzz_slurm_conf(const char *text, size_t len)
 	close(fd);
 }
 
+/* A traffic matrix, bound to the dump fabric (ring5's hostnames) when it parses. */
+static void fuzz_traffic(const char *text)
+{
+	struct traffic t;
+	struct fab_error err;
+	char *hosts = NULL;
+	size_t len = 0;
+
+	traffic_init(&t);
+	if (!traffic_parse_text(&t, text, "traffic", &err) &&
+	    !traffic_bind(&t, &dump_fabric, JOB_MATCH_FIRST_WORD, NULL, &err)) {
+		if (t.npairs)
+			traffic_weight(&t, t.src_node ? t.src_node[0] : 0, 0);
+		if (!traffic_hosts_text(&t, &hosts, &len))
+			free(hosts);
+	}
+	traffic_free(&t);
+}
+
 static void fuzz_text(enum kind kind, const char *text, size_t len, unsigned variant)
 {
 	struct sarnue_options o;
@@ -281,6 +302,9 @@ static void fuzz_text(enum kind kind, const char *text, size_t len, unsigned var
 		break;
 	case K_SLURM_CONF:
 		fuzz_slurm_conf(text, len);
+		break;
+	case K_TRAFFIC:
+		fuzz_traffic(text);
 		break;
 	default:
 		break;

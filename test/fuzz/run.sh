@@ -74,6 +74,8 @@ printf 'node1 7\nnode2 7\nnode3 8\n# comment\n' | seed 6 job-map
 head -c 256 /dev/zero | seed 7 mad
 printf 'SwitchName=leaf1 Nodes=node[1-2]\nSwitchName=leaf2 Nodes=node3\nSwitchName=spine Switches=leaf[1-2]\n' |
 	seed 11 topology-conf
+printf '# SRC DST BYTES\nh1_1 h1_2 1000\nh2_1 h1_1 5\nh1_1 h1_1 7\nghost h2_1 9\n' |
+	seed 12 traffic
 
 # Inputs that once failed, kept so that the first pass over the corpus replays each of them.
 cp -- "$top"/test/fuzz/regress/* "$work/corpus/" || exit 2

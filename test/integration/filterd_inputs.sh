@@ -135,4 +135,36 @@ t_grep "journal: unknown hostnames are a warning" "^<4>1 hostname\\(s\\) of runn
 JOURNAL_STREAM=1:1 "$FILTERD" --once --dry-run --squeue-format json --squeue "$tmp/good" \
 	--fabric "$NET" -m "$tmp/jobs" >/dev/null 2>"$tmp/other.log"
 t_grep "JOURNAL_STREAM naming another stream is not the journal" "${stamp}sarnue-filterd: poll 1: " "$tmp/other.log"
+# --metrics-file: Prometheus text after the poll, for node_exporter's textfile collector; a
+# failed poll counts as an error and its decision, and the file parses as the exposition format.
+poll good --metrics-file "$tmp/good.prom"
+t_grep "metrics: one poll, ok" "^sarnue_filterd_last_poll_ok 1$" "$tmp/good.prom"
+t_grep "metrics: the multi-switch job and its hosts" \
+	"^sarnue_filterd_jobs_multi_switch 1$" "$tmp/good.prom"
+t_grep "metrics: 2 hosts of multi-switch jobs" "^sarnue_filterd_multi_switch_hosts 2$" "$tmp/good.prom"
+t_grep "metrics: the decision counted" \
+	'^sarnue_filterd_decisions_total\{decision="reroute"\} 1$' "$tmp/good.prom"
+poll nul --metrics-file "$tmp/nul.prom"
+t_grep "metrics: a failed poll is an error" "^sarnue_filterd_poll_errors_total 1$" "$tmp/nul.prom"
+t_grep "metrics: and its decision" '^sarnue_filterd_decisions_total\{decision="error"\} 1$' \
+	"$tmp/nul.prom"
+t_expect "metrics: every sample has HELP and TYPE, names and values well formed" awk '
+	/^# HELP sarnue_filterd_[a-z_]+ / { help[$3] = 1; next }
+	/^# TYPE sarnue_filterd_[a-z_]+ (gauge|counter)$/ { type[$3] = 1; next }
+	{ name = $1; sub(/\{.*/, "", name)
+	  if (!(name in help) || !(name in type) || $NF !~ /^-?[0-9.e+]+$/) bad = 1; n++ }
+	END { exit bad || n < 10 }' "$tmp/good.prom"
+t_expect "metrics: the sample Grafana dashboard queries only the daemon's metrics" python3 -c '
+import json, re, sys
+dash = json.load(open(sys.argv[1]))
+have = {l.split("{")[0].split()[0] for l in open(sys.argv[2]) if l[0] != "#"}
+used = {n for p in dash["panels"] for t in p["targets"]
+        for n in re.findall(r"sarnue_filterd_[a-z_]+", t["expr"])}
+missing = used - have
+print(" ".join(sorted(missing)), file=sys.stderr)
+sys.exit(1 if missing or len(used) < 5 else 0)' "$SARNUE_SRCDIR/doc/grafana/sarnue-dashboard.json" \
+	"$tmp/good.prom"
+poll good --metrics-file "$tmp/nowhere/x.prom"
+t_grep "metrics: an unwritable file is an error in the log" "cannot write metrics .*nowhere/x.prom" \
+	"$tmp/good.log"
 t_done

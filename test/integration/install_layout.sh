@@ -21,12 +21,13 @@ root=$tmp/root$prefix
 t_expect "bin/ holds only sarnue" test "$(ls "$root/bin")" = sarnue
 t_expect "sbin/ holds the daemons" test "$(ls "$root/sbin" | tr '\n' ' ')" = "sarnue-agent sarnue-filterd "
 t_expect "sarnue-sim is in pkglibexecdir" test -x "$root/libexec/sarnue/sarnue-sim"
+t_expect "sarnue-demo is in pkglibexecdir" test -x "$root/libexec/sarnue/sarnue-demo"
 t_expect "sim.sh is in pkgdatadir" test -f "$root/share/sarnue/sim.sh"
 t_expect "the guide and its documents are in docdir" \
 	test -s "$root/share/doc/sarnue/README.md" -a -s "$root/share/doc/sarnue/multicast.md" \
 	-a -s "$root/share/doc/sarnue/nue.md"
 for page in man1/sarnue.1 man1/sarnue-gen.1 man1/sarnue-route.1 man1/sarnue-check.1 \
-	man1/sarnue-topo-order.1 man1/sarnue-ctl.1 man8/sarnue-filterd.8 man8/sarnue-agent.8; do
+	man1/sarnue-topo-order.1 man1/sarnue-ctl.1 man1/sarnue-demo.1 man8/sarnue-filterd.8 man8/sarnue-agent.8; do
 	t_expect "man page $page installed" test -s "$root/share/man/$page"
 done
 t_grep "sysusers.d/sarnue.conf creates the user sarnue" '^u sarnue ' "$root/lib/sysusers.d/sarnue.conf"

@@ -57,6 +57,7 @@ for cmd in gen route check topo-order trace ctl; do
 done
 check_page "$man/sarnue-filterd.8" "$bindir/sarnue-filterd"
 check_page "$man/sarnue-agent.8" "$bindir/sarnue-agent"
+check_page "$man/sarnue-demo.1" "$bindir/sim/sarnue-demo"
 
 # The engine options sarnue route -O (and the plugin's event_plugin_options) take.
 missing=

@@ -63,6 +63,11 @@ t_expect "status: no jobs yet" test "$(sim_status_field jobs)" = 0
 t_expect "status: VLs of the routing (DFSSSP spreads over all 8)" test "$(sim_status_field vls)" = 8
 t_expect "status: phase idle" test "$(sim_status_field phase)" = idle
 t_expect "status: no reroute pending" test "$(sim_status_field reroute_pending)" = false
+# quality=yes (default): 6 hosts of a leaf send to 30 others over 3 up-links, so the
+# balanced routing loads each of the 36 leaf-spine channels with 60 routes, none unused.
+t_expect "status: the EFI of the routing (max 60 on 36 channels, none unused)" test \
+	"$(sim_status_field efi_max) $(sim_status_field channels) $(sim_status_field dark_channels)" \
+	= "60 36 0"
 text=$(sim_ctl status)
 t_expect "status text has one line per field" grep -q '^engine: *sar-dfsssp$' <<<"$text"
 
@@ -72,6 +77,18 @@ t_expect "metrics: sarnue_up 1" grep -qx 'sarnue_up 1' <<<"$metrics"
 t_expect "metrics: routings as a counter, equal to the status's" \
 	grep -qx "sarnue_routings_total $(sim_status_field routings)" <<<"$metrics"
 t_expect "metrics: the VLs gauge" grep -qx 'sarnue_vls 8' <<<"$metrics"
+t_expect "metrics: the max EFI gauge" grep -qx 'sarnue_efi_max 60' <<<"$metrics"
+t_expect "metrics: the unused channels gauge" grep -qx 'sarnue_dark_channels 0' <<<"$metrics"
+# doc/grafana/sarnue-dashboard.json queries only metrics the plugin exports.
+t_expect "the sample Grafana dashboard queries only the plugin's metrics" python3 -c '
+import json, re, sys
+dash = json.load(open(sys.argv[1]))
+have = {l.split("{")[0].split()[0] for l in sys.argv[2].splitlines() if l and l[0] != "#"}
+used = {n for p in dash["panels"] for t in p["targets"]
+        for n in re.findall(r"sarnue_[a-z_]+", t["expr"]) if not n.startswith("sarnue_filterd_")}
+missing = used - have
+print(" ".join(sorted(missing)), file=sys.stderr)
+sys.exit(1 if missing or len(used) < 10 else 0)' "$SARNUE_SRCDIR/doc/grafana/sarnue-dashboard.json" "$metrics"
 t_expect "metrics: the engine as a label" grep -q "^sarnue_info{engine=\"$ENGINE\"," <<<"$metrics"
 t_expect "metrics: every line is a comment or a valid sample" python3 -c '
 import re, sys

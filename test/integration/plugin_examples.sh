@@ -1,7 +1,7 @@
 #!/bin/bash
 # OpenSM with the sarnue plugin routes ibsim's example fabrics (two switches with parallel
 # links, two-port HCAs) and small hand-written ones: the result verifies with sarnue check and
-# ibdmchk, and the LFTs in the simulated switches are exactly OpenSM's dump.  The README's demo
+# ibdmchk, and the LFTs in the simulated switches are exactly OpenSM's dump.  The simulation
 # driver (sarnue-sim) reports its own check's figures.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
@@ -16,7 +16,7 @@ for net in "$examples"/net "$examples"/net.2sw2path "$examples"/net.2sw2path4hca
 	t_route_and_judge "$net" "$(basename -- "$net")"
 done
 
-# The demo driver of the README: its text summary must report what its own check measured.
+# The simulation driver: its text summary must report what its own check measured.
 sim=$(dirname -- "$SARNUE_BIN")/sim/sarnue-sim
 if [[ -x $sim ]]; then
 	text=$("$sim" 2>/dev/null)

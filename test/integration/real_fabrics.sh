@@ -99,6 +99,13 @@ t_expect "the chassis fixture has chassis sections and external port numbers" \
 for engine in sar-updn sar-nue sar-dfsssp; do
 	route_everywhere "$real/voltaire-qdr.net" "$real/voltaire-qdr" "Voltaire QDR chassis" $engine 1
 done
+# Its I/O edge switch hangs below a line board that carries hosts too: no fat tree for
+# D-mod-k, and the refusal names both kinds of switch instead of calling it a direct network.
+"$SARNUE_BIN" route -e sar-dmodk "$real/voltaire-qdr.net" >/dev/null 2>"$SIM_TMP/dmodk.err"
+t_expect "sar-dmodk refuses the chassis with an I/O switch below a line board (exit 1)" test $? = 1
+t_grep "the refusal names a switch above the leaves, the leaf, and says why" \
+	"not a fat tree: end ports on 2 switch\(es\) above the 1 leaf switch\(es\) \(e.g. 'ISR9096 Voltaire sLB-24' 0x[0-9a-f]{16} .*edge switch below a leaf" \
+	"$SIM_TMP/dmodk.err"
 
 # Job maps on real names: the ConnectX-3 HCAs keep their firmware's description, so the
 # hostname "MT25408" stands for both; the plugin binds it and warns once per routing, naming it.
