@@ -23,6 +23,7 @@
 #include "fabric/mcast.h"
 #include "engines/mcasttree.h"
 #include "check/metrics.h"
+#include "check/throughput.h"
 #include "lib/numbers.h"
 #include "cli/svg.h"
 #include "check/verify.h"
@@ -132,6 +133,15 @@ static const char check_usage[] =
 	"    --permutations K random permutations (default 100)\n"
 	"    --bisections K   random bisections (default 100)\n"
 	"    --patterns-seed S  seed of the random patterns (default 1); same seed, same result\n"
+	"    --throughput PATTERN[,PATTERN..]\n"
+	"                     flow-level model: max-min fair rates of simultaneous flows over the\n"
+	"                     LFT paths, link capacities from the fabric's widths and speeds\n"
+	"                     (doc/throughput.md).  Patterns: alltoall, shift (LID order),\n"
+	"                     topo-shift (fat tree topology order), permutation, bisection\n"
+	"                     (counts and seed as above), jobs (all-to-all inside each job of\n"
+	"                     --job-map).  Reports aggregate throughput and per-flow min, p5\n"
+	"                     and median as fractions of the injection bandwidth, and the\n"
+	"                     slowest flows with their bottleneck channel\n"
 	"\n"
 	"    --svg FILE       write a self-contained SVG: switch-by-switch heat map of the loads\n"
 	"                     of C* (effective EFI with --job-map, else EFI; grey = unused) and\n"
@@ -148,13 +158,14 @@ struct check_args {
 	const char *job_map, *svg, *node_name_map;
 	enum job_host_match match;
 	int json, live, port, no_metrics, patterns, mcast_all, quiet;
+	char *throughput; /* comma-separated pattern names, NULL: none */
 	unsigned lmc;
 	struct metrics_options mo;
 };
 
 /*
- * A group of SL 0 with every CA and router port that has a link as member, on the tree the plugin would
- * build it on (engines/mcasttree.h), appended to m.
+ * A group of SL 0 with every CA and router port that has a link as member, on the tree the plugin
+ * would build it on (engines/mcasttree.h), appended to m.
  */
 static int add_broadcast_group(const struct fabric *f, struct mcast *m)
 {
@@ -201,6 +212,7 @@ enum {
 	OPT_BISECTIONS,
 	OPT_SEED,
 	OPT_SVG,
+	OPT_THROUGHPUT,
 	OPT_MCFDBS,
 	OPT_SA_DUMP,
 	OPT_MCAST_ALL,
@@ -234,6 +246,7 @@ static const struct option longopts[] = {
 	{ "bisections", required_argument, NULL, OPT_BISECTIONS },
 	{ "patterns-seed", required_argument, NULL, OPT_SEED },
 	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "throughput", required_argument, NULL, OPT_THROUGHPUT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -245,6 +258,30 @@ static int parse_count(const char *name, const char *arg, uint64_t max, uint64_t
 				 arg, max);
 	}
 	return 0;
+}
+
+/* Every name of a --throughput list is a known pattern, at most TPUT_MAX_PATTERNS of them. */
+static int check_throughput_arg(const char *arg)
+{
+	char name[32];
+	unsigned n = 0;
+	size_t len;
+
+	for (;;) {
+		len = strcspn(arg, ",");
+		snprintf(name, sizeof(name), "%.*s", (int)(len < 31 ? len : 31), arg);
+		if (len >= sizeof(name) || !tput_pattern_known(name))
+			return cli_usage("check",
+					 "--throughput: '%.*s' is no pattern (alltoall, shift, "
+					 "topo-shift, permutation, bisection, jobs)",
+					 (int)len, arg);
+		if (++n > TPUT_MAX_PATTERNS)
+			return cli_usage("check", "--throughput: at most %u patterns",
+					 TPUT_MAX_PATTERNS);
+		if (!arg[len])
+			return 0;
+		arg += len + 1;
+	}
 }
 
 /* The metric options; 1 when c is none of them, else 0 or an exit status. */
@@ -299,6 +336,9 @@ static int parse_metrics_arg(int c, struct check_args *a)
 	case OPT_SVG:
 		a->svg = optarg;
 		break;
+	case OPT_THROUGHPUT:
+		a->throughput = optarg;
+		return check_throughput_arg(optarg);
 	default:
 		return 1;
 	}
@@ -397,8 +437,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		return cli_usage("check", "give --dump-dir DIR, --subnet and --fdbs, or --live");
 	if (a->sa_dump && !a->mcfdbs && !a->dump_dir)
 		return cli_usage("check", "--sa-dump needs --mcfdbs FILE or --dump-dir DIR");
-	if (a->no_metrics && (a->job_map || a->patterns || a->svg))
-		return cli_usage("check", "--no-metrics excludes --job-map, --patterns and --svg");
+	if (a->no_metrics && (a->job_map || a->patterns || a->svg || a->throughput))
+		return cli_usage(
+			"check",
+			"--no-metrics excludes --job-map, --patterns, --svg and --throughput");
 	return 0;
 }
 
@@ -475,6 +517,8 @@ struct check_metrics {
 	struct fat_tree tree;
 	struct metrics_fat_tree tree_report;
 	int have_jobs, have_patterns;
+	struct tput_result tput[TPUT_MAX_PATTERNS];
+	unsigned ntput;
 };
 
 static void check_metrics_free(struct check_metrics *cm)
@@ -510,6 +554,38 @@ out:
 	return rc;
 }
 
+/* The --throughput patterns, one after the other. */
+static int compute_throughput(const struct check_args *a, const struct fabric *f,
+			      const struct routing *r, const struct job_map *jm,
+			      struct check_metrics *cm)
+{
+	struct fab_error err = { "" };
+	const char *p = a->throughput;
+	char name[32];
+	size_t len;
+	int rc;
+
+	while (cm->ntput < TPUT_MAX_PATTERNS) {
+		len = strcspn(p, ",");
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		progress_phase(a->mo.progress_ctx, "throughput");
+		rc = tput_run(f, r, name, &a->mo, cm->tree.terminals,
+			      cm->tree_report.recognised ? cm->tree.nterminals : 0,
+			      a->job_map ? jm : NULL, &cm->tput[cm->ntput], &err);
+		if (rc) {
+			progress_clear(a->mo.progress_ctx);
+			cli_error("check", "--throughput %s: %s", name,
+				  rc == -1 ? "out of memory" : err.msg);
+			return rc == -1 ? EXIT_INPUT : EXIT_USAGE;
+		}
+		cm->ntput++;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return 0;
+}
+
 static int compute_metrics(struct check_args *a, const struct fabric *f, const struct routing *r,
 			   struct job_map *jm, struct check_metrics *cm)
 {
@@ -534,6 +610,8 @@ static int compute_metrics(struct check_args *a, const struct fabric *f, const s
 			goto oom;
 		cm->have_patterns = 1;
 	}
+	if (a->throughput)
+		return compute_throughput(a, f, r, jm, cm);
 	return 0;
 oom:
 	progress_clear(a->mo.progress_ctx);
@@ -541,8 +619,9 @@ oom:
 	return EXIT_INPUT;
 }
 
-static void print_report(const struct check_args *a, const struct verify_report *rep,
-			 const struct check_metrics *cm, const struct job_map *jm)
+static void print_report(const struct check_args *a, const struct fabric *f,
+			 const struct verify_report *rep, const struct check_metrics *cm,
+			 const struct job_map *jm)
 {
 	struct metrics_report m = {
 		.options = &a->mo,
@@ -561,12 +640,17 @@ static void print_report(const struct check_args *a, const struct verify_report 
 			fputs(", \"metrics\": ", stdout);
 			metrics_print_json(&m, stdout);
 		}
+		if (cm->ntput) {
+			fputs(", \"throughput\": ", stdout);
+			tput_print_json(f, cm->tput, cm->ntput, stdout);
+		}
 		fputs("}\n", stdout);
 		return;
 	}
 	verify_print_text(rep, stdout);
 	if (!a->no_metrics)
 		metrics_print_text(&m, stdout);
+	tput_print_text(f, cm->tput, cm->ntput, stdout);
 }
 
 static int write_svg(const struct check_args *a, const struct fabric *f,
@@ -674,7 +758,7 @@ int check_main(int argc, char **argv)
 			goto out;
 	}
 	progress_end(&progress);
-	print_report(&a, &rep, &cm, &jm);
+	print_report(&a, &f, &rep, &cm, &jm);
 	if (a.svg) {
 		rc = write_svg(&a, &f, &cm);
 		if (rc)

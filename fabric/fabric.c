@@ -827,3 +827,74 @@ int fabric_same_topology(const struct fabric *a, const struct fabric *b)
 			return 0;
 	return 1;
 }
+
+/* Data rate of one lane in 100 Mb/s, by the name ibnetdiscover gives the speed. */
+static unsigned lane_rate_by_name(const char *s, size_t len)
+{
+	static const struct {
+		const char *name;
+		unsigned rate;
+	} speeds[] = {
+		{ "SDR", 20 },	{ "DDR", 40 },	{ "QDR", 80 },	 { "FDR10", 100 }, { "FDR", 136 },
+		{ "EDR", 250 }, { "HDR", 500 }, { "NDR", 1000 }, { "XDR", 2000 },
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
+		if (strlen(speeds[i].name) == len && !strncmp(s, speeds[i].name, len))
+			return speeds[i].rate;
+	return 0;
+}
+
+static int valid_width(unsigned long w)
+{
+	return w == 1 || w == 2 || w == 4 || w == 8 || w == 12;
+}
+
+unsigned fabric_rate_ibnd(const char *word)
+{
+	char *end;
+	unsigned long w;
+	size_t len;
+
+	if (*word < '0' || *word > '9')
+		return 0;
+	w = strtoul(word, &end, 10);
+	if (*end != 'x' || !valid_width(w))
+		return 0;
+	end++;
+	len = strcspn(end, " \t\r\n");
+	return (unsigned)w * lane_rate_by_name(end, len);
+}
+
+unsigned fabric_rate_lst(unsigned width, const char *spd)
+{
+	/* Signalling Gb/s per lane as OpenSM prints it; 10 is QDR (FDR10 prints as 10 too). */
+	static const struct {
+		const char *spd;
+		unsigned rate;
+	} lanes[] = {
+		{ "2.5", 20 }, { "5", 40 },   { "10", 80 },    { "14", 136 },
+		{ "25", 250 }, { "50", 500 }, { "100", 1000 }, { "200", 2000 },
+	};
+	size_t len = strcspn(spd, " \t\r\n");
+	unsigned i;
+
+	if (!valid_width(width))
+		return 0;
+	for (i = 0; i < sizeof(lanes) / sizeof(lanes[0]); i++)
+		if (strlen(lanes[i].spd) == len && !strncmp(spd, lanes[i].spd, len))
+			return width * lanes[i].rate;
+	return 0;
+}
+
+unsigned fabric_link_rate(const struct fabric *f, uint32_t port)
+{
+	unsigned a = f->ports[port].rate, b = 0;
+
+	if (f->ports[port].remote != FAB_NONE)
+		b = f->ports[f->ports[port].remote].rate;
+	if (!a || (b && b < a))
+		a = b;
+	return a ? a : FAB_RATE_DEFAULT;
+}

@@ -49,6 +49,7 @@ struct fab_port {
 	uint8_t state;	/* enum fab_port_state */
 	uint8_t op_vls; /* operational data VLs: 1, 2, 4, 8 or 15 */
 	uint8_t num;	/* port number on its node */
+	uint16_t rate;	/* data rate of its link in 100 Mb/s (4xEDR 1000), 0: not given */
 };
 
 struct fab_node {
@@ -153,6 +154,17 @@ int fabric_assign_lids(struct fabric *f, unsigned lmc, struct fab_error *err);
  * output carries the fabric's own); the LIDs given must not overlap.
  */
 int fabric_fill_lids(struct fabric *f, unsigned lmc, struct fab_error *err);
+
+/*
+ * Link data rates (fab_port.rate, in 100 Mb/s): a width and a lane speed as the files name
+ * them.  fabric_rate_ibnd() reads ibnetdiscover's "4xEDR", "4xFDR10", "1xSDR"...; fabric_rate_lst()
+ * OpenSM's subnet.lst "PHY=4x" and "SPD=25" (Gb/s signalling per lane).  0 when unknown.
+ */
+#define FAB_RATE_DEFAULT 1000 /* 4xEDR: the rate of a link no file gave one for */
+unsigned fabric_rate_ibnd(const char *word);
+unsigned fabric_rate_lst(unsigned width, const char *spd);
+/* The rate a link carries: the slower end's given rate, FAB_RATE_DEFAULT when neither has one. */
+unsigned fabric_link_rate(const struct fabric *f, uint32_t port);
 
 /* Smallest operational VL count over every active switch-to-switch and end-port link. */
 unsigned fabric_min_op_vls(const struct fabric *f);

@@ -359,6 +359,21 @@ static uint32_t keep_id(struct netparse *np, const char *id)
 	return off;
 }
 
+/* The link's rate: the last word of the comment that reads as one ("4xEDR"), else 0. */
+static unsigned comment_rate(const char *s)
+{
+	unsigned rate = 0, r;
+
+	while (*s) {
+		s += strspn(s, " \t");
+		r = fabric_rate_ibnd(s);
+		if (r)
+			rate = r;
+		s += strcspn(s, " \t");
+	}
+	return rate;
+}
+
 /*
  * The comment after a link: a switch's port line says "\"remote desc\" lid N 4xEDR", a CA's
  * "lid OWN lmc M \"remote desc\" lid N 4xEDR".  The LID before the quoted description is the
@@ -384,6 +399,7 @@ static void port_comment(struct netparse *np, char *c, struct pending_link *l)
 		comment_lid(close + 1, NULL, &lid, &lmc);
 		l->remote_lid = (uint16_t)lid;
 	}
+	np->f->ports[own_port].rate = (uint16_t)comment_rate(close ? close + 1 : c);
 }
 
 static struct pending_link *new_link(struct netparse *np)

@@ -193,6 +193,22 @@ static uint32_t lst_node(struct fabric *f, struct fab_guid_map *map, const struc
 	return n;
 }
 
+/* " PHY=4x LOG=ACT SPD=25" after a link: its rate on both ends, when it reads as one. */
+static void lst_rate(struct fabric *f, uint32_t na, unsigned pa, uint32_t nb, unsigned pb,
+		     const char *rest)
+{
+	const char *phy = strstr(rest, "PHY="), *spd = strstr(rest, "SPD=");
+	unsigned long width;
+	unsigned rate;
+
+	if (!phy || !spd)
+		return;
+	width = strtoul(phy + 4, NULL, 10);
+	rate = width <= 12 ? fabric_rate_lst((unsigned)width, spd + 4) : 0;
+	fabric_port(f, na, pa)->rate = (uint16_t)rate;
+	fabric_port(f, nb, pb)->rate = (uint16_t)rate;
+}
+
 int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, unsigned op_vls,
 			   struct fab_error *err)
 {
@@ -229,6 +245,7 @@ int fabric_load_subnet_lst(struct fabric *f, const char *path, unsigned lmc, uns
 			fab_error_set(err, "%s:%u: %.400s", path, lr.lineno, lerr.msg);
 			goto out;
 		}
+		lst_rate(f, na, a.port, nb, b.port, c.p);
 	}
 	if (line_reader_failed(&lr)) {
 		fab_error_from_reader(err, &lr, path);
@@ -424,6 +441,22 @@ out:
 	return ret;
 }
 
+/* " PHY=4x LOG=ACT SPD=25" for a link of rate (fab_port.rate); 4xSDR when it has none. */
+static void lst_write_rate(FILE *out, unsigned rate)
+{
+	static const unsigned widths[] = { 4, 1, 8, 12, 2 };
+	static const char *const spds[] = { "2.5", "5", "10", "14", "25", "50", "100", "200" };
+	unsigned i, k;
+
+	for (i = 0; rate && i < sizeof(widths) / sizeof(widths[0]); i++)
+		for (k = 0; k < sizeof(spds) / sizeof(spds[0]); k++)
+			if (fabric_rate_lst(widths[i], spds[k]) == rate) {
+				fprintf(out, "PHY=%ux LOG=ACT SPD=%s\n", widths[i], spds[k]);
+				return;
+			}
+	fprintf(out, "PHY=4x LOG=ACT SPD=2.5\n");
+}
+
 int fabric_write_subnet_lst(const struct fabric *f, FILE *out)
 {
 	uint32_t p;
@@ -453,7 +486,7 @@ int fabric_write_subnet_lst(const struct fabric *f, FILE *out)
 				n->nports, n->guid, n->guid, lidp->guid,
 				fabric_node_desc(f, ends[i]->node), lidp->base_lid, ends[i]->num);
 		}
-		fprintf(out, "PHY=4x LOG=ACT SPD=2.5\n");
+		lst_write_rate(out, a->rate || ends[1]->rate ? fabric_link_rate(f, p) : 0);
 	}
 	return ferror(out) ? -1 : 0;
 }
