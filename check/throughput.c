@@ -708,9 +708,9 @@ void tput_print_json(const struct fabric *f, const struct tput_result *res, unsi
 		json_write_string(out, t->pattern);
 		fprintf(out,
 			", \"instances\": %" PRIu32 ", \"terminals\": %" PRIu32
-			", \"flows\": %" PRIu64 ", \"unrouted\": %" PRIu64
+			", \"flows\": %" PRIu64 ", \"unrouted\": %" PRIu64 ", \"rounds\": %u"
 			", \"aggregate\": %.6f, \"worst_aggregate\": %.6f, \"min\": %.6f, \"p5\": %.6f, \"median\": %.6f, \"slowest\": [",
-			t->instances, t->terminals, t->flows, t->unrouted, t->aggregate,
+			t->instances, t->terminals, t->flows, t->unrouted, t->rounds, t->aggregate,
 			t->worst_aggregate, t->min, t->p5, t->median);
 		for (k = 0; k < t->nslow; k++) {
 			fprintf(out, "%s{\"fraction\": %.6f, \"src\": ", k ? ", " : "",
