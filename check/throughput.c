@@ -268,12 +268,22 @@ static uint32_t route_of(struct model *m, uint32_t s, uint32_t t)
 	return *id;
 }
 
+/* *a resized to n + 1 elements; left as it was when there is no memory. */
+static int resize(void **a, size_t n, size_t size)
+{
+	void *p = realloc(*a, (n + 1) * size);
+
+	if (!p)
+		return -1;
+	*a = p;
+	return 0;
+}
+
 static int add_flow(struct model *m, uint32_t s, uint32_t t)
 {
 	if (grow((void **)&m->src, &m->flows_cap, (uint64_t)m->nflows + 1, sizeof(*m->src)))
 		return -1;
-	m->dst = realloc(m->dst, (size_t)m->flows_cap * sizeof(*m->dst));
-	if (!m->dst)
+	if (resize((void **)&m->dst, m->flows_cap, sizeof(*m->dst)))
 		return -1;
 	m->src[m->nflows] = s;
 	m->dst[m->nflows++] = t;
@@ -342,14 +352,15 @@ static int solve_instance(struct model *m, struct collect *c, uint32_t inst)
 	double *load = NULL, sum = 0, inject = 0;
 	int rounds, rc = -1;
 
-	m->flow_route = realloc(m->flow_route, (m->nflows + 1) * sizeof(uint32_t));
-	m->flow_inj = realloc(m->flow_inj, (m->nflows + 1) * sizeof(uint32_t));
-	m->demand = realloc(m->demand, (m->nflows + 1) * sizeof(float));
-	m->rate = realloc(m->rate, (m->nflows + 1) * sizeof(float));
+	if (resize((void **)&m->flow_route, m->nflows, sizeof(uint32_t)) ||
+	    resize((void **)&m->flow_inj, m->nflows, sizeof(uint32_t)) ||
+	    resize((void **)&m->demand, m->nflows, sizeof(float)) ||
+	    resize((void **)&m->rate, m->nflows, sizeof(float)))
+		goto out;
 	if (!m->sends)
 		m->sends = calloc(m->nterm + 1, sizeof(*m->sends));
 	load = calloc(m->f->nports + 1, sizeof(*load));
-	if (!m->flow_route || !m->flow_inj || !m->demand || !m->rate || !m->sends || !load)
+	if (!m->sends || !load)
 		goto out;
 	for (i = 0; i < m->nflows; i++)
 		m->sends[m->src[i]]++;
@@ -513,7 +524,8 @@ static int run_jobs(struct model *m, struct collect *c, const struct job_map *jm
 		return -1;
 	for (t = 0; t < m->nterm; t++) {
 		n = m->f->ports[m->term[t]].node;
-		for (k = jm->node_off[n]; n < jm->nnodes && k < jm->node_off[n + 1]; k++)
+		for (k = n < jm->nnodes ? jm->node_off[n] : 0;
+		     n < jm->nnodes && k < jm->node_off[n + 1]; k++)
 			off[jm->node_jobs[k] + 1]++;
 	}
 	for (j = 0; j < jm->njobs; j++)
@@ -525,7 +537,8 @@ static int run_jobs(struct model *m, struct collect *c, const struct job_map *jm
 	memcpy(fill, off, jm->njobs * sizeof(*fill));
 	for (t = 0; t < m->nterm; t++) {
 		n = m->f->ports[m->term[t]].node;
-		for (k = jm->node_off[n]; n < jm->nnodes && k < jm->node_off[n + 1]; k++)
+		for (k = n < jm->nnodes ? jm->node_off[n] : 0;
+		     n < jm->nnodes && k < jm->node_off[n + 1]; k++)
 			mem[fill[jm->node_jobs[k]]++] = t;
 	}
 	for (j = 0; j < jm->njobs; j++)
