@@ -23,8 +23,10 @@
 #include "fabric/mcast.h"
 #include "engines/mcasttree.h"
 #include "check/metrics.h"
+#include "lib/json.h"
 #include "check/throughput.h"
 #include "lib/numbers.h"
+#include "cli/optimal.h"
 #include "cli/svg.h"
 #include "check/verify.h"
 #include "fabric/fattree.h"
@@ -143,6 +145,16 @@ static const char check_usage[] =
 	"                     and median as fractions of the injection bandwidth, and the\n"
 	"                     slowest flows with their bottleneck channel\n"
 	"\n"
+	"    --optimal        the distance to optimal for all-to-all traffic: the routing's\n"
+	"                     busiest channel (routes over it, capacity 1 per channel, end\n"
+	"                     links included) against the smallest maximum any routing could\n"
+	"                     reach, splitting each pair's traffic at will (a multicommodity-\n"
+	"                     flow linear program, GLPK), and their ratio, the gap to ideal\n"
+	"                     adaptive routing; over --lp-limit variables, or built without\n"
+	"                     GLPK, a lower bound instead (the end links), and says so\n"
+	"    --lp-limit N     variables the linear program may have (default 4000000: one per\n"
+	"                     destination and switch port; about 1,000 hosts of a fat tree)\n"
+	"\n"
 	"    --svg FILE       write a self-contained SVG: switch-by-switch heat map of the loads\n"
 	"                     of C* (effective EFI with --job-map, else EFI; grey = unused) and\n"
 	"                     their histogram\n"
@@ -157,7 +169,8 @@ struct check_args {
 	const char *mcfdbs, *sa_dump;
 	const char *job_map, *svg, *node_name_map;
 	enum job_host_match match;
-	int json, live, port, no_metrics, patterns, mcast_all, quiet;
+	int json, live, port, no_metrics, patterns, mcast_all, quiet, optimal;
+	uint64_t lp_limit;
 	char *throughput; /* comma-separated pattern names, NULL: none */
 	unsigned lmc;
 	struct metrics_options mo;
@@ -212,6 +225,8 @@ enum {
 	OPT_BISECTIONS,
 	OPT_SEED,
 	OPT_SVG,
+	OPT_OPTIMAL,
+	OPT_LP_LIMIT,
 	OPT_THROUGHPUT,
 	OPT_MCFDBS,
 	OPT_SA_DUMP,
@@ -246,6 +261,8 @@ static const struct option longopts[] = {
 	{ "bisections", required_argument, NULL, OPT_BISECTIONS },
 	{ "patterns-seed", required_argument, NULL, OPT_SEED },
 	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "optimal", no_argument, NULL, OPT_OPTIMAL },
+	{ "lp-limit", required_argument, NULL, OPT_LP_LIMIT },
 	{ "throughput", required_argument, NULL, OPT_THROUGHPUT },
 	{ NULL, 0, NULL, 0 }
 };
@@ -336,6 +353,12 @@ static int parse_metrics_arg(int c, struct check_args *a)
 	case OPT_SVG:
 		a->svg = optarg;
 		break;
+	case OPT_OPTIMAL:
+		a->optimal = 1;
+		break;
+	case OPT_LP_LIMIT:
+		rc = parse_count("lp-limit", optarg, UINT32_MAX, &a->lp_limit);
+		break;
 	case OPT_THROUGHPUT:
 		a->throughput = optarg;
 		return check_throughput_arg(optarg);
@@ -410,6 +433,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 
 	memset(a, 0, sizeof(*a));
 	metrics_options_default(&a->mo);
+	a->lp_limit = 4000000;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hqVC:P:", longopts, NULL)) != -1) {
@@ -619,9 +643,31 @@ oom:
 	return EXIT_INPUT;
 }
 
+static void print_optimal_json(const struct optimal_result *o)
+{
+	printf(", \"optimal\": {\"pattern\": \"all-to-all\", \"routing_max\": %.6g, "
+	       "\"optimum\": %.6g, \"exact\": %s, \"ratio\": %.6g, \"variables\": %llu, "
+	       "\"seconds\": %.3f, \"unrouted\": %u, \"how\": ",
+	       o->routing_max, o->optimum, o->exact ? "true" : "false",
+	       o->optimum > 0 ? o->routing_max / o->optimum : 0.0, (unsigned long long)o->variables,
+	       o->seconds, o->unrouted);
+	json_write_string(stdout, o->how);
+	fputc('}', stdout);
+}
+
+static void print_optimal_text(const struct optimal_result *o)
+{
+	printf("optimal (all-to-all): busiest channel %.6g routes, best possible %s%.6g: ratio "
+	       "%.3f\n  (%s)\n",
+	       o->routing_max, o->exact ? "" : "at least ", o->optimum,
+	       o->optimum > 0 ? o->routing_max / o->optimum : 0.0, o->how);
+	if (o->unrouted)
+		printf("  %u pair(s) the routing does not deliver are left out\n", o->unrouted);
+}
+
 static void print_report(const struct check_args *a, const struct fabric *f,
 			 const struct verify_report *rep, const struct check_metrics *cm,
-			 const struct job_map *jm)
+			 const struct job_map *jm, const struct optimal_result *opt)
 {
 	struct metrics_report m = {
 		.options = &a->mo,
@@ -640,6 +686,8 @@ static void print_report(const struct check_args *a, const struct fabric *f,
 			fputs(", \"metrics\": ", stdout);
 			metrics_print_json(&m, stdout);
 		}
+		if (opt)
+			print_optimal_json(opt);
 		if (cm->ntput) {
 			fputs(", \"throughput\": ", stdout);
 			tput_print_json(f, cm->tput, cm->ntput, stdout);
@@ -650,7 +698,28 @@ static void print_report(const struct check_args *a, const struct fabric *f,
 	verify_print_text(rep, stdout);
 	if (!a->no_metrics)
 		metrics_print_text(&m, stdout);
+	if (opt)
+		print_optimal_text(opt);
 	tput_print_text(f, cm->tput, cm->ntput, stdout);
+}
+
+/* --optimal: the routing's busiest channel under all-to-all against the best possible. */
+static int compare_optimal(const struct check_args *a, const struct fabric *f,
+			   const struct routing *r, struct optimal_result *opt)
+{
+	struct fab_error err = { "" };
+	struct demands d;
+	int rc;
+
+	if (demands_all_to_all(f, &d)) {
+		cli_error("check", "out of memory for the all-to-all demands");
+		return EXIT_INPUT;
+	}
+	rc = optimal_compare(f, r, &d, a->lp_limit, opt, &err);
+	demands_free(&d);
+	if (rc)
+		cli_error("check", "--optimal: %s", err.msg);
+	return rc ? EXIT_INPUT : 0;
 }
 
 static int write_svg(const struct check_args *a, const struct fabric *f,
@@ -681,6 +750,7 @@ int check_main(int argc, char **argv)
 	struct verify_report rep;
 	struct job_map jm;
 	struct check_metrics cm;
+	struct optimal_result opt;
 	struct progress progress;
 	struct progress_hook hook;
 	struct fab_error err = { "" };
@@ -757,8 +827,15 @@ int check_main(int argc, char **argv)
 		if (rc)
 			goto out;
 	}
+	if (a.optimal) {
+		progress_phase(&progress, "distance to optimal");
+		rc = compare_optimal(&a, &f, &r, &opt);
+		progress_end(&progress);
+		if (rc)
+			goto out;
+	}
 	progress_end(&progress);
-	print_report(&a, &f, &rep, &cm, &jm);
+	print_report(&a, &f, &rep, &cm, &jm, a.optimal ? &opt : NULL);
 	if (a.svg) {
 		rc = write_svg(&a, &f, &cm);
 		if (rc)

@@ -31,14 +31,17 @@
 #   the engines of a VL count in turn, so a slow spell of the machine hits them alike.
 #   --options adds plugin options (see `sarnue route --help`) to sarnue's engines, inside OpenSM
 #   and offline, e.g. --options "nue_orders=2"; the built-in engines ignore them.
+#   --optimal adds the column "AR gap": the routing's busiest channel under all-to-all over
+#   the smallest maximum any routing could reach (`sarnue check --optimal`, its linear program
+#   solved once per fabric); "n/a" where the program would be too large.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
-quick=0 big=0 offline=0 dumps=0 vls="1 8" only="" repeat=1 extra=""
+quick=0 big=0 offline=0 dumps=0 vls="1 8" only="" repeat=1 extra="" optimal=0
 engines="sar-updn sar-nue sar-dfsssp sar-dmodk updn nue dfsssp ftree minhop lash"
 usage() {
 	echo "usage: $0 [--quick|--large] [--offline [--dumps]] [--vls \"K ...\"] [--engines \"ENGINE ...\"]" \
-		"[--fabrics \"NAME ...\"] [--repeat N] [--options \"KEY=VALUE ...\"]" >&2
+		"[--fabrics \"NAME ...\"] [--repeat N] [--options \"KEY=VALUE ...\"] [--optimal]" >&2
 	exit 2
 }
 while (($#)); do
@@ -52,6 +55,7 @@ while (($#)); do
 	--fabrics) (($# > 1)) || usage; only=$2; shift ;;
 	--repeat) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; repeat=$2; shift ;;
 	--options) (($# > 1)) || usage; extra=$2; shift ;;
+	--optimal) optimal=1 ;;
 	*) usage ;;
 	esac
 	shift
@@ -175,6 +179,24 @@ run_engine() {
 	RESULT+=" $(json_field unreachable "$json") $cl $ibdm $(json_field max "$efi")"
 	RESULT+=" $(json_field max_load "$shift_load")"
 	RESULT+=" $(file_size "$SIM_DUMP_DIR/sarnue-path-sl.dump") ok"
+	((optimal)) && AR=$(ar_gap)
+}
+
+# The routing in the dumps: its busiest channel under all-to-all over the fabric's optimum,
+# which the first routing of each fabric solves (OPTIMUM, "-" until then, "none" if too large).
+ar_gap() {
+	local j
+	if [[ $OPTIMUM == - ]]; then
+		j=$("$SARNUE_BIN" check -q --dump-dir "$SIM_DUMP_DIR" --no-metrics --optimal --json \
+			2>/dev/null)
+		OPTIMUM=none
+		[[ $j == *'"exact": true'* ]] && OPTIMUM=$(json_field optimum "$j")
+	fi
+	[[ $OPTIMUM == none ]] && { echo n/a; return; }
+	j=$("$SARNUE_BIN" check -q --dump-dir "$SIM_DUMP_DIR" --no-metrics --optimal --lp-limit 0 \
+		--json 2>/dev/null)
+	awk -v m="$(json_field routing_max "$j")" -v o="$OPTIMUM" \
+		'BEGIN { if (o > 0 && m != "") printf "%.3f", m / o; else print "?" }'
 }
 
 # Appends to TIMES[$1] the route time of one more OpenSM run of engine $1 on $2 VLs, unless it
@@ -209,16 +231,17 @@ gen_fabric() {
 	summary=$(tail -n 1 "$SIM_TMP/gen.err")
 	sw=$(sed -n 's/gen: \([0-9]*\) switches.*/\1/p' <<<"$summary")
 	hosts=$(sed -n 's/.* \([0-9]*\) hosts.*/\1/p' <<<"$summary")
+	OPTIMUM=-
 }
 
 layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
-row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %6s %s\n'
+row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %6s %s %s\n'
 # shellcheck disable=SC2059
 printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max cahops unr cl ibdm maxEFI \
-	shift SLdump status
+	shift SLdump status "$( ((optimal)) && echo "AR gap")"
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
 # Per engine of the current VL count: first run's RESULT, route times, VLs.
-declare -A RESULTS TIMES VLS_OF
+declare -A RESULTS TIMES VLS_OF AR_OF
 for spec in "${fabrics[@]}"; do
 	gen_fabric "$spec" || continue
 	# A fresh subnet per fabric: OpenSM's guid2lid cache would hand the next fabric sparse LIDs
@@ -227,14 +250,16 @@ for spec in "${fabrics[@]}"; do
 	sim_start_ibsim "$net" >/dev/null 2>&1 || { echo "$name: ibsim failed"; continue; }
 	for k in $vls; do
 		ran=()
-		RESULTS=() TIMES=() VLS_OF=()
+		RESULTS=() TIMES=() VLS_OF=() AR_OF=()
 		for eng in $engines; do
 			kk=$k
 			if ! layered "$eng"; then
 				[[ $k == "${vls%% *}" ]] || continue
 				kk=1
 			fi
+			AR=""
 			run_engine "$eng" "$kk"
+			AR_OF[$eng]=$AR
 			ran+=("$eng")
 			RESULTS[$eng]=$RESULT VLS_OF[$eng]=$kk TIMES[$eng]=${RESULT%% *}
 		done
@@ -248,7 +273,8 @@ for spec in "${fabrics[@]}"; do
 			[[ $status == ok ]] && secs=$(tr ' ' '\n' <<<"${TIMES[$eng]}" | grep . | median)
 			# shellcheck disable=SC2059
 			printf "$row" "$name" "$sw" "$hosts" "${VLS_OF[$eng]}" "$eng" "$secs" "$fb" \
-				"$mh" "$xh" "$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$sld" "$status"
+				"$mh" "$xh" "$cah" "$unr" "$cl" "$ibdm" "$efi" "$shl" "$sld" "$status" \
+				"${AR_OF[$eng]}"
 		done
 	done
 	sim_stop_ibsim >/dev/null 2>&1

@@ -99,6 +99,29 @@ assert len(outlined) == 10
 assert str(m["efi"]["min"]) in texts and str(m["efi"]["max"]) in texts
 ' "$tmp/r400.svg" "$tmp/r400.json"
 
+# --optimal: on the 5-switch ring with 2 hosts per switch, all-to-all needs at least 12 routes
+# on some ring link (30 * 4 routes-hops over 10 directed links, met by shortest paths), and
+# the end links 9 each; sar-updn's detour through its root makes more.  With a tiny
+# --lp-limit the end-link bound (9) stands in, and says so.
+"$SARNUE_BIN" route -q -e sar-updn "$SARNUE_SRCDIR/test/lib/nets/ring5.net" -o "$tmp/r5" >/dev/null
+"$SARNUE_BIN" check -q --dump-dir "$tmp/r5" --no-metrics --optimal --json >"$tmp/r5.json"
+"$SARNUE_BIN" check -q --dump-dir "$tmp/r5" --no-metrics --optimal --lp-limit 10 --json \
+	>"$tmp/r5b.json"
+t_expect "--optimal: the LP's optimum on the ring is 12, the routing's max above it" python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))["optimal"]
+b = json.load(open(sys.argv[2]))["optimal"]
+assert o["exact"] and abs(o["optimum"] - 12) < 1e-6 and o["routing_max"] >= 12, o
+assert abs(o["ratio"] - o["routing_max"] / 12) < 1e-4 and o["unrouted"] == 0, o
+assert not b["exact"] and abs(b["optimum"] - 9) < 1e-6 and "lower bound" in b["how"], b
+assert b["routing_max"] == o["routing_max"]
+' "$tmp/r5.json" "$tmp/r5b.json"
+"$SARNUE_BIN" gen fattree2 --leaves 2 --spines 1 --hosts-per-leaf 4 -o "$tmp/ft21.net" 2>/dev/null
+"$SARNUE_BIN" route -q -e sar-dmodk "$tmp/ft21.net" -o "$tmp/ft21" >/dev/null
+t_grep "--optimal: one path per pair, so the routing is optimal: 16 = 16" \
+	'^optimal \(all-to-all\): busiest channel 16 routes, best possible 16: ratio 1\.000$' \
+	<("$SARNUE_BIN" check -q --dump-dir "$tmp/ft21" --optimal --no-metrics)
+
 # Text report: the sections are there, after the verifier's verdict.
 "$SARNUE_BIN" check --dump-dir "$tmp/dump" --job-map "$tmp/jobs.map" >"$tmp/m.txt" 2>&1
 t_grep "text: EFI line" '^EFI: +min [0-9]+, max [0-9]+, mean' "$tmp/m.txt"

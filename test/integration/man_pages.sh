@@ -59,16 +59,34 @@ check_page "$man/sarnue-filterd.8" "$bindir/sarnue-filterd"
 check_page "$man/sarnue-agent.8" "$bindir/sarnue-agent"
 check_page "$man/sarnue-demo.1" "$bindir/sim/sarnue-demo"
 
-# The engine options sarnue route -O (and the plugin's event_plugin_options) take.
-missing=
-page_text "$man/sarnue-route.1" >"$tmp/page"
-for key in $("$SARNUE_BIN" route --help | grep -oE '^ {6}[a-z_]+=' | tr -d ' ='); do
-	grep -q "^$key=" "$tmp/page" || missing="$missing $key"
+# The engine options sarnue route -O and the plugin's event_plugin_options take: in both pages.
+for page in sarnue-route.1 sarnue-plugin.5; do
+	missing=
+	page_text "$man/$page" >"$tmp/page"
+	for key in $("$SARNUE_BIN" route --help | grep -oE '^ {6}[a-z_]+=' | tr -d ' ='); do
+		grep -q "^$key=" "$tmp/page" || missing="$missing $key"
+	done
+	t_expect "$page names every -O key${missing:+ (missing:$missing)}" test -z "$missing"
 done
-t_expect "sarnue-route.1 names every -O key${missing:+ (missing:$missing)}" test -z "$missing"
+# The pages without a program's --help: they render, and the client page names every function
+# of the header.
+for page in sarnue-plugin.5 libsarnue-client.3; do
+	t_expect "$page: present" test -s "$man/$page"
+	groff -man -Tutf8 -ww -z "$man/$page" >"$tmp/warn" 2>&1
+	t_expect "$page: groff -man -ww renders it without warnings$(head -c 300 "$tmp/warn")" \
+		test ! -s "$tmp/warn"
+done
+missing=
+page_text "$man/libsarnue-client.3" >"$tmp/page"
+for fn in $(grep -oE '^[a-z].*[ *](sarnue_[a-z_]+)\(' "$SARNUE_SRCDIR/client/sarnue-client.h" |
+	grep -oE 'sarnue_[a-z_]+\($' | tr -d '('); do
+	grep -q "$fn" "$tmp/page" || missing="$missing $fn"
+done
+t_expect "libsarnue-client.3 names every function of sarnue-client.h${missing:+ (missing:$missing)}" \
+	test -z "$missing"
 
 # Every page is installed (Makefile.am) and every unit names an installed page.
-for page in "$man"/*.[18]; do
+for page in "$man"/*.[1358]; do
 	t_expect "${page##*/} is in dist_man_MANS" \
 		grep -qE "doc/man/${page##*/}( |\$)" "$SARNUE_SRCDIR/Makefile.am"
 done
