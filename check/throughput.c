@@ -6,6 +6,7 @@
  * that takes it, so all-to-all on thousands of hosts stays a few bytes per flow.
  */
 #include "check/throughput.h"
+#include "fabric/traffic.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -740,4 +741,179 @@ void tput_print_json(const struct fabric *f, const struct tput_result *res, unsi
 		fputs("]}", out);
 	}
 	fputc(']', out);
+}
+
+/* ---- Completion times of a traffic matrix ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The matrix's node pairs as flows of m (first LID port of each node), sizes in size[]. */
+static int traffic_flows(struct model *m, const struct traffic *t, double **size)
+{
+	const struct fabric *f = m->f;
+	uint32_t dn, i, sp, tp;
+
+	*size = malloc(sizeof(double) * ((size_t)t->off[t->nnodes] + 1));
+	if (!*size)
+		return -1;
+	for (dn = 0; dn < t->nnodes && dn < f->nnodes; dn++) {
+		for (i = t->off[dn]; i < t->off[dn + 1]; i++) {
+			sp = FAB_NONE;
+			tp = FAB_NONE;
+			for (uint32_t k = 1; k <= f->nodes[t->src_node[i]].nports && sp == FAB_NONE;
+			     k++)
+				sp = m->term_of[f->nodes[t->src_node[i]].first_port + k];
+			for (uint32_t k = 1; k <= f->nodes[dn].nports && tp == FAB_NONE; k++)
+				tp = m->term_of[f->nodes[dn].first_port + k];
+			if (sp == FAB_NONE || tp == FAB_NONE)
+				continue;
+			if (m->nflows >= TPUT_COMPLETION_MAX_FLOWS)
+				return -2;
+			if (add_flow(m, sp, tp))
+				return -1;
+			(*size)[m->nflows - 1] = (double)t->weight[i];
+		}
+	}
+	return 0;
+}
+
+/* Slowdowns of the flows into c: finish over size / injection rate. */
+static void completion_stats(const struct model *m, const double *size, const double *finish,
+			     uint32_t n, struct tput_completion *c)
+{
+	double *sorted = malloc(sizeof(double) * (n + 1)), median, alone, slow, big = 0, last = 0;
+	uint32_t i;
+
+	if (!sorted)
+		return;
+	memcpy(sorted, size, sizeof(double) * n);
+	qsort(sorted, n, sizeof(double), cmp_double);
+	median = n ? sorted[n / 2] : 0;
+	free(sorted);
+	for (i = 0; i < n; i++) {
+		alone = size[i] / m->cap[m->term[m->src[i]]];
+		slow = finish[i] / alone;
+		big = alone > big ? alone : big;
+		last = finish[i] > last ? finish[i] : last;
+		c->all_worst = slow > c->all_worst ? slow : c->all_worst;
+		c->all_mean += slow / n;
+		if (size[i] >= TPUT_HEAVY * median) {
+			c->heavy++;
+			c->heavy_worst = slow > c->heavy_worst ? slow : c->heavy_worst;
+			c->heavy_mean += slow;
+		}
+	}
+	if (c->heavy)
+		c->heavy_mean /= c->heavy;
+	c->makespan = big > 0 ? last / big : 0;
+}
+
+/* One fluid step: rates of the unfinished flows, advanced to the next finish. */
+static int completion_step(struct model *m, uint32_t *live, uint32_t *nlive, double *left,
+			   double *finish, double *now)
+{
+	struct tput_problem p;
+	uint32_t i, keep = 0, *route = malloc(sizeof(uint32_t) * (*nlive + 1)),
+		    *inj = malloc(sizeof(uint32_t) * (*nlive + 1));
+	float *dem = malloc(sizeof(float) * (*nlive + 1)),
+	      *rate = malloc(sizeof(float) * (*nlive + 1));
+	double dt = -1;
+	int rc = -1;
+
+	if (!route || !inj || !dem || !rate)
+		goto out;
+	for (i = 0; i < *nlive; i++) {
+		route[i] = m->flow_route[live[i]];
+		inj[i] = m->flow_inj[live[i]];
+		dem[i] = (float)m->cap[inj[i]];
+	}
+	p = (struct tput_problem){ m->f->nports, m->cap, m->route_off, m->route_ch,
+				   *nlive,	 route,	 inj,	       dem };
+	if (tput_maxmin(&p, rate) < 0)
+		goto out;
+	for (i = 0; i < *nlive; i++)
+		if (rate[i] > 0 && (dt < 0 || left[live[i]] / rate[i] < dt))
+			dt = left[live[i]] / rate[i];
+	if (dt < 0)
+		goto out;
+	*now += dt;
+	for (i = 0; i < *nlive; i++) {
+		left[live[i]] -= rate[i] * dt;
+		if (left[live[i]] <= 1e-9 * (1 + left[live[i]] + rate[i] * dt))
+			finish[live[i]] = *now;
+		else
+			live[keep++] = live[i];
+	}
+	*nlive = keep;
+	rc = 0;
+out:
+	free(route);
+	free(inj);
+	free(dem);
+	free(rate);
+	return rc;
+}
+
+int tput_completion(const struct fabric *f, const struct routing *r, const struct traffic *t,
+		    struct tput_completion *out)
+{
+	struct model m;
+	double *size = NULL, *left = NULL, *finish = NULL, now = 0;
+	uint32_t *live = NULL, nlive = 0, i, n = 0, rt;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (model_open(&m, f, r))
+		goto out;
+	rc = traffic_flows(&m, t, &size);
+	if (rc)
+		goto out;
+	rc = -1;
+	if (resize((void **)&m.flow_route, m.nflows, sizeof(uint32_t)) ||
+	    resize((void **)&m.flow_inj, m.nflows, sizeof(uint32_t)))
+		goto out;
+	/* Routed flows first, in place, as solve_instance() keeps them. */
+	for (i = 0; i < m.nflows; i++) {
+		rt = route_of(&m, m.src[i], m.dst[i]);
+		if (rt == NO_ROUTE)
+			goto out;
+		if (rt == UNROUTED) {
+			out->unrouted++;
+			continue;
+		}
+		m.src[n] = m.src[i];
+		m.dst[n] = m.dst[i];
+		size[n] = size[i];
+		m.flow_route[n] = rt;
+		m.flow_inj[n++] = m.term[m.src[i]];
+	}
+	left = malloc(sizeof(double) * (n + 1));
+	finish = malloc(sizeof(double) * (n + 1));
+	live = malloc(sizeof(uint32_t) * (n + 1));
+	if (!left || !finish || !live)
+		goto out;
+	for (i = 0; i < n; i++) {
+		left[i] = size[i];
+		live[nlive++] = i;
+	}
+	while (nlive) {
+		if (completion_step(&m, live, &nlive, left, finish, &now))
+			goto out;
+		out->events++;
+	}
+	out->flows = n;
+	completion_stats(&m, size, finish, n, out);
+	rc = 0;
+out:
+	free(size);
+	free(left);
+	free(finish);
+	free(live);
+	model_free(&m);
+	return rc;
 }

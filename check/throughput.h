@@ -77,6 +77,30 @@ int tput_run(const struct fabric *f, const struct routing *r, const char *patter
 /* 1 when name is a pattern tput_run() knows. */
 int tput_pattern_known(const char *name);
 
+struct traffic;
+
+/*
+ * Completion times of a measured traffic matrix (fabric/traffic.h, bound to f): every pair's
+ * flow starts at once with its demand weight as size, rates are max-min fair and shared anew
+ * each time a flow finishes (a fluid model).  A flow's slowdown is its finish time over the
+ * time it would take alone at its injection link's rate.  "Heavy" flows weigh at least
+ * TPUT_HEAVY times the median.
+ */
+#define TPUT_HEAVY 10
+#define TPUT_COMPLETION_MAX_FLOWS 20000
+
+struct tput_completion {
+	uint32_t flows, unrouted, heavy;
+	double heavy_worst, heavy_mean; /* slowdowns of the heavy flows */
+	double all_worst, all_mean;	/* of every flow */
+	double makespan;		/* last finish over the largest flow's time alone */
+	unsigned events;
+};
+
+/* 0, -1 without memory, -2 when the matrix has more than TPUT_COMPLETION_MAX_FLOWS flows. */
+int tput_completion(const struct fabric *f, const struct routing *r, const struct traffic *t,
+		    struct tput_completion *out);
+
 void tput_print_text(const struct fabric *f, const struct tput_result *res, unsigned n, FILE *out);
 /* A JSON array of the results (no newline), to be the value of a member. */
 void tput_print_json(const struct fabric *f, const struct tput_result *res, unsigned n, FILE *out);

@@ -25,6 +25,7 @@
 #include "check/metrics.h"
 #include "lib/json.h"
 #include "check/throughput.h"
+#include "fabric/traffic.h"
 #include "lib/numbers.h"
 #include "cli/optimal.h"
 #include "cli/svg.h"
@@ -144,6 +145,12 @@ static const char check_usage[] =
 	"                     --job-map).  Reports aggregate throughput and per-flow min, p5\n"
 	"                     and median as fractions of the injection bandwidth, and the\n"
 	"                     slowest flows with their bottleneck channel\n"
+	"    --completion FILE  completion times of a measured traffic matrix ('SRC DST BYTES'\n"
+	"                     per line, the plugin's traffic= format): every pair's flow starts\n"
+	"                     at once, rates max-min fair and shared anew as flows finish;\n"
+	"                     reports the slowdown (finish over the time alone at the link\n"
+	"                     rate) of the heavy flows (10 times the median or more) and of\n"
+	"                     all, and when the last one ends (at most 20,000 pairs)\n"
 	"\n"
 	"    --optimal        the distance to optimal for all-to-all traffic: the routing's\n"
 	"                     busiest channel (routes over it, capacity 1 per channel, end\n"
@@ -171,7 +178,8 @@ struct check_args {
 	enum job_host_match match;
 	int json, live, port, no_metrics, patterns, mcast_all, quiet, optimal;
 	uint64_t lp_limit;
-	char *throughput; /* comma-separated pattern names, NULL: none */
+	char *throughput;	/* comma-separated pattern names, NULL: none */
+	const char *completion; /* traffic matrix of --completion, NULL: none */
 	unsigned lmc;
 	struct metrics_options mo;
 };
@@ -228,6 +236,7 @@ enum {
 	OPT_OPTIMAL,
 	OPT_LP_LIMIT,
 	OPT_THROUGHPUT,
+	OPT_COMPLETION,
 	OPT_MCFDBS,
 	OPT_SA_DUMP,
 	OPT_MCAST_ALL,
@@ -264,6 +273,7 @@ static const struct option longopts[] = {
 	{ "optimal", no_argument, NULL, OPT_OPTIMAL },
 	{ "lp-limit", required_argument, NULL, OPT_LP_LIMIT },
 	{ "throughput", required_argument, NULL, OPT_THROUGHPUT },
+	{ "completion", required_argument, NULL, OPT_COMPLETION },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -362,6 +372,9 @@ static int parse_metrics_arg(int c, struct check_args *a)
 	case OPT_THROUGHPUT:
 		a->throughput = optarg;
 		return check_throughput_arg(optarg);
+	case OPT_COMPLETION:
+		a->completion = optarg;
+		break;
 	default:
 		return 1;
 	}
@@ -543,6 +556,8 @@ struct check_metrics {
 	int have_jobs, have_patterns;
 	struct tput_result tput[TPUT_MAX_PATTERNS];
 	unsigned ntput;
+	struct tput_completion comp; /* --completion */
+	int have_comp;
 };
 
 static void check_metrics_free(struct check_metrics *cm)
@@ -643,6 +658,49 @@ oom:
 	return EXIT_INPUT;
 }
 
+static void print_completion_text(const struct tput_completion *c, const char *file)
+{
+	printf("completion (%s): %u flows (%u heavy, %u unrouted), %u events\n", file, c->flows,
+	       c->heavy, c->unrouted, c->events);
+	printf("  slowdown (finish over time alone): heavy flows worst %.3f mean %.3f, all flows"
+	       " worst %.3f mean %.3f; last finish %.3f x the largest flow alone\n",
+	       c->heavy_worst, c->heavy_mean, c->all_worst, c->all_mean, c->makespan);
+}
+
+static void print_completion_json(const struct tput_completion *c)
+{
+	printf(", \"completion\": {\"flows\": %u, \"heavy\": %u, \"unrouted\": %u, "
+	       "\"events\": %u, \"heavy_worst\": %.6g, \"heavy_mean\": %.6g, \"all_worst\": %.6g, "
+	       "\"all_mean\": %.6g, \"makespan\": %.6g}",
+	       c->flows, c->heavy, c->unrouted, c->events, c->heavy_worst, c->heavy_mean,
+	       c->all_worst, c->all_mean, c->makespan);
+}
+
+/* --completion: the traffic matrix bound as job maps are, then the fluid model. */
+static int compute_completion(const struct check_args *a, const struct fabric *f,
+			      const struct routing *r, struct check_metrics *cm)
+{
+	struct fab_error err = { "" };
+	struct traffic t;
+	int rc;
+
+	traffic_init(&t);
+	if (traffic_parse(&t, a->completion, &err) || traffic_bind(&t, f, a->match, NULL, &err)) {
+		cli_error("check", "--completion: %s", err.msg);
+		traffic_free(&t);
+		return EXIT_INPUT;
+	}
+	rc = tput_completion(f, r, &t, &cm->comp);
+	traffic_free(&t);
+	if (rc) {
+		cli_error("check", "--completion %s: %s", a->completion,
+			  rc == -2 ? "more than 20,000 pairs" : "out of memory");
+		return EXIT_INPUT;
+	}
+	cm->have_comp = 1;
+	return 0;
+}
+
 static void print_optimal_json(const struct optimal_result *o)
 {
 	printf(", \"optimal\": {\"pattern\": \"all-to-all\", \"routing_max\": %.6g, "
@@ -692,6 +750,8 @@ static void print_report(const struct check_args *a, const struct fabric *f,
 			fputs(", \"throughput\": ", stdout);
 			tput_print_json(f, cm->tput, cm->ntput, stdout);
 		}
+		if (cm->have_comp)
+			print_completion_json(&cm->comp);
 		fputs("}\n", stdout);
 		return;
 	}
@@ -701,6 +761,8 @@ static void print_report(const struct check_args *a, const struct fabric *f,
 	if (opt)
 		print_optimal_text(opt);
 	tput_print_text(f, cm->tput, cm->ntput, stdout);
+	if (cm->have_comp)
+		print_completion_text(&cm->comp, a->completion);
 }
 
 /* --optimal: the routing's busiest channel under all-to-all against the best possible. */
@@ -823,6 +885,13 @@ int check_main(int argc, char **argv)
 	if (!a.no_metrics) {
 		progress_phase(&progress, "metrics");
 		rc = compute_metrics(&a, &f, &r, &jm, &cm);
+		progress_end(&progress);
+		if (rc)
+			goto out;
+	}
+	if (a.completion) {
+		progress_phase(&progress, "completion times");
+		rc = compute_completion(&a, &f, &r, &cm);
 		progress_end(&progress);
 		if (rc)
 			goto out;

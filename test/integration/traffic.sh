@@ -64,6 +64,20 @@ assert d["result"]["traffic_pairs"] == 242 and d["result"]["traffic_pairs_bound"
 		test -n "$wports" -a "${wports%,*}" != "${wports#*,}"
 	t_expect "$engine: the busiest link carries fewer bytes with the matrix ($wmax < $umax)" \
 		test "${wmax:-0}" -gt 0 -a "${wmax:-0}" -lt "${umax:-0}"
+	# The fluid model of sarnue check --completion: the heavy pairs finish sooner.
+	for d in uniform weighted; do
+		"$SARNUE_BIN" check -q --dump-dir "$tmp/$d" --no-metrics --completion \
+			"$tmp/traffic.txt" --json >"$tmp/$d.comp.json"
+	done
+	t_expect "$engine: --completion: the heavy pairs' worst slowdown drops with the matrix" \
+		python3 -c '
+import json, sys
+u = json.load(open(sys.argv[1]))["completion"]
+w = json.load(open(sys.argv[2]))["completion"]
+print("uniform", u, "weighted", w)
+assert u["flows"] == w["flows"] == 240 and u["heavy"] == w["heavy"] == 2
+assert w["heavy_worst"] < u["heavy_worst"] and w["makespan"] < u["makespan"]
+' "$tmp/uniform.comp.json" "$tmp/weighted.comp.json"
 done
 
 printf 'node0001 node0005 10\nnode0002 node0006\n' >"$tmp/bad.txt"

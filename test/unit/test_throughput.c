@@ -14,6 +14,7 @@
 #include "check/throughput.h"
 #include "engines/engines.h"
 #include "fabric/loaders.h"
+#include "fabric/traffic.h"
 
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) < 1e-4)
 
@@ -131,6 +132,37 @@ static void test_fat_trees(void)
 	fabric_free(&f);
 }
 
+/*
+ * Completion times (fluid model): two hosts of one leaf send 1 and 3 units to one host of the
+ * other leaf over the same links.  Both run at half the rate until the small one is done (its
+ * slowdown 2), then the big one alone: it ends at 4 units' time against 3 alone (4/3).
+ */
+static void test_completion(void)
+{
+	struct sarnue_options so;
+	struct engine_result res;
+	struct tput_completion c;
+	struct fab_error err;
+	struct traffic t;
+	struct routing r;
+	struct fabric f;
+
+	CHECK(two_level(&f, 2, 1, 2) == 0);
+	options_defaults(&so);
+	CHECK(routing_init(&r, &f, "sar-dmodk") == 0);
+	CHECK(engine_run("sar-dmodk", &f, &so, &r, &res, &err) == 0);
+	traffic_init(&t);
+	CHECK(traffic_parse_text(&t, "h0.0 h1.0 1000\nh0.1 h1.0 3000\n", "m", &err) == 0);
+	CHECK(traffic_bind(&t, &f, JOB_MATCH_DESCRIPTION, NULL, &err) == 0);
+	CHECK(tput_completion(&f, &r, &t, &c) == 0);
+	CHECK(c.flows == 2 && c.unrouted == 0 && c.heavy == 0 && c.events == 2);
+	CHECK(NEAR(c.all_worst, 2.0) && NEAR(c.all_mean, (2.0 + 4.0 / 3) / 2));
+	CHECK(NEAR(c.makespan, 4.0 / 3));
+	traffic_free(&t);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 /* Link rates from ibnetdiscover comments, and a DDR host link slowing its flows in a shift. */
 static void test_rates(void)
 {
@@ -187,5 +219,6 @@ int main(void)
 	test_demand();
 	test_fat_trees();
 	test_rates();
+	test_completion();
 	return CHECK_RESULT();
 }
