@@ -31,9 +31,11 @@
 #   the engines of a VL count in turn, so a slow spell of the machine hits them alike.
 #   --options adds plugin options (see `sarnue route --help`) to sarnue's engines, inside OpenSM
 #   and offline, e.g. --options "nue_orders=2"; the built-in engines ignore them.
-#   --optimal adds the column "AR gap": the routing's busiest channel under all-to-all over
+#   --optimal adds the columns "AR gap": the routing's busiest channel under all-to-all over
 #   the smallest maximum any routing could reach (`sarnue check --optimal`, its linear program
-#   solved once per fabric); "n/a" where the program would be too large.
+#   solved once per fabric; "n/a" where the program would be too large), and "a2a tput":
+#   all-to-all in the max-min throughput model (`sarnue check --throughput alltoall`), the
+#   aggregate and the slowest flow as fractions of the injection rate.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
@@ -179,7 +181,15 @@ run_engine() {
 	RESULT+=" $(json_field unreachable "$json") $cl $ibdm $(json_field max "$efi")"
 	RESULT+=" $(json_field max_load "$shift_load")"
 	RESULT+=" $(file_size "$SIM_DUMP_DIR/sarnue-path-sl.dump") ok"
-	((optimal)) && AR=$(ar_gap)
+	((optimal)) && AR="$(ar_gap) $(a2a_throughput)"
+}
+
+# All-to-all in the throughput model: "AGGREGATE/SLOWEST" as fractions of the injection rate.
+a2a_throughput() {
+	local j
+	j=$("$SARNUE_BIN" check -q --dump-dir "$SIM_DUMP_DIR" --throughput alltoall \
+		--json 2>/dev/null)
+	printf '%s/%s' "$(json_field aggregate "$j")" "$(json_field min "$j")"
 }
 
 # The routing in the dumps: its busiest channel under all-to-all over the fabric's optimum,
@@ -238,7 +248,7 @@ layered() { [[ " sar-nue nue sar-dfsssp dfsssp lash " == *" $1 "* ]]; }
 row='%-20s %5s %6s %3s | %-10s %7s %6s %6s %4s %6s %4s %4s %5s %7s %6s %6s %s %s\n'
 # shellcheck disable=SC2059
 printf "$row" fabric sw hosts VLs engine "time s" fallbk hops max cahops unr cl ibdm maxEFI \
-	shift SLdump status "$( ((optimal)) && echo "AR gap")"
+	shift SLdump status "$( ((optimal)) && echo "AR gap  a2a tput")"
 export LD_LIBRARY_PATH=$SARNUE_PLUGIN_DIR SIM_PLUGIN=sarnue SIM_OPENSM_LOGFLAGS=0x47
 # Per engine of the current VL count: first run's RESULT, route times, VLs.
 declare -A RESULTS TIMES VLS_OF AR_OF
