@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check/metrics.h"
+#include "check/throughput.h"
 #include "engines/engines.h"
 #include "engines/options.h"
 #include "fabric/loaders.h"
@@ -30,11 +31,17 @@ static int write_map_cb(const void *ctx, FILE *out)
 	return jobset_write_map(&d->js, &d->topo, out);
 }
 
-static int max_effective_efi(const struct fabric *f, const struct routing *r, const char *map,
-			     uint64_t *max, struct fab_error *err)
+/*
+ * What --min-gain compares for routing r and the job map: the maximum effective EFI (lower is
+ * better), or with --gain-model throughput the slowest intra-job flow's rate as a fraction of
+ * its demand in the max-min model, every job all-to-all (higher is better).
+ */
+static int job_measure(const struct filterd *d, const struct fabric *f, const struct routing *r,
+		       const char *map, double *v, struct fab_error *err)
 {
 	struct metrics_options mo;
 	struct metrics_jobs mj;
+	struct tput_result tr;
 	struct job_map jm;
 	int ret = -1;
 
@@ -43,11 +50,22 @@ static int max_effective_efi(const struct fabric *f, const struct routing *r, co
 	memset(&mj, 0, sizeof(mj));
 	if (job_map_parse(&jm, map, err) || job_map_bind(&jm, f, JOB_MATCH_FIRST_WORD, NULL, err))
 		goto out;
-	if (metrics_effective_efi(f, r, &jm, &mo, &mj)) {
-		fab_error_set(err, "effective EFI: out of memory");
-		goto out;
+	if (d->a.gain_throughput) {
+		ret = tput_run(f, r, "jobs", &mo, NULL, 0, &jm, &tr, err);
+		if (ret == -1)
+			fab_error_set(err, "throughput model: out of memory");
+		if (ret) {
+			ret = -1;
+			goto out;
+		}
+		*v = tr.min;
+	} else {
+		if (metrics_effective_efi(f, r, &jm, &mo, &mj)) {
+			fab_error_set(err, "effective EFI: out of memory");
+			goto out;
+		}
+		*v = (double)mj.dist.max;
 	}
-	*max = mj.dist.max;
 	ret = 0;
 out:
 	metrics_jobs_free(&mj);
@@ -74,7 +92,7 @@ static void lfts_path(const struct filterd_args *a, const char *subnet, char *ou
  * Predicted gain in percent: the maximum effective EFI of the current LFTs for the new job set
  * against that of the routing sar-dfsssp would compute for it.
  */
-static int predicted_gain(struct filterd *d, double *gain, uint64_t *cur, uint64_t *pred,
+static int predicted_gain(struct filterd *d, double *gain, double *cur, double *pred,
 			  struct fab_error *err)
 {
 	char subnet[PATH_MAX], lfts[PATH_MAX + 32], map[PATH_MAX + 32];
@@ -96,7 +114,7 @@ static int predicted_gain(struct filterd *d, double *gain, uint64_t *cur, uint64
 		goto out;
 	}
 	if (routing_init(&r, &f, "current") || routing_load_lfts(&r, &f, lfts, err) ||
-	    max_effective_efi(&f, &r, map, cur, err))
+	    job_measure(d, &f, &r, map, cur, err))
 		goto out;
 	options_defaults(&o);
 	if (snprintf(o.job_map, sizeof(o.job_map), "%s", map) >= (int)sizeof(o.job_map)) {
@@ -105,9 +123,12 @@ static int predicted_gain(struct filterd *d, double *gain, uint64_t *cur, uint64
 	}
 	o.verify = 0;
 	if (routing_init(&p, &f, "sar-dfsssp") || engine_run("sar-dfsssp", &f, &o, &p, &res, err) ||
-	    max_effective_efi(&f, &p, map, pred, err))
+	    job_measure(d, &f, &p, map, pred, err))
 		goto out;
-	*gain = *cur ? 100.0 * ((double)*cur - (double)*pred) / (double)*cur : 0;
+	if (d->a.gain_throughput)
+		*gain = *cur > 0 ? 100.0 * (*pred - *cur) / *cur : 0;
+	else
+		*gain = *cur > 0 ? 100.0 * (*cur - *pred) / *cur : 0;
 	ret = 0;
 out:
 	unlink(map);
@@ -185,8 +206,9 @@ int decide(struct filterd *d, struct poll_report *rep, double now)
 				d->a.min_interval };
 	struct decide_out out;
 	struct fab_error err;
-	uint64_t cur = 0, pred = 0;
-	double gain = 0;
+	double cur = 0, pred = 0, gain = 0;
+	const char *what = d->a.gain_throughput ? "slowest job flow" : "max effective EFI";
+	int digits = d->a.gain_throughput ? 4 : 0;
 
 	filter_decide(&in, &out);
 	rep->added = out.added;
@@ -219,9 +241,9 @@ int decide(struct filterd *d, struct poll_report *rep, double now)
 			rep->decision = "low gain";
 			snprintf(
 				rep->reason, sizeof(rep->reason),
-				"node sets changed (+%u -%u) but max effective EFI %llu -> %llu predicted, gain %.1f%% < %.1f%%",
-				out.added, out.removed, (unsigned long long)cur,
-				(unsigned long long)pred, gain, d->a.min_gain);
+				"node sets changed (+%u -%u) but %s %.*f -> %.*f predicted, gain %.1f%% < %.1f%%",
+				out.added, out.removed, what, digits, cur, digits, pred, gain,
+				d->a.min_gain);
 			return 0;
 		}
 	}
@@ -231,8 +253,8 @@ int decide(struct filterd *d, struct poll_report *rep, double now)
 	if (d->a.min_gain > 0)
 		snprintf(rep->reason + strlen(rep->reason),
 			 sizeof(rep->reason) - strlen(rep->reason),
-			 ", predicted gain %.1f%% (max effective EFI %llu -> %llu)", gain,
-			 (unsigned long long)cur, (unsigned long long)pred);
+			 ", predicted gain %.1f%% (%s %.*f -> %.*f)", gain, what, digits, cur,
+			 digits, pred);
 	if (!handoff(d, rep)) {
 		hostlist_copy(&d->installed, &d->js.keys);
 		d->last_reroute = now;

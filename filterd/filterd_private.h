@@ -34,6 +34,7 @@ enum log_format {
 
 struct filterd_args {
 	double interval, squeue_timeout, min_interval, min_gain, socket_timeout;
+	int gain_throughput; /* --gain-model throughput: judge by the slowest intra-job flow */
 	unsigned max_output; /* MiB */
 	int once, dry_run, daemon, json;
 	enum squeue_format format;

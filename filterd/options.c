@@ -87,6 +87,11 @@ static const char usage[] =
 	"                              maximum effective EFI of the current routing by at least\n"
 	"                              this much (default 0: off); needs --fabric with OpenSM's\n"
 	"                              dumps (opensm-subnet.lst and the LFTs)\n"
+	"        --gain-model efi|throughput\n"
+	"                              what --min-gain compares: the maximum effective EFI\n"
+	"                              (default), or the rate of the slowest flow inside a job\n"
+	"                              when every job runs all-to-all, in the max-min\n"
+	"                              throughput model of sarnue check --throughput jobs\n"
 	"        --lfts PATH           current LFTs for --min-gain (default: opensm-lfts.dump,\n"
 	"                              else opensm.fdbs, beside the --fabric subnet file)\n"
 	"\n"
@@ -172,6 +177,7 @@ enum {
 	OPT_JSON,
 	OPT_STATUS,
 	OPT_METRICS,
+	OPT_GAIN_MODEL,
 };
 
 static const struct option longopts[] = {
@@ -188,6 +194,7 @@ static const struct option longopts[] = {
 	{ "host-match", required_argument, NULL, OPT_HOST_MATCH },
 	{ "min-reroute-interval", required_argument, NULL, OPT_MIN_INTERVAL },
 	{ "min-gain", required_argument, NULL, OPT_MIN_GAIN },
+	{ "gain-model", required_argument, NULL, OPT_GAIN_MODEL },
 	{ "lfts", required_argument, NULL, OPT_LFTS },
 	{ "job-map", required_argument, NULL, 'm' },
 	{ "socket", required_argument, NULL, 's' },
@@ -362,6 +369,15 @@ int parse_args(int argc, char **argv, struct filterd_args *a)
 			break;
 		case OPT_METRICS:
 			a->metrics = optarg;
+			break;
+		case OPT_GAIN_MODEL:
+			if (strcmp(optarg, "efi") && strcmp(optarg, "throughput")) {
+				usage_error(PROG,
+					    "--gain-model: '%s' is neither efi nor throughput",
+					    optarg);
+				return -1;
+			}
+			a->gain_throughput = !strcmp(optarg, "throughput");
 			break;
 		case 'h':
 			fputs(usage, stdout);

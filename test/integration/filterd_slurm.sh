@@ -326,6 +326,13 @@ if ((HAVE_CTL)); then
 		--job-map "$SIM_TMP/jobs-gain" --log "$LOG" </dev/null >/dev/null
 	t_grep "--min-gain 100: low gain logged with both maximum effective EFIs" \
 		"low gain: node sets changed \(\+1 -0\) but max effective EFI [0-9]+ -> [0-9]+ predicted, gain -?[0-9.]+% < 100.0%" "$LOG"
+	# The same judged by the throughput model: the slowest intra-job flow's rate, before and
+	# after (fractions of its demand), cannot double either.
+	LOG=$SIM_TMP/filterd-gain-tput.log
+	"$FILTERD" --once --dry-run --min-gain 100 --gain-model throughput --fabric "$SIM_DUMP_DIR" \
+		--socket "$CTL" --job-map "$SIM_TMP/jobs-gain" --log "$LOG" </dev/null >/dev/null
+	t_grep "--gain-model throughput: low gain logged with the slowest job flow's rates" \
+		"low gain: node sets changed \(\+1 -0\) but slowest job flow [01]\.[0-9]{4} -> [01]\.[0-9]{4} predicted, gain -?[0-9.]+% < 100.0%" "$LOG"
 fi
 
 # --daemon: detaches, writes its PID file, polls, stops on SIGTERM sent to that PID.
