@@ -32,7 +32,7 @@ struct engine_result {
 	struct verify_report verify; /* valid when verified */
 	int verified;
 	int verify_streamed; /* the checks ran beside the routing (verify_feed_attach) */
-	char summary[1024];   /* engine-specific: roots, ranks, layers, fall-backs */
+	char summary[1024];  /* engine-specific: roots, ranks, layers, fall-backs */
 	/* what the operator should know although routing went on: one warning per line */
 	char warning[1024];
 	uint32_t jobs, job_hosts, unknown_hosts; /* from the job map routed with */

@@ -11,6 +11,7 @@
 #include "lib/arena.h"
 #include "lib/input.h"
 #include "lib/assert.h"
+#include "lib/scan.h"
 
 /* Open-addressing table of string offsets, used for job ids and for hostnames. */
 struct str_table {
@@ -138,29 +139,12 @@ static int intern_job(struct job_map *jm, struct str_table *t, const char *name,
 	return 0;
 }
 
-/* Splits a line into at most three blank-separated words (the third flags extra text). */
-static unsigned split_words(char *line, char *word[3], size_t len[3])
-{
-	unsigned n = 0;
-	char *p = line;
-
-	for (;;) {
-		p += strspn(p, " \t\r\n\v\f");
-		if (!*p || *p == '#' || n == 3)
-			return n;
-		word[n] = p;
-		p += strcspn(p, " \t\r\n\v\f#");
-		len[n] = (size_t)(p - word[n]);
-		n++;
-	}
-}
-
 static int parse_line(struct job_map *jm, struct str_table *jobs, char *line, const char *name,
 		      uint32_t lineno, struct fab_error *err)
 {
 	char *word[3];
 	size_t len[3];
-	unsigned n = split_words(line, word, len);
+	unsigned n = fab_split_words(line, word, len, 3);
 	uint32_t host, job;
 
 	if (n == 0)

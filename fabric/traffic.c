@@ -11,6 +11,7 @@
 #include "lib/assert.h"
 #include "lib/input.h"
 #include "lib/numbers.h"
+#include "lib/scan.h"
 
 void traffic_init(struct traffic *t)
 {
@@ -41,29 +42,12 @@ static int add_string(struct traffic *t, const char *s, size_t len, uint32_t *of
 	return fab_strings_put(&t->strings, &t->strings_len, &t->strings_cap, s, len, off);
 }
 
-/* Up to 4 blank-separated words before a '#'; returns how many. */
-static unsigned split_words(char *line, char **word, size_t *len)
-{
-	unsigned n = 0;
-	char *p = line;
-
-	for (;;) {
-		p += strspn(p, " \t\r\v\f");
-		if (!*p || *p == '#' || n == 4)
-			return n;
-		word[n] = p;
-		p += strcspn(p, " \t\r\v\f#");
-		len[n] = (size_t)(p - word[n]);
-		n++;
-	}
-}
-
 static int parse_line(struct traffic *t, char *line, const char *name, uint32_t lineno,
 		      struct fab_error *err)
 {
 	char *word[4], bytes[24];
 	size_t len[4];
-	unsigned n = split_words(line, word, len);
+	unsigned n = fab_split_words(line, word, len, 4);
 	struct traffic_pair *pr;
 	uint64_t v;
 

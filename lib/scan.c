@@ -73,3 +73,19 @@ int fab_rest_blank(const char *p)
 	p += strspn(p, " \t\r\n");
 	return *p == '\0';
 }
+
+unsigned fab_split_words(char *line, char **word, size_t *len, unsigned max)
+{
+	unsigned n = 0;
+	char *p = line;
+
+	for (;;) {
+		p += strspn(p, " \t\r\n\v\f");
+		if (!*p || *p == '#' || n == max)
+			return n;
+		word[n] = p;
+		p += strcspn(p, " \t\r\n\v\f#");
+		len[n] = (size_t)(p - word[n]);
+		n++;
+	}
+}

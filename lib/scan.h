@@ -4,6 +4,7 @@
 #ifndef SARNUE_SCAN_H
 #define SARNUE_SCAN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -25,5 +26,10 @@ int fab_scan_hex(const char **p, unsigned max_digits, uint64_t *v);
 int fab_scan_guid(const char **p, uint64_t *guid);
 /* Whether only blanks and the line end are left at p. */
 int fab_rest_blank(const char *p);
+/*
+ * The blank-separated words of a list file's line before a '#': up to max of them into word[]
+ * and len[] (not NUL-terminated); returns how many, max meaning "max or more".
+ */
+unsigned fab_split_words(char *line, char **word, size_t *len, unsigned max);
 
 #endif
