@@ -27,6 +27,7 @@
 #include "check/throughput.h"
 #include "fabric/traffic.h"
 #include "lib/numbers.h"
+#include "cli/dumps.h"
 #include "cli/optimal.h"
 #include "cli/svg.h"
 #include "check/verify.h"
@@ -523,28 +524,19 @@ static int resolve_dump_dir(struct check_args *a, char **owned)
 	return 0;
 }
 
+/* The tables of the dump files resolve_dump_dir() or the options named (cli/dumps.h). */
 static int load_from_files(const struct check_args *a, struct fabric *f, struct routing *r,
 			   struct fab_error *err)
 {
-	struct topology_opts o = {
-		.format = TOPOLOGY_SUBNET_LST,
-		.net = { .lmc = a->lmc },
-		.lst_op_vls = 15,
+	struct dump_inputs in = {
+		.subnet = a->subnet,
+		.fdbs = a->fdbs,
+		.path_sl = a->path_sl,
+		.sl2vl = a->sl2vl,
+		.lmc = a->lmc,
 	};
 
-	if (fabric_load_topology(f, a->subnet, &o, NULL, 0, err))
-		return -1;
-	if (routing_init(r, f, "dump")) {
-		fab_error_set(err, "out of memory");
-		return -1;
-	}
-	if (routing_load_lfts(r, f, a->fdbs, err))
-		return -1;
-	if (a->path_sl && routing_load_path_sl(r, f, a->path_sl, err))
-		return -1;
-	if (a->sl2vl && routing_load_sl2vl(r, f, a->sl2vl, err))
-		return -1;
-	return 0;
+	return dumps_load(&in, f, r, err);
 }
 
 struct check_metrics {

@@ -1,6 +1,6 @@
 /*
  * dumps.c - loading a routing from OpenSM's and sarnue's dump files (dumps.h), for the
- * subcommands that inspect one (sarnue trace).
+ * subcommands that inspect one (sarnue check, sarnue trace).
  */
 #include <errno.h>
 #include <stdio.h>

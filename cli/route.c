@@ -302,8 +302,9 @@ static long peak_rss_kib(void)
 /* The engine's figures as "result": {...} and its warnings as "warnings": [...]. */
 static void print_json_result(const struct engine_result *res)
 {
-	const char *w = res->warning, *nl;
+	const char *w = res->warning, *line;
 	unsigned i;
+	int len;
 
 	fputs("\"result\": {", stdout);
 	for (i = 0; i < res->nfacts; i++) {
@@ -316,16 +317,12 @@ static void print_json_result(const struct engine_result *res)
 			printf("%.15g", fact->value);
 	}
 	fputs("}, \"warnings\": [", stdout);
-	for (i = 0; *w; i++) {
+	for (i = 0; (line = engine_warning_next(&w, &len)); i++) {
 		char one[sizeof(res->warning)];
 
-		nl = strchr(w, '\n');
-		if (!nl)
-			nl = w + strlen(w);
-		snprintf(one, sizeof(one), "%.*s", (int)(nl - w), w);
+		snprintf(one, sizeof(one), "%.*s", len, line);
 		fputs(i ? ", " : "", stdout);
 		json_write_string(stdout, one);
-		w = *nl ? nl + 1 : nl;
 	}
 	fputs("]", stdout);
 }
@@ -333,15 +330,11 @@ static void print_json_result(const struct engine_result *res)
 /* One "warning:" line per warning of the engine. */
 static void print_warnings(const char *warnings)
 {
-	const char *s = warnings, *nl;
+	const char *s = warnings, *line;
+	int len;
 
-	while (*s) {
-		nl = strchr(s, '\n');
-		if (!nl)
-			nl = s + strlen(s);
-		cli_error("route", "warning: %.*s", (int)(nl - s), s);
-		s = *nl ? nl + 1 : nl;
-	}
+	while ((line = engine_warning_next(&s, &len)))
+		cli_error("route", "warning: %.*s", len, line);
 }
 
 static void print_summary(const struct route_args *a, const struct fabric *f,

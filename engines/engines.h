@@ -55,6 +55,12 @@ struct engine_result {
 void engine_fact(struct engine_result *res, const char *key, double value);
 void engine_fact_text(struct engine_result *res, const char *key, const char *text);
 
+/*
+ * The warnings one by one: the next line of a warning text from *s, its length in *len, *s
+ * moved past it; NULL at the end.
+ */
+const char *engine_warning_next(const char **s, int *len);
+
 /* Adds a warning (a line of res->warning); what does not fit is cut off. */
 void engine_warn(struct engine_result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -55,3 +55,17 @@ void engine_warn(struct engine_result *res, const char *fmt, ...)
 	vsnprintf(res->warning + used, sizeof(res->warning) - used, fmt, ap);
 	va_end(ap);
 }
+
+const char *engine_warning_next(const char **s, int *len)
+{
+	const char *line = *s, *nl;
+
+	if (!*line)
+		return NULL;
+	nl = strchr(line, '\n');
+	if (!nl)
+		nl = line + strlen(line);
+	*len = (int)(nl - line);
+	*s = *nl ? nl + 1 : nl;
+	return line;
+}

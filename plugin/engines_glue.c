@@ -203,15 +203,11 @@ static int routing_failed(struct sarnue_engine *e, const char *msg)
  */
 static void log_warnings(struct sarnue_plugin *p, const char *engine, const char *warnings)
 {
-	const char *s = warnings, *nl;
+	const char *s = warnings, *line;
+	int len;
 
-	while (*s) {
-		nl = strchr(s, '\n');
-		if (!nl)
-			nl = s + strlen(s);
-		plog(p, OSM_LOG_INFO, "WRN %s: %.*s", engine, (int)(nl - s), s);
-		s = *nl ? nl + 1 : nl;
-	}
+	while ((line = engine_warning_next(&s, &len)))
+		plog(p, OSM_LOG_INFO, "WRN %s: %.*s", engine, len, line);
 }
 
 static void log_routed(struct sarnue_engine *e, const struct engine_result *res)
