@@ -5,6 +5,7 @@
  * at the top cut off, so no group climbs higher than its members need.
  */
 #include "engines/mcasttree.h"
+#include "fabric/fattree.h"
 #include "fabric/swgraph.h"
 
 #include <stdlib.h>
@@ -218,4 +219,97 @@ done:
 	free(off);
 	free(out);
 	return ret;
+}
+
+void mcast_spread_free(struct mcast_spread *s)
+{
+	free(s->key);
+	free(s->tops);
+	free(s->load);
+	free(s->group_top);
+	free(s->group_weight);
+	memset(s, 0, sizeof(*s));
+}
+
+int mcast_spread_init(struct mcast_spread *s, const struct fabric *f)
+{
+	struct fat_tree ft;
+	struct fab_error why = { "" };
+	uint32_t i;
+	int ret = -1;
+
+	memset(s, 0, sizeof(*s));
+	fat_tree_init(&ft);
+	if (f->nswitches == 0 || fat_tree_recognise(f, &ft, &why)) {
+		fat_tree_free(&ft);
+		return 0;
+	}
+	s->key = malloc(sizeof(*s->key) * f->nswitches);
+	s->tops = malloc(sizeof(*s->tops) * f->nswitches);
+	s->group_top = calloc(MCAST_SPREAD_MLIDS, sizeof(*s->group_top));
+	s->group_weight = calloc(MCAST_SPREAD_MLIDS, sizeof(*s->group_weight));
+	if (!s->key || !s->tops || !s->group_top || !s->group_weight)
+		goto out;
+	for (i = 0; i < f->nswitches; i++) {
+		s->key[i] = ft.levels - ft.level[i];
+		if (ft.level[i] == ft.levels)
+			s->tops[s->ntops++] = i;
+	}
+	s->load = calloc(s->ntops + 1, sizeof(*s->load));
+	if (!s->load)
+		goto out;
+	ret = s->ntops > 1 && ft.levels > 1;
+out:
+	fat_tree_free(&ft);
+	if (ret <= 0)
+		mcast_spread_free(s);
+	return ret;
+}
+
+static unsigned spread_slot(uint16_t mlid)
+{
+	return (unsigned)(mlid - MCAST_FIRST_MLID) % MCAST_SPREAD_MLIDS;
+}
+
+unsigned mcast_spread_pick(const struct mcast_spread *s, uint16_t mlid)
+{
+	unsigned slot = spread_slot(mlid), own = s->group_top[slot], best = UINT32_MAX, i;
+	uint64_t best_load = UINT64_MAX;
+
+	sn_assert(s->ntops > 0);
+	for (i = 0; i < s->ntops; i++) {
+		uint64_t load = s->load[i] - (own == i + 1 ? s->group_weight[slot] : 0);
+
+		/* Least loaded after adding this group; a group keeps its top switch on ties. */
+		if (load < best_load || (load == best_load && own == i + 1)) {
+			best_load = load;
+			best = i;
+		}
+	}
+	return best;
+}
+
+int mcast_spread_tree(const struct fabric *f, const struct mcast_spread *s, unsigned top,
+		      struct mcast_tree *t)
+{
+	sn_assert(top < s->ntops);
+	return mcast_tree_build(f, s->tops[top], s->key, t);
+}
+
+void mcast_spread_set(struct mcast_spread *s, uint16_t mlid, unsigned top, uint32_t weight)
+{
+	unsigned slot = spread_slot(mlid), own = s->group_top[slot];
+
+	if (!s->ntops || mlid < MCAST_FIRST_MLID)
+		return;
+	if (own) {
+		s->load[own - 1] -= s->group_weight[slot];
+		s->group_top[slot] = 0;
+		s->group_weight[slot] = 0;
+	}
+	if (top < s->ntops) {
+		s->load[top] += weight;
+		s->group_top[slot] = top + 1;
+		s->group_weight[slot] = weight;
+	}
 }

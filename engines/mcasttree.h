@@ -70,4 +70,39 @@ static inline int mcast_tree_has(const struct mcast_tree *t, uint32_t sw)
 int mcast_tree_group(const struct fabric *f, struct mcast_tree *t, struct mcast *m,
 		     const uint32_t *members, uint32_t nmembers);
 
+/*
+ * Groups spread over a fat tree's top switches.  On a fat tree routed Up*\/Down* with the top
+ * level as roots (sar-dmodk, sar-updn), a tree that descends from any top switch, each switch
+ * below a neighbour one level up, takes only turns that order allows: every packet climbs to
+ * the top switch and descends.  So each group may take its own top switch, and the trees of
+ * many groups share the top level's links instead of all crossing one switch.  A group takes
+ * the top switch that carries the fewest members of the groups already spread there.
+ */
+#define MCAST_SPREAD_MLIDS 0x4000u
+
+struct mcast_spread {
+	uint32_t *key;	     /* [nswitches]: levels - level, the order a descending tree keeps */
+	uint32_t *tops;	     /* the top level's switches, by index */
+	uint64_t *load;	     /* [ntops]: members of the groups whose tree descends from each */
+	uint32_t *group_top; /* [MCAST_SPREAD_MLIDS]: tops index + 1 of the MLID's tree, 0 none */
+	uint32_t *group_weight; /* [MCAST_SPREAD_MLIDS]: what the MLID adds to its top's load */
+	unsigned ntops;
+};
+
+/* 1 when f is a fat tree of 2 levels or more with at least 2 top switches, 0 when not (s
+ * stays empty), -1 without memory. */
+int mcast_spread_init(struct mcast_spread *s, const struct fabric *f);
+void mcast_spread_free(struct mcast_spread *s);
+
+/* The top switch (index into s->tops) for the group of mlid: least loaded without the group. */
+unsigned mcast_spread_pick(const struct mcast_spread *s, uint16_t mlid);
+
+/* The tree descending from top switch s->tops[top].  0, or -1 without memory. */
+int mcast_spread_tree(const struct fabric *f, const struct mcast_spread *s, unsigned top,
+		      struct mcast_tree *t);
+
+/* Records that mlid's tree descends from tops[top] carrying weight members (top >= ntops:
+ * the group has no spread tree any more). */
+void mcast_spread_set(struct mcast_spread *s, uint16_t mlid, unsigned top, uint32_t weight);
+
 #endif

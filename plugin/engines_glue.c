@@ -544,7 +544,8 @@ static void engine_destroy(void *context)
 	free(g);
 }
 
-static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const char *name)
+static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const char *name,
+			int spread_mcast)
 {
 	struct sarnue_plugin *p = re->context;
 	struct glue_engine *g = calloc(1, sizeof(*g));
@@ -554,7 +555,7 @@ static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const 
 	if (!g)
 		return -1;
 	e = &g->e;
-	e->mc = mcast_state_new();
+	e->mc = mcast_state_new(spread_mcast);
 	if (!e->mc) {
 		free(g);
 		return -1;
@@ -576,22 +577,22 @@ static int setup_engine(struct osm_routing_engine *re, osm_opensm_t *osm, const 
 
 static int setup_updn(struct osm_routing_engine *re, osm_opensm_t *osm)
 {
-	return setup_engine(re, osm, "sar-updn");
+	return setup_engine(re, osm, "sar-updn", 1);
 }
 
 static int setup_nue(struct osm_routing_engine *re, osm_opensm_t *osm)
 {
-	return setup_engine(re, osm, "sar-nue");
+	return setup_engine(re, osm, "sar-nue", 0);
 }
 
 static int setup_dfsssp(struct osm_routing_engine *re, osm_opensm_t *osm)
 {
-	return setup_engine(re, osm, "sar-dfsssp");
+	return setup_engine(re, osm, "sar-dfsssp", 0);
 }
 
 static int setup_dmodk(struct osm_routing_engine *re, osm_opensm_t *osm)
 {
-	return setup_engine(re, osm, "sar-dmodk");
+	return setup_engine(re, osm, "sar-dmodk", 1);
 }
 
 int engines_register(struct sarnue_plugin *p)

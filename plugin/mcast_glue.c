@@ -13,6 +13,7 @@
  */
 #include "plugin/mcast_glue.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,13 +42,18 @@ struct mcast_state {
 	/* MLIDs refused since the routing: a group refused again (each join) logs at verbose. */
 	uint8_t refused[(0xffff - MCAST_FIRST_MLID + 1 + 7) / 8];
 	int have_tree;
+	/* Fat trees under an Up*\/Down* engine: groups spread over the top switches. */
+	int spread_wanted;
+	int spread_ok; /* 0 not tried for this routing, 1 a fat tree, -1 not */
+	struct mcast_spread spread;
 };
 
-struct mcast_state *mcast_state_new(void)
+struct mcast_state *mcast_state_new(int spread_over_tops)
 {
 	struct mcast_state *s = calloc(1, sizeof(*s));
 
 	if (s) {
+		s->spread_wanted = spread_over_tops;
 		mcast_init(&s->built);
 		mcast_init(&s->trial);
 	}
@@ -66,6 +72,9 @@ void mcast_state_reset(struct mcast_state *s)
 		mcast_tree_free(&s->tree);
 	s->have_tree = 0;
 	s->have_order = 0;
+	if (s->spread_ok == 1)
+		mcast_spread_free(&s->spread);
+	s->spread_ok = 0;
 }
 
 void mcast_state_free(struct mcast_state *s)
@@ -201,28 +210,49 @@ static void program_tables(const struct mcast *m, const struct mcast_group *g,
 	}
 }
 
-/* Tries the tree from root; 1 when it fits (the trial holds it), 0 when not, -1 without memory. */
-static int try_root(struct mcast_state *s, const struct fabric *f, struct routing *r,
-		    unsigned attempt, uint16_t mlid, uint8_t sl, const uint32_t *members,
-		    uint32_t nmembers, struct verify_report *rep, int *missed)
+/*
+ * The tree of attempt k: with spreading, 0 is the group's top switch; then the reserved tree,
+ * then the other roots.  Sets *t to the tree (s->tree or *other); 0, 1 when there is no such
+ * attempt, -1 without memory.
+ */
+static int attempt_tree(struct mcast_state *s, const struct fabric *f, unsigned k, unsigned top,
+			struct mcast_tree *other, struct mcast_tree **t)
 {
-	struct mcast_tree other, *t = &s->tree;
-	int ok;
-
-	if (attempt == 0 && !s->have_tree) {
-		if (mcast_tree_choose(f, &s->tree))
-			return -1;
-		s->have_tree = 1;
-	} else if (attempt > 0) {
-		if (mcast_tree_build(f, s->roots[attempt - 1], NULL, &other))
-			return -1;
-		t = &other;
+	if (s->spread_ok == 1) {
+		if (k == 0) {
+			*t = other;
+			return mcast_spread_tree(f, &s->spread, top, other);
+		}
+		k--;
 	}
+	if (k == 0) {
+		if (!s->have_tree) {
+			if (mcast_tree_choose(f, &s->tree))
+				return -1;
+			s->have_tree = 1;
+		}
+		*t = &s->tree;
+		return 0;
+	}
+	if (k - 1 >= s->nroots)
+		return 1;
+	*t = other;
+	return mcast_tree_build(f, s->roots[k - 1], NULL, other);
+}
+
+/* Tries tree t for the group; 1 when it fits (the trial holds it), 0 when not, -1 without memory.
+ */
+static int try_tree(struct mcast_state *s, const struct fabric *f, struct routing *r,
+		    struct mcast_tree *t, uint16_t mlid, uint8_t sl, const uint32_t *members,
+		    uint32_t nmembers, struct verify_report *rep)
+{
+	int ok, missed;
+
 	ok = copy_without(&s->trial, &s->built, mlid) || mcast_begin_group(&s->trial, mlid, sl) ? -1
 												: 0;
 	if (!ok) {
-		*missed = mcast_tree_group(f, t, &s->trial, members, nmembers);
-		ok = *missed < 0 ? -1 : 0;
+		missed = mcast_tree_group(f, t, &s->trial, members, nmembers);
+		ok = missed < 0 ? -1 : 0;
 	}
 	if (!ok) {
 		mcast_end_group(&s->trial);
@@ -236,8 +266,6 @@ static int try_root(struct mcast_state *s, const struct fabric *f, struct routin
 			ok = verify_routing(f, r, rep) ? -1 : verify_ok(rep);
 		r->mcast = NULL;
 	}
-	if (t == &other)
-		mcast_tree_free(&other);
 	return ok;
 }
 
@@ -280,12 +308,13 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 				 osm_switch_t **osm_switches, osm_mgrp_box_t *mbox)
 {
 	struct verify_report rep;
+	struct mcast_tree other, *t = NULL;
 	struct timespec t0, t1;
 	uint16_t mlid = mbox->mlid;
 	uint8_t sl = box_sl(mbox);
-	uint32_t *members = NULL, nmembers;
-	unsigned attempt;
-	int ok = 0, missed = 0;
+	uint32_t *members = NULL, nmembers, root = FAB_NONE;
+	unsigned attempt, top = 0;
+	int ok = 0, have;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	nmembers = box_members(f, mbox, &members);
@@ -299,11 +328,22 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 	}
 	if (!s->have_order)
 		choose_roots(s, f);
+	if (s->spread_wanted && !s->spread_ok)
+		s->spread_ok = mcast_spread_init(&s->spread, f) == 1 ? 1 : -1;
+	if (s->spread_ok == 1)
+		top = mcast_spread_pick(&s->spread, mlid);
 	memset(&rep, 0, sizeof(rep));
-	for (attempt = 0; attempt <= s->nroots && ok == 0; attempt++)
-		ok = try_root(s, f, r, attempt, mlid, sl, members, nmembers, &rep, &missed);
+	for (attempt = 0; ok == 0; attempt++) {
+		have = attempt_tree(s, f, attempt, top, &other, &t);
+		if (have)
+			break;
+		ok = try_tree(s, f, r, t, mlid, sl, members, nmembers, &rep);
+		root = t->root;
+		if (t == &other)
+			mcast_tree_free(&other);
+	}
 	free(members);
-	if (ok < 0)
+	if (ok < 0 || have < 0)
 		goto oom;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!ok) {
@@ -316,7 +356,7 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		plog(p, again ? OSM_LOG_VERBOSE : OSM_LOG_ERROR,
 		     "ERR %s: multicast MLID 0x%04x (SL %u): no tree from %u root(s) fits the "
 		     "unicast routes: %s%s; the group gets no tree",
-		     engine, mlid, sl, s->nroots + 1,
+		     engine, mlid, sl, attempt,
 		     *rep.first_mcast_problem ? rep.first_mcast_problem : "credit loop ",
 		     *rep.first_mcast_problem ? "" : rep.cycle);
 		return IB_ERROR;
@@ -324,6 +364,7 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 	{
 		struct mcast tmp = s->built;
 		const struct mcast_group *g;
+		int spread = s->spread_ok == 1 && attempt == 1;
 
 		s->built = s->trial;
 		s->trial = tmp;
@@ -331,16 +372,16 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		sn_assert(g != NULL);
 		program_tables(&s->built, g, osm_switches);
 		mark_refused(s, mlid, 0);
+		if (s->spread_ok == 1)
+			mcast_spread_set(&s->spread, mlid, spread ? top : UINT_MAX, nmembers);
 		ctl_note_mcast(p, s->built.ngroups, refused_count(s));
 		plog(p, OSM_LOG_INFO,
 		     "%s: multicast MLID 0x%04x: SL %u on VL %u, %u members, tree of %u switches "
-		     "from root %s (try %u), checked with the unicast routes and %u other tree(s): "
+		     "from %s %s (try %u), checked with the unicast routes and %u other tree(s): "
 		     "no credit loop, %.3f s",
 		     engine, mlid, sl, r->sl2vl_uniform[sl & 15], nmembers, g->nentries,
-		     fabric_node_desc(f, f->switches[attempt == 1 ? s->tree.root
-								      : s->roots[attempt - 2]]),
-		     attempt,
-		     s->built.ngroups - 1,
+		     spread ? "top switch" : "root", fabric_node_desc(f, f->switches[root]),
+		     attempt, s->built.ngroups - 1,
 		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
 	return IB_SUCCESS;

@@ -11,7 +11,11 @@
 
 struct mcast_state;
 
-struct mcast_state *mcast_state_new(void);
+/*
+ * spread_over_tops: the engine routes a fat tree Up*\/Down* with its top level as roots, so each
+ * group's tree may descend from its own top switch (mcast_spread_init).
+ */
+struct mcast_state *mcast_state_new(int spread_over_tops);
 void mcast_state_free(struct mcast_state *s);
 
 /* A new routing begins: the trees built for the last one are forgotten (OpenSM rebuilds all). */

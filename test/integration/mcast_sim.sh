@@ -128,6 +128,31 @@ assert m["unreached_members"] == 0 and m["broken_trees"] == 0 and v["credit_loop
 }
 export SIM_QOS=TRUE
 mcast_case ft sar-dmodk ktree --k 4 --n 2
+# On a fat tree sar-dmodk spreads the groups over the top switches: with the broadcast group
+# and three more of one host per leaf, each of the four trees descends from its own top switch,
+# and all four still fit the unicast routes together.
+spread_ok=1
+for g in 3 4 5; do
+	for h in H-0001 H-0005 H-0009 H-0013; do sim_mcast_join "$h" "ff15::5a:$g" 0 >/dev/null || spread_ok=0; done
+done
+t_expect "ft, sar-dmodk: three more groups joined" test "$spread_ok" = 1
+t_expect "ft, sar-dmodk: the third new group's tree is built" \
+	sim_wait_log "sarnue: sar-dmodk: multicast MLID 0xc003: SL 0 on VL 0, 4 members, .*from top switch" 60
+tops=$(sim_log "$SIM_OPENSM_LOG" |
+	sed -n 's/.*sarnue: sar-dmodk: multicast MLID \(0xc00[0-3]\): .* from top switch \(.*\) (try .*/\1|\2/p' |
+	awk -F'|' '{ top[$1] = $2 } END { for (m in top) print top[m] }' | sort -u | wc -l)
+t_expect "ft, sar-dmodk: the four groups' trees descend from four different top switches (got $tops)" \
+	test "$tops" = 4
+sim_wait_mcfdbs 60 >/dev/null 2>&1
+sim_wait_sa_dump 60 >/dev/null 2>&1
+"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json >"$tmp/ft-spread.json" 2>/dev/null
+t_expect "ft, sar-dmodk, four spread groups: sarnue check reaches every member, no credit loop" \
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); v = d.get("verify", d); m = v["multicast"]
+assert m["groups"] == 4 and m["unreached_members"] == 0 and m["broken_trees"] == 0, m
+assert v["credit_loops"] == 0, v' "$tmp/ft-spread.json"
+t_expect "ft, sar-dmodk, four spread groups: ibdmchk agrees" \
+	sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
 mcast_case rnd sar-updn random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 mcast_case rnd2 sar-dfsssp random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 

@@ -375,6 +375,75 @@ static void test_reserved_tree(void)
 	fabric_free(&f);
 }
 
+/*
+ * Groups spread over the top switches of a 4-ary 3-tree (leaves 0..15 with 4 hosts each,
+ * middles 16..31, tops 32..47) routed by sar-dmodk and by sar-updn: 16 groups of every host
+ * take the 16 top switches one each, every tree descends from its top switch, and all 16
+ * together reach every member and close no credit loop with the unicast routes.  Regrouping
+ * one group keeps its top switch; a ring is no fat tree and spreads nothing.
+ */
+static void test_spread_over_tops(void)
+{
+	static const char *const engines[] = { "sar-dmodk", "sar-updn" };
+	unsigned links[8][2], nl = testfab_ring(links, 5), e, g, i;
+	struct mcast_spread sp;
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	uint32_t members[64], n = 0;
+
+	CHECK(testfab_4ary_3tree(&f) == 0);
+	for (i = 0; i < f.nendports; i++)
+		if (!fabric_is_switch(&f, f.ports[f.endports[i]].node))
+			members[n++] = f.endports[i];
+	CHECK(n == 64);
+	for (e = 0; e < 2; e++) {
+		struct mcast m;
+		unsigned used[16] = { 0 };
+
+		CHECK(route_engine(engines[e], &f, &r) == 0);
+		CHECK(mcast_spread_init(&sp, &f) == 1);
+		CHECK(sp.ntops == 16);
+		mcast_init(&m);
+		for (g = 0; g < 16; g++) {
+			struct mcast_tree t;
+			unsigned top = mcast_spread_pick(&sp, (uint16_t)(0xc000 + g));
+
+			CHECK(top < 16 && !used[top]);
+			used[top < 16 ? top : 0] = 1;
+			CHECK(mcast_spread_tree(&f, &sp, top, &t) == 0);
+			CHECK(t.root == sp.tops[top] && sp.tops[top] >= 32);
+			/* Descends: one middle per pod below the top switch, and every leaf. */
+			CHECK(t.nreached == 1 + 4 + 16);
+			CHECK(mcast_begin_group(&m, (uint16_t)(0xc000 + g), 0) == 0);
+			CHECK(mcast_tree_group(&f, &t, &m, members, n) == 0);
+			mcast_end_group(&m);
+			mcast_spread_set(&sp, (uint16_t)(0xc000 + g), top, n);
+			mcast_tree_free(&t);
+		}
+		/* Asked again, a group keeps its top switch (every top carries the same load). */
+		CHECK(mcast_spread_pick(&sp, 0xc005) == (unsigned)(sp.group_top[5] - 1));
+		r.mcast = &m;
+		CHECK(verify_routing(&f, &r, &v) == 0);
+		CHECK(v.mcast_groups == 16 && v.mcast_members == 16 * 64);
+		CHECK(v.mcast_unreached == 0 && v.mcast_loops == 0);
+		CHECK(v.credit_loop_vls == 0 && verify_ok(&v));
+		r.mcast = NULL;
+		/* A group gone frees its top switch for the next one. */
+		g = sp.group_top[3] - 1;
+		mcast_spread_set(&sp, 0xc003, UINT32_MAX, 0);
+		CHECK(sp.group_top[3] == 0 && sp.load[g] == 0);
+		CHECK(mcast_spread_pick(&sp, 0xc010) == g);
+		mcast_free(&m);
+		mcast_spread_free(&sp);
+		routing_free(&r);
+	}
+	fabric_free(&f);
+	CHECK(testfab_build(&f, 5, 1, (const unsigned(*)[2])links, nl, 0) == 0);
+	CHECK(mcast_spread_init(&sp, &f) == 0 && sp.ntops == 0);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_fat_tree_groups();
@@ -382,5 +451,6 @@ int main(void)
 	test_broken_trees();
 	test_tree_order();
 	test_reserved_tree();
+	test_spread_over_tops();
 	return CHECK_RESULT();
 }
