@@ -308,20 +308,61 @@ static uint32_t choose_up(const struct dmodk *m, uint32_t s, uint32_t j, unsigne
 	return FAB_NONE;
 }
 
+/*
+ * Several children lead to d (a top switch cabled to every switch of a level below, as in
+ * islands joined by a core): the child d's own side climbs to, of digit (j / W_{l-1}) mod
+ * w_{l-1}, so the routes into one leaf spread over all its parents as they do inside the
+ * island; without that child (a failed link), the children in turn by port order.
+ */
+static uint32_t down_child(const struct dmodk *m, uint32_t first, uint32_t n, unsigned l,
+			   uint32_t j, unsigned o)
+{
+	unsigned below = l >= 2 ? m->width_below[l - 1] : 1;
+	unsigned w = l >= 2 ? m->t.up_width[l - 1] : 1, want, i, k, nchild = 0;
+
+	want = (unsigned)((j / below + o) % (w ? w : 1));
+	for (i = first; i < first + n; i++) {
+		uint32_t c = peer(m, m->cand[i]);
+
+		if (m->t.digit[c] == want)
+			return c;
+		for (k = first; k < i && peer(m, m->cand[k]) != c; k++)
+			;
+		nchild += k == i; /* first link to c */
+	}
+	want = (unsigned)((j / below + o) % nchild);
+	for (i = first; i < first + n; i++) {
+		uint32_t c = peer(m, m->cand[i]);
+
+		for (k = first; k < i && peer(m, m->cand[k]) != c; k++)
+			;
+		if (k == i && !want--)
+			return c;
+	}
+	return peer(m, m->cand[first]);
+}
+
 /* The down port for j: the parallel link the closed form names, among those towards d. */
 static uint32_t choose_down(const struct dmodk *m, uint32_t s, uint32_t j, unsigned o, int *moved)
 {
-	uint32_t first = m->cand_off[s], n = m->cand_off[s + 1] - first;
+	uint32_t first = m->cand_off[s], n = m->cand_off[s + 1] - first, c, i, links = 0;
 	unsigned l = m->t.level[s] - 1, k;
 
 	*moved = 0;
 	if (!n)
 		return FAB_NONE;
-	if (peer(m, m->cand[first]) != peer(m, m->cand[first + n - 1]))
-		return m->cand[first + (j / m->width_below[l] + o) % n];
+	c = peer(m, m->cand[first]);
+	if (c != peer(m, m->cand[first + n - 1]))
+		c = down_child(m, first, n, l, j, o);
+	for (i = first; i < first + n; i++)
+		links += peer(m, m->cand[i]) == c;
 	k = closed_form(m, l, j, o) / m->t.up_width[l];
-	*moved = k >= n;
-	return m->cand[first + k % n];
+	*moved = k >= links;
+	k %= links;
+	for (i = first; i < first + n; i++)
+		if (peer(m, m->cand[i]) == c && !k--)
+			return m->cand[i];
+	return FAB_NONE;
 }
 
 /*

@@ -214,6 +214,25 @@ assert set(p["shift"]) == {"instances", "flows", "unrouted_flows", "max_load", "
 assert p["terminals"] == 64 and p["shifts_possible"] == 63
 ' "$tmp/dk.json"
 
+# Islands joined by a core whose switches are cabled to every spine of each island: from a core
+# switch several spines lead to a leaf, and D-mod-k must spread a leaf's hosts over all of them
+# (it once sent them all through one spine, twelve times the bound on the bench's islands),
+# also over parallel links (the second fabric: 2 links leaf-spine, 4 spine-core).
+dmodk_islands() { # NAME SHAPE BOUND SHIFTS GEN-ARGS...
+	local name=$1 shape=$2 bound=$3 shifts=$4
+	shift 4
+	"$SARNUE_BIN" gen islands "$@" -o "$tmp/$name.net" 2>/dev/null
+	t_expect "$name: sar-dmodk routes them" "$SARNUE_BIN" route "$tmp/$name.net" -e sar-dmodk -o "$tmp/$name.d" >/dev/null
+	"$SARNUE_BIN" check --dump-dir "$tmp/$name.d" --patterns --permutations 5 --bisections 5 >"$tmp/$name.txt"
+	t_grep "$name: the tree of 3 levels" "^fat tree:         3 levels, switches $shape" "$tmp/$name.txt"
+	t_grep "$name: EFI meets the cut bound" "^EFI cut bound:    EFI max $bound \\(fat tree cut bound $bound, ratio 1\\.00\\)" "$tmp/$name.txt"
+	t_grep "$name: shifts in topology order without contention" "^  shift \\(topo\\):   $shifts instances, max load 1, " "$tmp/$name.txt"
+}
+dmodk_islands islands-single '8\+12\+4, up ports 6x1\+4x1' 42 47 \
+	--islands 2 --hosts-per-island 24 --radix 12 --core-radix 12
+dmodk_islands islands-parallel '12\+12\+3, up ports 6x2\+3x4' 132 143 \
+	--islands 2 --hosts-per-island 72 --radix 24 --core-radix 48
+
 # A tapered tree routed by sar-updn: the bound stays below the EFI.
 "$SARNUE_BIN" route "$tmp/fattree.net" -o "$tmp/fu" >/dev/null 2>&1
 "$SARNUE_BIN" check --dump-dir "$tmp/fu" --json >"$tmp/fu.json"
