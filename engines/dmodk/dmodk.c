@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/dmodkform.h"
 #include "fabric/fattree.h"
 #include "lib/assert.h"
 
@@ -30,15 +31,11 @@ struct dmodk {
 	const struct fabric *f;
 	struct fat_tree t;
 	uint32_t nsw;
-	uint32_t width_below[FAT_TREE_MAX_LEVELS + 2]; /* W_l: parents per level multiplied */
-	uint32_t *peer;		   /* per port: the switch at the other end (switch ports only) */
-	uint32_t *slot_off, *slot; /* per switch: closed-form up port q -> port index or NONE */
-	uint32_t *by_level;	   /* switches, top level first */
-	uint8_t *down_ok, *legal;  /* for the current destination switch */
-	uint32_t *cand_off, *cand; /* down ports towards it, per switch that descends */
-	uint32_t *lid_index;	   /* [lid]: D-mod-k index */
-	uint8_t *lid_offset;	   /* [lid]: offset in the port's LMC range */
-	uint8_t *lid_exit;	   /* [lid]: port number of the delivering switch */
+	struct dmodk_form form;	      /* the closed form: slots, W_l, each LID's index and offset */
+	uint32_t *by_level;	      /* switches, top level first */
+	uint8_t *down_ok, *legal;     /* for the current destination switch */
+	uint32_t *cand_off, *cand;    /* down ports towards it, per switch that descends */
+	uint8_t *lid_exit;	      /* [lid]: port number of the delivering switch */
 	uint32_t *lid_off, *lid_list; /* LIDs per delivering switch */
 	uint32_t turn;		      /* turn leaf, FAB_NONE until needed */
 	uint32_t *turn_port;	      /* per switch: port index towards the turn leaf */
@@ -55,23 +52,19 @@ static uint32_t remote_switch(const struct fabric *f, uint32_t p)
 /* The switch behind a switch-to-switch port, from the table made once per routing. */
 static inline uint32_t peer(const struct dmodk *m, uint32_t p)
 {
-	sn_assert(p < m->f->nports && m->peer[p] == remote_switch(m->f, p));
-	return m->peer[p];
+	sn_assert(p < m->f->nports && m->form.peer[p] == remote_switch(m->f, p));
+	return m->form.peer[p];
 }
 
 static void dmodk_free(struct dmodk *m)
 {
+	dmodk_form_free(&m->form);
 	fat_tree_free(&m->t);
-	free(m->peer);
-	free(m->slot_off);
-	free(m->slot);
 	free(m->by_level);
 	free(m->down_ok);
 	free(m->legal);
 	free(m->cand_off);
 	free(m->cand);
-	free(m->lid_index);
-	free(m->lid_offset);
 	free(m->lid_exit);
 	free(m->lid_off);
 	free(m->lid_list);
@@ -79,47 +72,6 @@ static void dmodk_free(struct dmodk *m)
 	free(m->hop);
 	free(m->next);
 	free(m->stack);
-}
-
-static unsigned up_slots(const struct dmodk *m, uint32_t s)
-{
-	unsigned l = m->t.level[s];
-
-	return l < m->t.levels ? m->t.up_width[l] * m->t.up_parallel[l] : 0;
-}
-
-/* slot[q]: the (q / width)-th link to the parent of digit q mod width. */
-static int build_slots(struct dmodk *m)
-{
-	const struct fat_tree *t = &m->t;
-	uint32_t s, i, n = 0;
-
-	m->slot_off = malloc(sizeof(uint32_t) * (m->nsw + 1));
-	for (s = 0; s < m->nsw; s++)
-		n += up_slots(m, s);
-	m->slot = malloc(sizeof(uint32_t) * (n + 1));
-	if (!m->slot_off || !m->slot)
-		return -1;
-	n = 0;
-	for (s = 0; s < m->nsw; s++) {
-		unsigned w = t->level[s] < t->levels ? t->up_width[t->level[s]] : 0, k = 0;
-		uint16_t prev = UINT16_MAX;
-
-		m->slot_off[s] = n;
-		for (i = 0; i < up_slots(m, s); i++)
-			m->slot[n + i] = FAB_NONE;
-		for (i = t->up_off[s]; i < t->up_off[s + 1]; i++) {
-			uint16_t dg = t->digit[remote_switch(m->f, t->up_port[i])];
-
-			k = dg == prev ? k + 1 : 0;
-			prev = dg;
-			sn_assert(dg < w && k < t->up_parallel[t->level[s]]);
-			m->slot[n + k * w + dg] = t->up_port[i];
-		}
-		n += up_slots(m, s);
-	}
-	m->slot_off[m->nsw] = n;
-	return 0;
 }
 
 static int cmp_level_desc(const void *a, const void *b, void *ctx)
@@ -132,11 +84,11 @@ static int cmp_level_desc(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-/* D-mod-k index of every LID: terminals in topology order, then service ports, then switches. */
+/* The LIDs each switch delivers, and the port it delivers them by. */
 static int index_lids(struct dmodk *m, struct fab_error *err)
 {
 	const struct fabric *f = m->f;
-	uint32_t lid, next = m->t.nterminals, s;
+	uint32_t lid, s;
 
 	for (lid = 1; lid <= f->max_lid; lid++) {
 		uint32_t p = f->lid_port[lid];
@@ -150,15 +102,6 @@ static int index_lids(struct dmodk *m, struct fab_error *err)
 			return -1;
 		}
 		m->lid_off[s + 1]++;
-		m->lid_offset[lid] = (uint8_t)(lid - f->ports[p].base_lid);
-		if (m->t.term_index[p] != FAB_NONE)
-			m->lid_index[lid] = m->t.term_index[p];
-		else if (!fabric_is_switch(f, f->ports[p].node) && lid == f->ports[p].base_lid)
-			m->lid_index[lid] = next++;
-		else if (!fabric_is_switch(f, f->ports[p].node))
-			m->lid_index[lid] = m->lid_index[f->ports[p].base_lid];
-		else
-			m->lid_index[lid] = m->t.nterminals + m->t.nservice + s;
 	}
 	for (s = 0; s < m->nsw; s++)
 		m->lid_off[s + 1] += m->lid_off[s];
@@ -174,7 +117,6 @@ static int index_lids(struct dmodk *m, struct fab_error *err)
 static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error *err)
 {
 	uint32_t nl = f->max_lid + 1, s;
-	unsigned l;
 
 	memset(m, 0, sizeof(*m));
 	m->f = f;
@@ -187,14 +129,13 @@ static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error
 		fab_error_set(err, "not a fat tree: %.480s", why);
 		return -1;
 	}
-	m->peer = malloc(sizeof(uint32_t) * (f->nports + 1));
+	if (dmodk_form_init(&m->form, f, &m->t))
+		goto oom;
 	m->by_level = malloc(sizeof(uint32_t) * m->nsw);
 	m->down_ok = malloc(m->nsw);
 	m->legal = malloc(m->nsw);
 	m->cand_off = malloc(sizeof(uint32_t) * (m->nsw + 1));
 	m->cand = malloc(sizeof(uint32_t) * (f->sw_adj_off[m->nsw] + 1));
-	m->lid_index = calloc(nl, sizeof(uint32_t));
-	m->lid_offset = calloc(nl, 1);
 	m->lid_exit = calloc(nl, 1);
 	m->lid_off = calloc(m->nsw + 2, sizeof(uint32_t));
 	m->lid_list = malloc(sizeof(uint32_t) * nl);
@@ -202,21 +143,12 @@ static int dmodk_setup(struct dmodk *m, const struct fabric *f, struct fab_error
 	m->hop = malloc(m->nsw);
 	m->next = malloc(sizeof(uint32_t) * m->nsw);
 	m->stack = malloc(sizeof(uint32_t) * (m->nsw + 1));
-	if (!m->peer || !m->by_level || !m->down_ok || !m->legal || !m->cand_off || !m->cand ||
-	    !m->lid_index || !m->lid_offset || !m->lid_exit || !m->lid_off || !m->lid_list ||
-	    !m->turn_port || !m->hop || !m->next || !m->stack || build_slots(m))
+	if (!m->by_level || !m->down_ok || !m->legal || !m->cand_off || !m->cand || !m->lid_exit ||
+	    !m->lid_off || !m->lid_list || !m->turn_port || !m->hop || !m->next || !m->stack)
 		goto oom;
 	for (s = 0; s < m->nsw; s++)
 		m->by_level[s] = s;
 	qsort_r(m->by_level, m->nsw, sizeof(uint32_t), cmp_level_desc, m->t.level);
-	m->width_below[1] = 1;
-	/* Past 2^32 every index divides to 0 alike: saturate. */
-	for (l = 1; l < m->t.levels; l++)
-		m->width_below[l + 1] = (uint64_t)m->width_below[l] * m->t.up_width[l] > UINT32_MAX
-						? UINT32_MAX
-						: m->width_below[l] * m->t.up_width[l];
-	for (s = 0; s < f->sw_adj_off[m->nsw]; s++)
-		m->peer[f->sw_adj_port[s]] = remote_switch(f, f->sw_adj_port[s]);
 	return index_lids(m, err);
 oom:
 	fab_error_set(err, "out of memory");
@@ -266,14 +198,6 @@ static void reach(struct dmodk *m, uint32_t d)
 	}
 }
 
-/* The closed-form up port index of destination index j, LMC offset o, at level l. */
-static inline unsigned closed_form(const struct dmodk *m, unsigned l, uint32_t j, unsigned o)
-{
-	unsigned slots = m->t.up_width[l] * m->t.up_parallel[l];
-
-	return (unsigned)((j / m->width_below[l] + o) % slots);
-}
-
 /*
  * The up port for j: the closed-form one when its link exists and leads on; else another
  * parallel link to the same parent; else one of the surviving ports that lead on, spread over
@@ -281,11 +205,12 @@ static inline unsigned closed_form(const struct dmodk *m, unsigned l, uint32_t j
  */
 static uint32_t choose_up(const struct dmodk *m, uint32_t s, uint32_t j, unsigned o, int *moved)
 {
-	unsigned l = m->t.level[s], w = m->t.up_width[l], slots = up_slots(m, s), q, k, n = 0;
-	const uint32_t *slot = m->slot + m->slot_off[s];
+	unsigned l = m->t.level[s], w = m->t.up_width[l], slots = dmodk_form_slots(&m->form, s);
+	const uint32_t *slot = m->form.slot + m->form.slot_off[s];
+	unsigned q, k, n = 0;
 	uint32_t p, pick;
 
-	q = closed_form(m, l, j, o);
+	q = dmodk_form_closed(&m->form, l, j, o);
 	*moved = 0;
 	for (k = 0; k < slots / w; k++) {
 		p = slot[(q + k * w) % slots];
@@ -299,7 +224,7 @@ static uint32_t choose_up(const struct dmodk *m, uint32_t s, uint32_t j, unsigne
 	}
 	if (!n)
 		return FAB_NONE;
-	pick = (uint32_t)((j / m->width_below[l] / slots + q) % n);
+	pick = (uint32_t)((j / m->form.width_below[l] / slots + q) % n);
 	for (k = 0; k < slots; k++) {
 		p = slot[k];
 		if (p != FAB_NONE && m->legal[peer(m, p)] && !pick--)
@@ -308,61 +233,12 @@ static uint32_t choose_up(const struct dmodk *m, uint32_t s, uint32_t j, unsigne
 	return FAB_NONE;
 }
 
-/*
- * Several children lead to d (a top switch cabled to every switch of a level below, as in
- * islands joined by a core): the child d's own side climbs to, of digit (j / W_{l-1}) mod
- * w_{l-1}, so the routes into one leaf spread over all its parents as they do inside the
- * island; without that child (a failed link), the children in turn by port order.
- */
-static uint32_t down_child(const struct dmodk *m, uint32_t first, uint32_t n, unsigned l,
-			   uint32_t j, unsigned o)
-{
-	unsigned below = l >= 2 ? m->width_below[l - 1] : 1;
-	unsigned w = l >= 2 ? m->t.up_width[l - 1] : 1, want, i, k, nchild = 0;
-
-	want = (unsigned)((j / below + o) % (w ? w : 1));
-	for (i = first; i < first + n; i++) {
-		uint32_t c = peer(m, m->cand[i]);
-
-		if (m->t.digit[c] == want)
-			return c;
-		for (k = first; k < i && peer(m, m->cand[k]) != c; k++)
-			;
-		nchild += k == i; /* first link to c */
-	}
-	want = (unsigned)((j / below + o) % nchild);
-	for (i = first; i < first + n; i++) {
-		uint32_t c = peer(m, m->cand[i]);
-
-		for (k = first; k < i && peer(m, m->cand[k]) != c; k++)
-			;
-		if (k == i && !want--)
-			return c;
-	}
-	return peer(m, m->cand[first]);
-}
-
-/* The down port for j: the parallel link the closed form names, among those towards d. */
+/* The down port for j: D-mod-k's child and parallel link among those towards d. */
 static uint32_t choose_down(const struct dmodk *m, uint32_t s, uint32_t j, unsigned o, int *moved)
 {
-	uint32_t first = m->cand_off[s], n = m->cand_off[s + 1] - first, c, i, links = 0;
-	unsigned l = m->t.level[s] - 1, k;
+	uint32_t first = m->cand_off[s], n = m->cand_off[s + 1] - first;
 
-	*moved = 0;
-	if (!n)
-		return FAB_NONE;
-	c = peer(m, m->cand[first]);
-	if (c != peer(m, m->cand[first + n - 1]))
-		c = down_child(m, first, n, l, j, o);
-	for (i = first; i < first + n; i++)
-		links += peer(m, m->cand[i]) == c;
-	k = closed_form(m, l, j, o) / m->t.up_width[l];
-	*moved = k >= links;
-	k %= links;
-	for (i = first; i < first + n; i++)
-		if (peer(m, m->cand[i]) == c && !k--)
-			return m->cand[i];
-	return FAB_NONE;
+	return dmodk_form_down(&m->form, s, m->cand + first, n, j, o, moved);
 }
 
 /*
@@ -437,8 +313,8 @@ static int route_lid(struct dmodk *m, struct routing *r, uint32_t d, uint32_t li
 		     struct dmodk_report *rep, struct fab_error *err)
 {
 	const struct fabric *f = m->f;
-	uint32_t j = m->lid_index[lid], s;
-	unsigned o = m->lid_offset[lid];
+	uint32_t j = m->form.lid_index[lid], s;
+	unsigned o = m->form.lid_offset[lid];
 
 	for (s = 0; s < m->nsw; s++) {
 		uint32_t p;

@@ -20,6 +20,8 @@
 #include "engines/updn/updn.h"
 #include "check/metrics.h"
 #include "check/verify.h"
+#include "fabric/dmodkform.h"
+#include "fabric/fattree.h"
 #include "fabric/swgraph.h"
 #include "lib/assert.h"
 
@@ -59,6 +61,12 @@ struct updn {
 	uint32_t *turn_order; /* switches by ascending turn_legal */
 	uint32_t turn;	      /* see choose_turn_switch(), FAB_NONE when not needed */
 	uint64_t turn_routes; /* LFT entries that use it */
+	/* A recognised fat tree with its top level as roots: ports as D-mod-k (tree_edge()). */
+	int tree_mode;
+	struct fat_tree tree;
+	struct dmodk_form form;
+	uint32_t lid;	/* the LID being routed */
+	uint32_t *cand; /* scratch: ports of one switch that continue the route */
 };
 
 static void updn_free(struct updn *u)
@@ -87,6 +95,10 @@ static void updn_free(struct updn *u)
 	free(u->turn_down);
 	free(u->turn_legal);
 	free(u->turn_order);
+	free(u->cand);
+	if (u->tree_mode)
+		dmodk_form_free(&u->form);
+	fat_tree_free(&u->tree);
 }
 
 static int updn_alloc(struct updn *u, const struct fabric *f)
@@ -121,11 +133,13 @@ static int updn_alloc(struct updn *u, const struct fabric *f)
 	u->turn_legal = malloc(sizeof(uint32_t) * nsw);
 	u->turn_order = malloc(sizeof(uint32_t) * nsw);
 	u->turn = FAB_NONE;
-	if (!u->nbr || !u->rank || !u->order || !u->pos || !u->dist_down || !u->dist_legal ||
-	    !u->queue || !u->routes || !u->entries || !u->terminals || !u->flow || !u->by_dist ||
-	    !u->bucket || !u->onward_stamp || !u->onward || !u->lid_off || !u->lid_list ||
-	    !u->lid_exit || !u->is_root || !u->via_turn || !u->dist_route || !u->turn_down ||
-	    !u->turn_legal || !u->turn_order)
+	u->cand = malloc(sizeof(uint32_t) * (ne + 1));
+	fat_tree_init(&u->tree);
+	if (!u->cand || !u->nbr || !u->rank || !u->order || !u->pos || !u->dist_down ||
+	    !u->dist_legal || !u->queue || !u->routes || !u->entries || !u->terminals || !u->flow ||
+	    !u->by_dist || !u->bucket || !u->onward_stamp || !u->onward || !u->lid_off ||
+	    !u->lid_list || !u->lid_exit || !u->is_root || !u->via_turn || !u->dist_route ||
+	    !u->turn_down || !u->turn_legal || !u->turn_order)
 		return -1;
 	for (e = 0; e < ne; e++) {
 		uint32_t r = f->ports[f->sw_adj_port[e]].remote;
@@ -535,6 +549,41 @@ static int better_edge(struct updn *u, uint32_t s, uint32_t e, uint32_t best)
 	return less_loaded(u, p, q);
 }
 
+/*
+ * On a fat tree with the top level as roots every Up*\/Down* route of a CA LID is one D-mod-k
+ * may take, so the engine takes D-mod-k's: the closed-form up port when climbing, D-mod-k's
+ * child and parallel link when descending (sar-dmodk's very choice, dmodkform.h), which balance
+ * every shift permutation in topology order and meet the cut bound of the maximum EFI.  The edge,
+ * or FAB_NONE when that port does not continue the route here (a failed link): then the least
+ * loaded one.
+ */
+static uint32_t tree_edge(struct updn *u, uint32_t s)
+{
+	const struct fabric *f = u->f;
+	uint32_t j = u->form.lid_index[u->lid], e, n = 0, p;
+	unsigned o = u->form.lid_offset[u->lid], l = u->tree.level[s];
+	int moved;
+
+	if (u->dist_down[s] == INF) {
+		if (l >= u->tree.levels)
+			return FAB_NONE;
+		p = dmodk_form_slot(&u->form, s, dmodk_form_closed(&u->form, l, j, o));
+	} else {
+		if (l < 2)
+			return FAB_NONE;
+		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
+			if (continues(u, s, u->nbr[e]))
+				u->cand[n++] = f->sw_adj_port[e];
+		p = dmodk_form_down(&u->form, s, u->cand, n, j, o, &moved);
+	}
+	if (p == FAB_NONE)
+		return FAB_NONE;
+	for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
+		if (f->sw_adj_port[e] == p)
+			return continues(u, s, u->nbr[e]) ? e : FAB_NONE;
+	return FAB_NONE;
+}
+
 /* Least loaded link (CSR edge) of s that continues its route towards the current destination. */
 static uint32_t pick_edge(struct updn *u, uint32_t s)
 {
@@ -543,6 +592,11 @@ static uint32_t pick_edge(struct updn *u, uint32_t s)
 
 	/* Only switches other than the destination's pick, and each has a route. */
 	sn_assert(u->dist_route[s] != INF && u->dist_route[s] > 0);
+	if (u->tree_mode && !u->via_turn[s]) {
+		best = tree_edge(u, s);
+		if (best != FAB_NONE)
+			return best;
+	}
 	for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
 		if (!continues(u, s, u->nbr[e]))
 			continue;
@@ -589,6 +643,7 @@ static int route_lid(struct updn *u, struct routing *r, uint32_t d, uint32_t lid
 
 	sn_assert(lid >= 1 && lid < r->lft_len && d < u->nsw && r->nswitches == u->nsw);
 	u->dest = d;
+	u->lid = lid;
 	u->stamp++;
 	for (s = 0; s < u->nsw; s++)
 		u->flow[s] = to_ca ? u->terminals[s] : 0;
@@ -755,6 +810,26 @@ static int fall_back(struct updn *u, struct routing *r, struct updn_report *rep,
 	return 0;
 }
 
+/*
+ * Recognises a fat tree for tree_edge(), whose levels must be the ranks from the roots (end ports
+ * on upper switches make other roots): 0 (tree_mode says whether it is one), -1 out of memory.
+ */
+static int tree_setup(struct updn *u)
+{
+	struct fab_error why;
+	uint32_t s;
+
+	if (fat_tree_recognise(u->f, &u->tree, &why))
+		return 0;
+	for (s = 0; s < u->nsw; s++)
+		if (u->rank[s] != u->tree.levels - u->tree.level[s])
+			return 0;
+	if (dmodk_form_init(&u->form, u->f, &u->tree))
+		return -1;
+	u->tree_mode = 1;
+	return 0;
+}
+
 int updn_route(const struct fabric *f, const struct updn_opts *opts, struct routing *r,
 	       struct updn_report *rep, struct fab_error *err)
 {
@@ -786,6 +861,10 @@ int updn_route(const struct fabric *f, const struct updn_opts *opts, struct rout
 		}
 	}
 	rank_switches(&u);
+	if (!strcmp(source, "top level of the tree") && tree_setup(&u)) {
+		fab_error_set(err, "out of memory");
+		goto out;
+	}
 	first.msg[0] = '\0';
 	r->sl_mode = ROUTING_SL_UNIFORM;
 	r->sl_uniform = 0;
