@@ -92,6 +92,24 @@ for g in 0xC000:6:5 0xC001:5:3 0xC002:4:3; do
 		"Multicast Group:$mlid has:$sws switches and:$cas HCAs" "$SIM_IBDMCHK_OUT"
 done
 
+# check_groups WHAT GROUPS MEMBERS: OpenSM's multicast dumps, read by sarnue check, hold that many
+# groups and members, every member reached, no credit loop with the unicast routes; and ibdmchk
+# agrees.
+check_groups() {
+	local what=$1 json=$tmp/check-groups.json
+	sim_wait_mcfdbs 60 >/dev/null 2>&1
+	sim_wait_sa_dump 60 >/dev/null 2>&1
+	"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json >"$json" 2>/dev/null
+	t_expect "$what: sarnue check: every member reached, no credit loop with unicast" \
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); v = d.get("verify", d); m = v["multicast"]
+assert m["groups"] == int(sys.argv[2]) and m["members"] == int(sys.argv[3]), m
+assert m["unreached_members"] == 0 and m["broken_trees"] == 0 and v["credit_loops"] == 0, v' \
+		"$json" "$2" "$3"
+	t_expect "$what: ibdmchk agrees" \
+		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+}
+
 # Other fabrics and engines: every host joins the broadcast group; sarnue's trees must be
 # verified with the unicast routes by the plugin, by sarnue check and by ibdmchk.
 # mcast_case NAME ENGINE GEN-ARGS...
@@ -114,17 +132,7 @@ mcast_case() {
 	t_expect "$name, $engine: $n hosts joined the broadcast group" test "$ok" = 1
 	t_expect "$name, $engine: the plugin's tree for all $n members fits the unicast routes" \
 		sim_wait_log "sarnue: $engine: multicast MLID 0xc000: SL 0 on VL [0-9]+, $n members, .*no credit loop" 60
-	sim_wait_mcfdbs 60 >/dev/null 2>&1
-	sim_wait_sa_dump 60 >/dev/null 2>&1
-	"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json >"$tmp/$name.json" 2>/dev/null
-	t_expect "$name, $engine: sarnue check: every member reached, no credit loop with unicast" \
-		python3 -c 'import json, sys
-d = json.load(open(sys.argv[1])); v = d.get("verify", d); m = v["multicast"]
-assert m["groups"] == 1 and m["members"] == int(sys.argv[2]), m
-assert m["unreached_members"] == 0 and m["broken_trees"] == 0 and v["credit_loops"] == 0, v' \
-		"$tmp/$name.json" "$n"
-	t_expect "$name, $engine: ibdmchk agrees" \
-		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+	check_groups "$name, $engine" 1 "$n"
 }
 export SIM_QOS=TRUE
 mcast_case ft sar-dmodk ktree --k 4 --n 2
@@ -143,16 +151,7 @@ tops=$(sim_log "$SIM_OPENSM_LOG" |
 	awk -F'|' '{ top[$1] = $2 } END { for (m in top) print top[m] }' | sort -u | wc -l)
 t_expect "ft, sar-dmodk: the four groups' trees descend from four different top switches (got $tops)" \
 	test "$tops" = 4
-sim_wait_mcfdbs 60 >/dev/null 2>&1
-sim_wait_sa_dump 60 >/dev/null 2>&1
-"$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --no-metrics --json >"$tmp/ft-spread.json" 2>/dev/null
-t_expect "ft, sar-dmodk, four spread groups: sarnue check reaches every member, no credit loop" \
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1])); v = d.get("verify", d); m = v["multicast"]
-assert m["groups"] == 4 and m["unreached_members"] == 0 and m["broken_trees"] == 0, m
-assert v["credit_loops"] == 0, v' "$tmp/ft-spread.json"
-t_expect "ft, sar-dmodk, four spread groups: ibdmchk agrees" \
-	sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+check_groups "ft, sar-dmodk, four spread groups" 4 $((16 + 3 * 4))
 mcast_case rnd sar-updn random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 mcast_case rnd2 sar-dfsssp random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 
