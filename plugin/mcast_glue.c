@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include <opensm/osm_mcast_mgr.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_sm.h>
 #include <opensm/osm_switch.h>
 
 #include "check/verify.h"
@@ -46,6 +48,12 @@ struct mcast_state {
 	int spread_wanted;
 	int spread_ok; /* 0 not tried for this routing, 1 a fat tree, -1 not */
 	struct mcast_spread spread;
+	/* OpenSM's pass over every group after the routing, summed up in one line at its end. */
+	struct {
+		unsigned expected, done, trees, spread, refused, empty;
+		unsigned vls; /* bit per VL a tree's SL maps to */
+		double seconds;
+	} pass;
 };
 
 struct mcast_state *mcast_state_new(int spread_over_tops)
@@ -75,6 +83,7 @@ void mcast_state_reset(struct mcast_state *s)
 	if (s->spread_ok == 1)
 		mcast_spread_free(&s->spread);
 	s->spread_ok = 0;
+	memset(&s->pass, 0, sizeof(s->pass));
 }
 
 void mcast_state_free(struct mcast_state *s)
@@ -303,6 +312,58 @@ static void forget_group(struct mcast_state *s, uint16_t mlid)
 	}
 }
 
+static double seconds_between(const struct timespec *t0, const struct timespec *t1)
+{
+	return (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Groups OpenSM holds: after a routing it asks for the tree of every one of them in turn. */
+static unsigned count_groups(const struct sarnue_plugin *p)
+{
+	const osm_subn_t *subn = &p->osm->subn;
+	unsigned i, n = 0;
+
+	for (i = 0; i + IB_LID_MCAST_START_HO <= subn->max_mcast_lid_ho; i++)
+		n += subn->mboxes[i] != NULL;
+	return n;
+}
+
+enum pass_outcome {
+	PASS_EMPTY,
+	PASS_TREE,
+	PASS_REFUSED
+};
+
+/* One group of the pass is done; the last one logs the routing's multicast in one line. */
+static void pass_note(struct sarnue_plugin *p, const char *engine, struct mcast_state *s,
+		      enum pass_outcome outcome, int spread, unsigned vl, double seconds)
+{
+	char vls[64] = "";
+	size_t used = 0;
+	unsigned v;
+
+	if (s->pass.done >= s->pass.expected)
+		return;
+	s->pass.done++;
+	s->pass.trees += outcome == PASS_TREE;
+	s->pass.refused += outcome == PASS_REFUSED;
+	s->pass.empty += outcome == PASS_EMPTY;
+	s->pass.spread += spread;
+	s->pass.vls |= outcome == PASS_TREE ? 1u << (vl & 15) : 0;
+	s->pass.seconds += seconds;
+	if (s->pass.done < s->pass.expected)
+		return;
+	for (v = 0; v < 16 && used < sizeof(vls); v++)
+		if (s->pass.vls >> v & 1)
+			used += (size_t)snprintf(vls + used, sizeof(vls) - used, "%s%u",
+						 used ? "," : "", v);
+	plog(p, OSM_LOG_INFO,
+	     "%s: multicast after the routing: %u group(s), %u tree(s) built (%u from their own "
+	     "top switch), %u refused, %u with fewer than 2 members, VL(s) %s, %.3f s",
+	     engine, s->pass.expected, s->pass.trees, s->pass.spread, s->pass.refused,
+	     s->pass.empty, *vls ? vls : "none", s->pass.seconds);
+}
+
 ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, struct mcast_state *s,
 				 const struct fabric *f, struct routing *r,
 				 osm_switch_t **osm_switches, osm_mgrp_box_t *mbox)
@@ -317,6 +378,11 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 	int ok = 0, have;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!s->have_order) {
+		/* The first group since the routing: OpenSM's pass over all of them begins. */
+		choose_roots(s, f);
+		s->pass.expected = count_groups(p);
+	}
 	nmembers = box_members(f, mbox, &members);
 	if (nmembers < 2) {
 		/* Nothing to forward; the old tree, if any, is gone (OpenSM cleared the MLID). */
@@ -324,10 +390,9 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		mark_refused(s, mlid, 0);
 		ctl_note_mcast(p, s->built.ngroups, refused_count(s));
 		free(members);
+		pass_note(p, engine, s, PASS_EMPTY, 0, 0, 0);
 		return IB_SUCCESS;
 	}
-	if (!s->have_order)
-		choose_roots(s, f);
 	if (s->spread_wanted && !s->spread_ok)
 		s->spread_ok = mcast_spread_init(&s->spread, f) == 1 ? 1 : -1;
 	if (s->spread_ok == 1)
@@ -359,6 +424,7 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		     engine, mlid, sl, attempt,
 		     *rep.first_mcast_problem ? rep.first_mcast_problem : "credit loop ",
 		     *rep.first_mcast_problem ? "" : rep.cycle);
+		pass_note(p, engine, s, PASS_REFUSED, 0, 0, seconds_between(&t0, &t1));
 		return IB_ERROR;
 	}
 	{
@@ -381,11 +447,35 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 		     "no credit loop, %.3f s",
 		     engine, mlid, sl, r->sl2vl_uniform[sl & 15], nmembers, g->nentries,
 		     spread ? "top switch" : "root", fabric_node_desc(f, f->switches[root]),
-		     attempt, s->built.ngroups - 1,
-		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		     attempt, s->built.ngroups - 1, seconds_between(&t0, &t1));
+		pass_note(p, engine, s, PASS_TREE, spread, r->sl2vl_uniform[sl & 15],
+			  seconds_between(&t0, &t1));
 	}
 	return IB_SUCCESS;
 oom:
 	plog(p, OSM_LOG_ERROR, "ERR %s: multicast MLID 0x%04x: out of memory", engine, mlid);
 	return IB_ERROR;
+}
+
+void mcast_glue_after_reroute(struct sarnue_plugin *p)
+{
+	osm_opensm_t *osm = p->osm;
+	osm_subn_t *subn = &osm->subn;
+	unsigned i, n = 0;
+
+	if (p->opts.mcast_opensm || subn->opt.disable_multicast)
+		return;
+	CL_PLOCK_EXCL_ACQUIRE(&osm->lock);
+	for (i = 0; i + IB_LID_MCAST_START_HO <= subn->max_mcast_lid_ho; i++)
+		if (subn->mboxes[i]) {
+			osm_sm_reroute_mlid(&osm->sm,
+					    cl_hton16((uint16_t)(i + IB_LID_MCAST_START_HO)));
+			n++;
+		}
+	CL_PLOCK_RELEASE(&osm->lock);
+	if (n)
+		plog(p, OSM_LOG_INFO,
+		     "multicast: OpenSM's reroute keeps the trees built for the previous routes; "
+		     "%u group(s) queued to be built again on the new ones",
+		     n);
 }

@@ -31,4 +31,12 @@ ib_api_status_t mcast_glue_build(struct sarnue_plugin *p, const char *engine, st
 				 const struct fabric *f, struct routing *r,
 				 osm_switch_t **osm_switches, osm_mgrp_box_t *mbox);
 
+/*
+ * OpenSM's reroute (console `reroute`, `sarnue ctl reroute`, a new job map) reprograms the LFTs
+ * but leaves every multicast tree as it was, fitted to the old routes.  Queues every group to be
+ * built again (osm_sm_reroute_mlid, as a join does), so each tree is checked against the new
+ * routes; OpenSM builds them right after the reroute.
+ */
+void mcast_glue_after_reroute(struct sarnue_plugin *p);
+
 #endif

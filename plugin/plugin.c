@@ -5,6 +5,7 @@
  * parses `routing_engine`; create() reads event_plugin_options and registers sarnue's routing
  * engines, which `routing_engine sar-updn,minhop` then selects like any built-in one.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@
 #include "plugin/ctl.h"
 #include "plugin/engines_glue.h"
 #include "plugin/log.h"
+#include "plugin/mcast_glue.h"
 #include "plugin/notify.h"
 #include "plugin/update.h"
 
@@ -66,6 +68,8 @@ static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_d
 	struct sarnue_plugin *p = data;
 
 	if (event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
+		if ((uintptr_t)event_data == UCAST_ROUTING_REROUTE)
+			mcast_glue_after_reroute(p);
 		ctl_note_tables_programmed(p);
 		update_note_programmed(p, p->lft_blocks_changed, p->lft_switches_changed);
 		engines_write_pending_dumps(p);

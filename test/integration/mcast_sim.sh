@@ -152,6 +152,14 @@ tops=$(sim_log "$SIM_OPENSM_LOG" |
 t_expect "ft, sar-dmodk: the four groups' trees descend from four different top switches (got $tops)" \
 	test "$tops" = 4
 check_groups "ft, sar-dmodk, four spread groups" 4 $((16 + 3 * 4))
+# OpenSM's reroute keeps the multicast trees of the old routes: the plugin queues every group
+# to be built again on the new ones, and sums that pass up in one line.
+sim_ctl reroute >/dev/null || t_fail "ft, sar-dmodk: ctl reroute"
+t_expect "ft, sar-dmodk: the reroute queues the four groups" \
+	sim_wait_log "sarnue: multicast: OpenSM's reroute keeps the trees built for the previous routes; 4 group\(s\) queued" 60
+t_expect "ft, sar-dmodk: after the reroute one line sums up the multicast pass" \
+	sim_wait_log "sarnue: sar-dmodk: multicast after the routing: 4 group\(s\), 4 tree\(s\) built \(4 from their own top switch\), 0 refused, 0 with fewer than 2 members, VL\(s\) 0, [0-9.]+ s" 60
+check_groups "ft, sar-dmodk, four spread groups after the reroute" 4 $((16 + 3 * 4))
 mcast_case rnd sar-updn random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 mcast_case rnd2 sar-dfsssp random --switches 10 --degree 4 --hosts-per-switch 1 --seed 3
 
