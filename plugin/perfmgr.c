@@ -304,21 +304,22 @@ void perfmgr_status_json(struct sarnue_plugin *p, FILE *out)
 {
 	struct perfmgr_store *s = p->perfmgr;
 	char estimate[512];
-	uint64_t reports;
+	uint64_t reports, baselines;
 	uint32_t ports, last;
 
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	reports = s->reports;
+	baselines = s->baselines;
 	ports = s->count;
 	last = s->last_ports;
 	memcpy(estimate, s->last_estimate, sizeof(estimate));
 	pthread_mutex_unlock(&s->lock);
 	fprintf(out,
-		",\"perfmgr\":{\"window_s\":%u,\"reports\":%llu,\"ports\":%u,"
-		"\"ports_in_last_window\":%u,\"last_estimate\":",
-		s->window, (unsigned long long)reports, ports, last);
+		",\"perfmgr\":{\"window_s\":%u,\"reports\":%llu,\"baselines\":%llu,"
+		"\"ports\":%u,\"ports_in_last_window\":%u,\"last_estimate\":",
+		s->window, (unsigned long long)reports, (unsigned long long)baselines, ports, last);
 	json_write_string(out, estimate);
 	fputc('}', out);
 }
