@@ -102,6 +102,10 @@ for a, b, n in pairs:
 ' "$estimate"
 t_expect "ctl status shows the estimate" \
 	grep -q "heaviest node000" <<<"$(sim_status_field perfmgr.last_estimate)"
+t_expect "ctl status as text names the PerfMgr fields" \
+	grep -qE "^perfmgr.ports_in_last_window: +[1-9]" <<<"$(sim_ctl status)"
+t_expect "ctl metrics counts PerfMgr's reports" \
+	grep -qE "^sarnue_perfmgr_reports(_total)? [1-9]" <<<"$(sim_ctl metrics)"
 w15=$(first_port node0001 node0005)
 w37=$(first_port node0003 node0007)
 echo "perfmgr: node0001->node0005 leaves on port $w15, node0003->node0007 on $w37"
