@@ -9,9 +9,10 @@
 #include <string.h>
 
 #include "fabric/traffic.h"
-#include "lib/assert.h"
 
 #define ESTIMATE_NAME "PerfMgr estimate"
+/* A pair's bytes are kept below this, far beyond any window's traffic, so they convert. */
+#define ESTIMATE_MAX_BYTES 1e18
 
 struct host_bytes {
 	double sent, recv;
@@ -156,6 +157,8 @@ static int estimate_job(struct traffic *t, const struct host_bytes *hb, const ui
 
 			if (d == s || bytes < 1.0 || !dname)
 				continue;
+			if (bytes > ESTIMATE_MAX_BYTES)
+				bytes = ESTIMATE_MAX_BYTES;
 			if (t->npairs >= TRAFFIC_ESTIMATE_MAX_PAIRS) {
 				fab_error_set(err, "%s: more than %u host pairs", ESTIMATE_NAME,
 					      TRAFFIC_ESTIMATE_MAX_PAIRS);
@@ -173,13 +176,15 @@ static int estimate_job(struct traffic *t, const struct host_bytes *hb, const ui
 static void count_hosts(const struct fabric *f, const struct host_bytes *hb,
 			struct traffic_estimate_report *rep)
 {
+	double sent = 0;
 	uint32_t n;
 
 	for (n = 0; n < f->nnodes; n++) {
 		rep->hosts_sent += hb[n].sent > 0;
 		rep->hosts_received += hb[n].recv > 0;
-		rep->sent += (uint64_t)hb[n].sent;
+		sent += hb[n].sent;
 	}
+	rep->sent = (uint64_t)(sent < ESTIMATE_MAX_BYTES ? sent : ESTIMATE_MAX_BYTES);
 }
 
 int traffic_estimate(struct traffic *t, const struct fabric *f, const struct traffic_counter *c,

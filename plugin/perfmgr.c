@@ -153,6 +153,11 @@ static struct pm_port *find_port(struct perfmgr_store *s, uint64_t guid, uint8_t
 	return e;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 static uint64_t words_to_bytes(uint64_t words)
 {
 	return words > PM_IMPLAUSIBLE / 4 ? 0 : words * 4;
@@ -168,8 +173,8 @@ static void add_bytes(struct perfmgr_store *s, struct pm_port *e, int64_t now, u
 		b->epoch = epoch;
 		b->xmit = b->rcv = 0;
 	}
-	b->xmit += xmit;
-	b->rcv += rcv;
+	b->xmit = sat_add(b->xmit, xmit);
+	b->rcv = sat_add(b->rcv, rcv);
 }
 
 void perfmgr_report(struct sarnue_plugin *p, const void *event)
@@ -210,8 +215,8 @@ static void window_sum(const struct perfmgr_store *s, const struct pm_port *e, i
 	*xmit = *rcv = 0;
 	for (i = 0; i < PM_BUCKETS; i++)
 		if (e->bucket[i].epoch > epoch - PM_BUCKETS && e->bucket[i].epoch <= epoch) {
-			*xmit += e->bucket[i].xmit;
-			*rcv += e->bucket[i].rcv;
+			*xmit = sat_add(*xmit, e->bucket[i].xmit);
+			*rcv = sat_add(*rcv, e->bucket[i].rcv);
 		}
 }
 
