@@ -11,6 +11,7 @@
 #include "engines/options.h"
 #include "engines/planes.h"
 #include "fabric/routing.h"
+#include "fabric/traffic.h"
 #include "check/verify.h"
 
 struct cpu_gate;
@@ -47,6 +48,8 @@ struct engine_result {
 	uint64_t efi_max;
 	double efi_mean, quality_seconds;
 	uint32_t channels, dark_channels; /* switch-to-switch channels, those no route uses */
+	/* traffic=perfmgr: what the estimate was made of and its heaviest pairs, for the log */
+	char traffic[512];
 	struct engine_fact facts[ENGINE_MAX_FACTS];
 	unsigned nfacts;
 };
@@ -80,6 +83,12 @@ struct engine_ctx {
 	 * no longer need the second CPU (see threads.h), at the latest when the routing returns.
 	 */
 	struct cpu_gate *spare_cpu;
+	/*
+	 * traffic=perfmgr: the port counters of the window, set by the caller for one routing;
+	 * NULL when none came (the routing goes on with uniform weights).
+	 */
+	const struct traffic_counter *counters;
+	size_t ncounters;
 };
 
 void engine_ctx_init(struct engine_ctx *c);

@@ -56,7 +56,11 @@ const char options_help[] =
 	"                            and sar-nue weigh each host pair's routes by its\n"
 	"                            bytes (heavy pairs get links of their own first);\n"
 	"                            with a job map only pairs inside jobs, without one\n"
-	"                            every pair listed\n"
+	"                            every pair listed; traffic=perfmgr: estimated in the\n"
+	"                            plugin from OpenSM's PerfMgr port counters (perfmgr\n"
+	"                            TRUE), by a gravity model inside each job\n"
+	"  traffic_window=SECONDS    traffic=perfmgr: the counters of the last this many\n"
+	"                            seconds count, 1..86400 (default 600)\n"
 	"  job_host_match=first-word|description\n"
 	"                            how job map hostnames match HCA node descriptions\n"
 	"                            (default first-word: 'node0001 HCA-1' is node0001)\n"
@@ -126,6 +130,7 @@ void options_defaults(struct sarnue_options *o)
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
 	o->ctl_mode = 0660;
 	o->update_timeout = 60;
+	o->traffic_window = 600;
 	o->update_retry = 2;
 	o->update_rounds = 5;
 }
@@ -428,6 +433,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return set_path(o->job_map, v);
 	if (!strcmp(key, "traffic"))
 		return set_path(o->traffic, v);
+	if (!strcmp(key, "traffic_window"))
+		return num_parse_uint(v, 1, 86400, &o->traffic_window);
 	if (!strcmp(key, "node_name_map"))
 		return set_path(o->node_name_map, v);
 	if (!strcmp(key, "ctl_socket"))

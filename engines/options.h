@@ -16,6 +16,8 @@
 
 #define OPT_PATH_MAX 1024
 #define OPT_DEFAULT_CTL_SOCKET "/run/sarnue/ctl.sock"
+/* traffic=perfmgr: the matrix comes from OpenSM's PerfMgr counters, not from a file. */
+#define OPT_TRAFFIC_PERFMGR "perfmgr"
 
 enum opt_dump {
 	OPT_DUMP_AUTO, /* when OpenSM's routing log flag (0x40) is on */
@@ -63,6 +65,7 @@ struct sarnue_options {
 	char job_map[OPT_PATH_MAX];
 	char job_map_name[OPT_PATH_MAX];  /* how messages name job_map, when not by its path */
 	char traffic[OPT_PATH_MAX];	  /* traffic matrix (fabric/traffic.h), empty: none */
+	unsigned traffic_window;	  /* traffic=perfmgr: seconds of counters that count */
 	char node_name_map[OPT_PATH_MAX]; /* names job maps bind hosts by, before descriptions */
 	enum job_host_match job_host_match;
 	char config[OPT_PATH_MAX];

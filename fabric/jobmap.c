@@ -499,6 +499,19 @@ uint32_t host_lookup_next(const struct host_lookup *h, uint32_t node)
 	return h->hi.next_node[node];
 }
 
+const char *host_lookup_name(const struct host_lookup *h, uint32_t node, size_t *len)
+{
+	const char *name;
+
+	sn_assert(node < h->hi.f->nnodes);
+	*len = 0;
+	if (h->hi.f->nodes[node].type == FAB_SWITCH)
+		return NULL;
+	name = full_name(&h->hi, node);
+	*len = job_map_host_len(name, h->hi.match);
+	return *len ? name : NULL;
+}
+
 void host_lookup_free(struct host_lookup *h)
 {
 	if (!h)

@@ -117,6 +117,8 @@ struct host_lookup *host_lookup_new(const struct fabric *f, enum job_host_match 
 				    const struct node_name_map *names);
 uint32_t host_lookup_first(const struct host_lookup *h, const char *host);
 uint32_t host_lookup_next(const struct host_lookup *h, uint32_t node);
+/* The name node is known by under the lookup's rules (*len bytes), NULL for switches. */
+const char *host_lookup_name(const struct host_lookup *h, uint32_t node, size_t *len);
 void host_lookup_free(struct host_lookup *h);
 
 /* Length of the hostname at the start of a node description under the match rule. */

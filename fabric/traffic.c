@@ -42,13 +42,40 @@ static int add_string(struct traffic *t, const char *s, size_t len, uint32_t *of
 	return fab_strings_put(&t->strings, &t->strings_len, &t->strings_cap, s, len, off);
 }
 
+int traffic_add(struct traffic *t, const char *src, size_t src_len, const char *dst, size_t dst_len,
+		uint64_t bytes, uint32_t line, const char *name, struct fab_error *err)
+{
+	struct traffic_pair *pr;
+
+	if ((src_len == dst_len && !memcmp(src, dst, src_len)) || !bytes)
+		return 0;
+	if (t->total_bytes + bytes < t->total_bytes) {
+		fab_error_set(err, "%s:%u: the bytes add up beyond 2^64", name, line);
+		return -1;
+	}
+	if (fab_grow((void **)&t->pairs, &t->pairs_cap, t->npairs + 1, sizeof(*t->pairs), 256)) {
+		fab_error_set(err, "%s:%u: out of memory", name, line);
+		return -1;
+	}
+	pr = &t->pairs[t->npairs];
+	memset(pr, 0, sizeof(*pr));
+	if (add_string(t, src, src_len, &pr->src) || add_string(t, dst, dst_len, &pr->dst)) {
+		fab_error_set(err, "%s:%u: out of memory", name, line);
+		return -1;
+	}
+	pr->bytes = bytes;
+	pr->line = line;
+	t->total_bytes += bytes;
+	t->npairs++;
+	return 0;
+}
+
 static int parse_line(struct traffic *t, char *line, const char *name, uint32_t lineno,
 		      struct fab_error *err)
 {
 	char *word[4], bytes[24];
 	size_t len[4];
 	unsigned n = fab_split_words(line, word, len, 4);
-	struct traffic_pair *pr;
 	uint64_t v;
 
 	if (n == 0)
@@ -69,27 +96,7 @@ static int parse_line(struct traffic *t, char *line, const char *name, uint32_t 
 			      (int)(len[2] > 40 ? 40 : len[2]), word[2]);
 		return -1;
 	}
-	if ((len[0] == len[1] && !memcmp(word[0], word[1], len[0])) || !v)
-		return 0;
-	if (t->total_bytes + v < t->total_bytes) {
-		fab_error_set(err, "%s:%u: the bytes add up beyond 2^64", name, lineno);
-		return -1;
-	}
-	if (fab_grow((void **)&t->pairs, &t->pairs_cap, t->npairs + 1, sizeof(*t->pairs), 256)) {
-		fab_error_set(err, "%s:%u: out of memory", name, lineno);
-		return -1;
-	}
-	pr = &t->pairs[t->npairs];
-	memset(pr, 0, sizeof(*pr));
-	if (add_string(t, word[0], len[0], &pr->src) || add_string(t, word[1], len[1], &pr->dst)) {
-		fab_error_set(err, "%s:%u: out of memory", name, lineno);
-		return -1;
-	}
-	pr->bytes = v;
-	pr->line = lineno;
-	t->total_bytes += v;
-	t->npairs++;
-	return 0;
+	return traffic_add(t, word[0], len[0], word[1], len[1], v, lineno, name, err);
 }
 
 int traffic_parse_text(struct traffic *t, const char *text, const char *name, struct fab_error *err)

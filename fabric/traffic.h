@@ -60,6 +60,48 @@ int traffic_parse_text(struct traffic *t, const char *text, const char *name,
 		       struct fab_error *err);
 
 /*
+ * Adds one pair as a line of the file would (line and name for messages): a host sending to
+ * itself and 0 bytes are ignored.  The hostnames need not end in '\0'.
+ */
+int traffic_add(struct traffic *t, const char *src, size_t src_len, const char *dst, size_t dst_len,
+		uint64_t bytes, uint32_t line, const char *name, struct fab_error *err);
+
+/*
+ * A matrix estimated from port counters (traffic_estimate.c, doc/traffic.md): the bytes that
+ * went out of and into one port of a node over some window, as OpenSM's PerfMgr counts them.
+ */
+struct traffic_counter {
+	uint64_t guid; /* node GUID */
+	uint8_t port;
+	uint64_t xmit, rcv; /* bytes */
+};
+
+/* What an estimate was made of. */
+struct traffic_estimate_report {
+	uint32_t counters_used;	 /* counters of a host's link (either end) */
+	uint32_t hosts_sent;	 /* hosts that sent bytes */
+	uint32_t hosts_received; /* hosts that received bytes */
+	uint32_t jobs;		 /* jobs with a sender and another receiver */
+	uint64_t sent;		 /* bytes the hosts sent */
+};
+
+/* More pairs than this and the estimate is refused (a job of over 1,000 busy hosts). */
+#define TRAFFIC_ESTIMATE_MAX_PAIRS 1000000u
+
+/*
+ * Fills t, as traffic_parse() would, with a gravity estimate inside each job of jobs (bound to
+ * f; NULL: every host is one job): host s sends host d sent(s) * recv(d) / (the job's received
+ * bytes but s's own), where sent and recv are what the switch port facing the host counted
+ * (the host's own port's counters when the switch's are missing).  A host in several jobs
+ * splits its bytes evenly over them.  Hosts are named as match and names name them, so that
+ * traffic_bind() finds them again.  Errors: out of memory, too many pairs; t is then empty.
+ */
+int traffic_estimate(struct traffic *t, const struct fabric *f, const struct traffic_counter *c,
+		     size_t n, const struct job_map *jobs, enum job_host_match match,
+		     const struct node_name_map *names, struct traffic_estimate_report *rep,
+		     struct fab_error *err);
+
+/*
  * Binds the hostnames to f's CA nodes (match, names: as for job maps).  A host with several HCAs
  * shares its bytes evenly over all pairs of them.  Unknown hostnames are counted, not errors.
  */

@@ -21,6 +21,7 @@
 struct sarnue_engine;
 struct ctl_server;
 struct update;
+struct perfmgr_store;
 
 struct sarnue_plugin {
 	osm_opensm_t *osm;
@@ -34,6 +35,8 @@ struct sarnue_plugin {
 	struct update *update; /* the five-phase update's state and thread (update.c) */
 	/* What the last routing changed in the switches: 64-LID LFT blocks, switches. */
 	unsigned lft_blocks_changed, lft_switches_changed;
+	/* traffic=perfmgr: PerfMgr's counter reports (perfmgr.c), NULL without the option */
+	struct perfmgr_store *perfmgr;
 };
 
 #endif

@@ -44,6 +44,7 @@
 #include "plugin/context.h"
 #include "plugin/ctl.h"
 #include "plugin/log.h"
+#include "plugin/perfmgr.h"
 #include "plugin/update.h"
 
 #define CTL_MAX_CLIENTS 16
@@ -218,6 +219,7 @@ static char *status_json(struct ctl_server *s)
 	fprintf(out, ",\"multicast\":{\"trees\":%u,\"refused\":%u}", st.mcast_trees,
 		st.mcast_refused);
 	update_status_json(s->p, out);
+	perfmgr_status_json(s->p, out);
 	fputs(",\"last_error\":", out);
 	json_write_string(out, st.last_error);
 	fputc('}', out);

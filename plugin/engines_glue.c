@@ -28,6 +28,7 @@
 #include "plugin/engines_glue.h"
 #include "plugin/log.h"
 #include "plugin/mcast_glue.h"
+#include "plugin/perfmgr.h"
 #include "plugin/subnet.h"
 #include "plugin/update.h"
 
@@ -336,6 +337,8 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	struct hop_rows rows;
 	struct progress progress;
 	struct progress_hook hook;
+	struct traffic_counter *counters = NULL;
+	size_t ncounters = 0;
 	int rc;
 
 	progress_start(e, &progress, &hook);
@@ -346,12 +349,22 @@ static int route_fresh(struct glue_engine *g, struct fabric *nf, int same_topolo
 	memset(&fresh, 0, sizeof(fresh));
 	/* Without qos OpenSM never calls update_sl2vl: only VL 0 is certain. */
 	g->ctx.sl2vl_off = !p->osm->subn.opt.qos;
+	perfmgr_counters(p, &counters, &ncounters);
+	g->ctx.counters = counters;
+	g->ctx.ncounters = ncounters;
 	g->ctx.spare_cpu = hop_rows_start(&rows, &p->osm->subn, nf);
 	rc = routing_init(&fresh, nf, e->name) ||
 	     engine_run_ctx(e->name, nf, &opts, &g->ctx, &fresh, &res, &err);
 	progress_end(&progress);
 	g->ctx.spare_cpu = NULL;
+	g->ctx.counters = NULL;
+	g->ctx.ncounters = 0;
+	free(counters);
 	hop_rows_wait(&rows);
+	if (res.traffic[0]) {
+		plog(p, OSM_LOG_INFO, "%s: %s", e->name, res.traffic);
+		perfmgr_note_estimate(p, res.traffic);
+	}
 	log_warnings(p, e->name, res.warning);
 	if (rc) {
 		routing_free(&fresh);

@@ -19,6 +19,7 @@
 #include "plugin/log.h"
 #include "plugin/mcast_glue.h"
 #include "plugin/notify.h"
+#include "plugin/perfmgr.h"
 #include "plugin/update.h"
 
 static void option_error(void *ctx, const char *msg)
@@ -45,6 +46,7 @@ static void *sarnue_create(osm_opensm_t *osm)
 		free(p);
 		return NULL;
 	}
+	perfmgr_start(p);
 	ctl_start(p);
 	update_init(p);
 	plog(p, OSM_LOG_INFO,
@@ -60,6 +62,7 @@ static void sarnue_delete(void *data)
 
 	ctl_stop(p);
 	update_stop(p);
+	perfmgr_stop(p);
 	free(p);
 }
 
@@ -73,6 +76,8 @@ static void sarnue_report(void *data, osm_epi_event_id_t event_id, void *event_d
 		ctl_note_tables_programmed(p);
 		update_note_programmed(p, p->lft_blocks_changed, p->lft_switches_changed);
 		engines_write_pending_dumps(p);
+	} else if (event_id == OSM_EVENT_ID_PORT_DATA_COUNTERS) {
+		perfmgr_report(p, event_data);
 	} else if (event_id == OSM_EVENT_ID_TRAP) {
 		if (notify_handle_trap(&p->notify, p->osm, event_data) == 1)
 			update_wake(p); /* the last acknowledgement ends a wait at once */

@@ -4,7 +4,7 @@
 # sar-nue on one VL, whose tables are verified on a second thread while it routes; and so must
 # a running OpenSM with sar-dfsssp on 8 VLs that reroutes on `sarnue ctl reroute`, on a job map
 # installed with `sarnue ctl jobs` and on a link fault, and builds the multicast tree of hosts
-# that join IPoIB's broadcast group.
+# that join IPoIB's broadcast group, while PerfMgr reports counters for traffic=perfmgr.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless ibsim opensm valgrind
@@ -38,7 +38,9 @@ sim_stop_ibsim
 "$SARNUE_BIN" gen fattree2 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$SIM_TMP/ft.net" 2>/dev/null ||
 	t_fail "sarnue gen fattree2"
 printf 'node0001 7\nnode0004 7\nnode0007 7\nnode0010 8\nnode0002 8\n' >"$SIM_TMP/jobs.map"
-export SIM_ROUTING_ENGINE=sar-dfsssp,minhop SIM_QOS=TRUE SIM_PLUGIN_OPTIONS="" SIM_IBSIM_CONSOLE=1
+export SIM_ROUTING_ENGINE=sar-dfsssp,minhop SIM_QOS=TRUE SIM_IBSIM_CONSOLE=1
+# PerfMgr on: its counter reports reach the plugin on OpenSM's MAD threads while it routes.
+export SIM_PLUGIN_OPTIONS="traffic=perfmgr" SIM_OPENSM_EXTRA=$'perfmgr TRUE\nperfmgr_sweep_time_s 1'
 export SIM_IPOIB=TRUE
 SIM_CONF=""
 if sim_start_ibsim "$SIM_TMP/ft.net" && sim_start_opensm && sim_wait_subnet_up; then
@@ -55,12 +57,22 @@ if sim_start_ibsim "$SIM_TMP/ft.net" && sim_start_opensm && sim_wait_subnet_up; 
 	t_expect "four hosts joined the broadcast group under valgrind" test "$joined" = 1
 	sim_wait_log "sarnue: sar-dfsssp: multicast MLID 0xc000: SL 0 on VL 0, 4 members" 240 ||
 		t_fail "sar-dfsssp under valgrind: the broadcast group's tree built"
+	# PerfMgr has read the ports twice (a baseline, then bytes), so the next routing weighs.
+	end=$((SECONDS + 240))
+	while ((SECONDS < end)); do
+		read -r reports baselines < <(sim_status_field perfmgr.reports perfmgr.baselines | xargs)
+		((${baselines:-0} > 0 && ${reports:-0} >= 2 * ${baselines:-0})) && break
+		sleep 0.5
+	done
 	routings=$(sim_status_field routings)
 	# Leaf S-0001's first uplink (port 4, after its 3 hosts).
 	sim_ibsim_cmd 'Unlink "S-0001"[4]'
 	sim_wait_status routings $((routings + 1)) 240 || t_fail "sar-dfsssp under valgrind: rerouted on a link fault"
 	t_grep "sar-dfsssp ran under valgrind with the job map" \
 		"sarnue: sar-dfsssp: routed .* 2 job\\(s\\) on 5 nodes" "$SIM_OPENSM_LOG"
+	t_grep "sar-dfsssp under valgrind weighed a routing by PerfMgr's counters" \
+		"sarnue: sar-dfsssp: traffic from PerfMgr counters: .* gravity model in [12] job" \
+		"$SIM_OPENSM_LOG"
 	t_expect "a running OpenSM with sar-dfsssp, reroutes, ctl jobs and a link fault is memcheck-clean" \
 		sim_stop_opensm
 else

@@ -154,6 +154,23 @@ static void test_update(void)
 	CHECK(strstr(e.last, "bad value for update_rounds: '0'") != NULL);
 }
 
+/* traffic=perfmgr and its window, with the window's range. */
+static void test_traffic(void)
+{
+	struct sarnue_options o;
+	struct errors e = { 0, "" };
+
+	options_defaults(&o);
+	CHECK(!o.traffic[0] && o.traffic_window == 600);
+	CHECK(options_parse_line(&o, "traffic=perfmgr traffic_window=30", "epo", 0, collect, &e) ==
+	      0);
+	CHECK(!strcmp(o.traffic, OPT_TRAFFIC_PERFMGR) && o.traffic_window == 30);
+	CHECK(options_parse_line(&o, "traffic_window=0 traffic_window=86401 traffic_window=x",
+				 "epo", 0, collect, &e) == 3);
+	CHECK(o.traffic_window == 30);
+	CHECK(strstr(e.last, "bad value for traffic_window: 'x'") != NULL);
+}
+
 static void test_config_file(void)
 {
 	char path[] = "/tmp/sarnue-opt-XXXXXX", line[1200];
@@ -230,6 +247,7 @@ int main(void)
 	test_errors_keep_defaults();
 	test_ctl_socket();
 	test_update();
+	test_traffic();
 	test_config_file();
 	test_planes();
 	test_storage_pattern();
