@@ -161,7 +161,7 @@ static const char check_usage[] =
 	"                     adaptive routing; over --lp-limit variables, or built without\n"
 	"                     GLPK, a lower bound instead (the end links), and says so\n"
 	"    --lp-limit N     variables the linear program may have (default 4000000: one per\n"
-	"                     destination and switch port; about 1,000 hosts of a fat tree)\n"
+	"                     destination switch and switch channel)\n"
 	"\n"
 	"    --svg FILE       write a self-contained SVG: switch-by-switch heat map of the loads\n"
 	"                     of C* (effective EFI with --job-map, else EFI; grey = unused) and\n"

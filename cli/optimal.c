@@ -1,16 +1,19 @@
 /*
  * optimal.c - the routing's maximum link utilisation for a set of demands, and the smallest any
- * routing could reach (optimal.h).  The linear program, one commodity per destination port:
+ * routing could reach (optimal.h).  The linear program, one commodity per destination switch
+ * (the end ports behind one switch merged: a flow to one sink splits into paths from each
+ * source, so nothing is lost, and the program shrinks by the hosts per switch):
  *
  *   minimise U  subject to
- *     for every commodity k and switch s:  flow of k out of s - flow of k into s = 0
- *     for every channel c:                 sum over k of flow of k on c - U * capacity(c) <= 0
- *   the flow of k out of a source end port fixed at its demand towards k, the flow into k's
- *   port fixed at all its demand, no flow of k into any other end port (end ports do not
- *   forward), every flow >= 0.
+ *     for every commodity k and switch s:  flow of k out of s - flow of k into s = what the
+ *                                          end ports of s send to those of k's switch
+ *                                          (minus all of k's demand at k's switch)
+ *     for every switch channel c:          sum over k of flow of k on c - U <= 0
+ *   every flow >= 0.
  *
- * Solved with GLPK's simplex when configure found it (HAVE_GLPK); the figures are in units of
- * the demands' amounts over a capacity of 1 per channel.
+ * End links carry their demand in every routing; the optimum is the larger of U and the busiest
+ * end link.  Solved with GLPK's simplex when configure found it (HAVE_GLPK); the figures are in
+ * units of the demands' amounts over a capacity of 1 per channel.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,17 +151,92 @@ static int end_link_bound(const struct fabric *f, const struct demands *d,
 	return 0;
 }
 
-#ifdef HAVE_GLPK
+/* The switch an end port hangs on (model switch index), FAB_NONE without a live link. */
+static uint32_t port_switch(const struct fabric *f, uint32_t p)
+{
+	uint32_t node = fabric_attached_switch(f, p);
+
+	return node == FAB_NONE ? FAB_NONE : f->nodes[node].sw;
+}
+
+/*
+ * The demands between switches: demand from the end ports of switch a to those of switch b
+ * (a != b; demands inside one switch cross no switch channel), as commodities per destination
+ * switch.  com[s]: commodity of destination switch s or UINT32_MAX; supply[k * nsw + s]: what
+ * switch s sends to commodity k's switch.
+ */
+struct switch_demands {
+	uint32_t nsw, ncom;
+	uint32_t *com, *com_sw;
+	double *supply;
+};
+
+static void switch_demands_free(struct switch_demands *sd)
+{
+	free(sd->com);
+	free(sd->com_sw);
+	free(sd->supply);
+}
+
+static int switch_demands(const struct fabric *f, const struct demands *d,
+			  struct switch_demands *sd)
+{
+	uint32_t i;
+
+	memset(sd, 0, sizeof(*sd));
+	sd->nsw = f->nswitches;
+	sd->com = malloc(sizeof(*sd->com) * (sd->nsw + 1));
+	sd->com_sw = malloc(sizeof(*sd->com_sw) * (sd->nsw + 1));
+	if (!sd->com || !sd->com_sw)
+		return -1;
+	for (i = 0; i < sd->nsw; i++)
+		sd->com[i] = UINT32_MAX;
+	for (i = 0; i < d->n; i++) {
+		uint32_t a = port_switch(f, d->src[i]), b = port_switch(f, d->dst[i]);
+
+		if (a != FAB_NONE && b != FAB_NONE && a != b && sd->com[b] == UINT32_MAX) {
+			sd->com_sw[sd->ncom] = b;
+			sd->com[b] = sd->ncom++;
+		}
+	}
+	sd->supply = calloc((size_t)sd->ncom * sd->nsw + 1, sizeof(*sd->supply));
+	if (!sd->supply)
+		return -1;
+	for (i = 0; i < d->n; i++) {
+		uint32_t a = port_switch(f, d->src[i]), b = port_switch(f, d->dst[i]);
+
+		if (a != FAB_NONE && b != FAB_NONE && a != b)
+			sd->supply[(size_t)sd->com[b] * sd->nsw + a] += d->amount[i];
+	}
+	return 0;
+}
 
 /* The switch-to-switch channels (both directions of each live link), as port indices. */
+static uint32_t switch_channels(const struct fabric *f, uint32_t *chan)
+{
+	uint32_t p, n = 0;
+
+	for (p = 0; p < f->nports; p++)
+		if (f->ports[p].num && fabric_channel_up(f, p) &&
+		    fabric_is_switch(f, f->ports[p].node) &&
+		    fabric_is_switch(f, f->ports[f->ports[p].remote].node))
+			chan[n++] = p;
+	return n;
+}
+
+#ifdef HAVE_GLPK
+
+/*
+ * The linear program over the switch channels.  Flows to one switch merge into one commodity:
+ * any flow to a single sink splits into paths from each source, so merging the end ports behind
+ * a destination switch loses nothing and divides the commodities by the hosts per switch.  End
+ * links carry the same load in every routing; they are in the end-link bound, and the optimum is
+ * the larger of the two.
+ */
 struct lp {
 	const struct fabric *f;
-	const struct demands *d;
-	uint32_t *chan, nchan; /* switch-to-switch channels */
-	uint32_t *cap_row;     /* [nports]: capacity row of the channel leaving the port, 0: none */
-	uint32_t *commodity;   /* [nports]: commodity of a destination port, UINT32_MAX: none */
-	uint32_t ncom, ncap;   /* commodities, capacity rows */
-	uint32_t *by_dst, *dst_off; /* demand indices grouped by commodity (CSR over ncom) */
+	const struct switch_demands *sd;
+	uint32_t *chan, nchan;
 	int *ia, *ja;
 	double *ar;
 	size_t nz, nz_cap;
@@ -189,186 +267,90 @@ static int put(struct lp *lp, int row, int col, double v)
 	return 0;
 }
 
-/* Capacity rows first (one per live channel, U in each), then k's conservation rows. */
-static int conservation_row(const struct lp *lp, uint32_t k, uint32_t sw)
-{
-	return (int)(lp->ncap + 1 + (uint64_t)k * lp->f->nswitches + sw);
-}
-
 static uint32_t sw_of(const struct fabric *f, uint32_t p)
 {
 	return f->nodes[f->ports[p].node].sw;
 }
 
-/* A flow variable of commodity k on the channel leaving port p; fixed when amount >= 0. */
-static int add_flow(struct lp *lp, uint32_t k, uint32_t p, double fixed)
+/* Rows: one capacity row per switch channel (i + 1), then nsw conservation rows per commodity. */
+static int conservation_row(const struct lp *lp, uint32_t k, uint32_t sw)
 {
-	const struct fabric *f = lp->f;
-	uint32_t peer = f->ports[p].remote;
-	int col = glp_add_cols(lp->p, 1);
-
-	if (fixed >= 0)
-		glp_set_col_bnds(lp->p, col, GLP_FX, fixed, fixed);
-	else
-		glp_set_col_bnds(lp->p, col, GLP_LO, 0.0, 0.0);
-	if (put(lp, (int)lp->cap_row[p], col, 1.0))
-		return -1;
-	if (fabric_is_switch(f, f->ports[p].node) &&
-	    put(lp, conservation_row(lp, k, sw_of(f, p)), col, 1.0))
-		return -1;
-	if (fabric_is_switch(f, f->ports[peer].node) &&
-	    put(lp, conservation_row(lp, k, sw_of(f, peer)), col, -1.0))
-		return -1;
-	return 0;
+	return (int)(lp->nchan + 1 + (uint64_t)k * lp->sd->nsw + sw);
 }
 
-static int build_rows(struct lp *lp)
+/* Column 1 is U; then per commodity one flow per switch channel, in every channel's row. */
+static int build(struct lp *lp)
 {
-	const struct fabric *f = lp->f;
-	uint32_t p, rows = 0;
+	const struct switch_demands *sd = lp->sd;
+	uint32_t i, k, s;
+	int col;
 
-	for (p = 0; p < f->nports; p++)
-		if (f->ports[p].num && fabric_channel_up(f, p))
-			lp->cap_row[p] = ++rows;
-	lp->ncap = rows;
-	glp_add_rows(lp->p, (int)(rows + (uint64_t)lp->ncom * f->nswitches));
-	for (p = 1; p <= rows; p++)
-		glp_set_row_bnds(lp->p, (int)p, GLP_UP, 0.0, 0.0);
-	for (p = rows + 1; p <= rows + (uint64_t)lp->ncom * f->nswitches; p++)
-		glp_set_row_bnds(lp->p, (int)p, GLP_FX, 0.0, 0.0);
-	/* U, column 1, in every capacity row. */
+	glp_add_rows(lp->p, (int)(lp->nchan + (uint64_t)sd->ncom * sd->nsw));
+	for (i = 1; i <= lp->nchan; i++)
+		glp_set_row_bnds(lp->p, (int)i, GLP_UP, 0.0, 0.0);
+	for (k = 0; k < sd->ncom; k++) {
+		double total = 0;
+
+		for (s = 0; s < sd->nsw; s++) {
+			double out = sd->supply[(size_t)k * sd->nsw + s];
+
+			total += out;
+			glp_set_row_bnds(lp->p, conservation_row(lp, k, s), GLP_FX, out, out);
+		}
+		glp_set_row_bnds(lp->p, conservation_row(lp, k, sd->com_sw[k]), GLP_FX, -total,
+				 -total);
+	}
 	glp_add_cols(lp->p, 1);
 	glp_set_col_bnds(lp->p, 1, GLP_LO, 0.0, 0.0);
 	glp_set_obj_coef(lp->p, 1, 1.0);
-	for (p = 0; p < f->nports; p++)
-		if (lp->cap_row[p] && put(lp, (int)lp->cap_row[p], 1, -1.0))
+	for (i = 0; i < lp->nchan; i++)
+		if (put(lp, (int)i + 1, 1, -1.0))
 			return -1;
+	col = glp_add_cols(lp->p, (int)((uint64_t)sd->ncom * lp->nchan));
+	for (k = 0; k < sd->ncom; k++)
+		for (i = 0; i < lp->nchan; i++, col++) {
+			uint32_t p = lp->chan[i];
+
+			glp_set_col_bnds(lp->p, col, GLP_LO, 0.0, 0.0);
+			if (put(lp, (int)i + 1, col, 1.0) ||
+			    put(lp, conservation_row(lp, k, sw_of(lp->f, p)), col, 1.0) ||
+			    put(lp, conservation_row(lp, k, sw_of(lp->f, lp->f->ports[p].remote)),
+				col, -1.0))
+				return -1;
+		}
 	return 0;
 }
 
-/* Commodity k: every switch channel, its sources' injection and its port's ejection, fixed. */
-static int add_commodity(struct lp *lp, uint32_t k, uint32_t dst, const double *supply)
+static int lp_optimum(const struct fabric *f, const struct switch_demands *sd, const uint32_t *chan,
+		      uint32_t nchan, struct optimal_result *res, struct fab_error *err)
 {
-	const struct fabric *f = lp->f;
-	uint32_t i;
-	double total = 0;
-
-	for (i = 0; i < lp->nchan; i++)
-		if (add_flow(lp, k, lp->chan[i], -1.0))
-			return -1;
-	for (i = 0; i < f->nports; i++)
-		if (supply[i] > 0) {
-			total += supply[i];
-			if (add_flow(lp, k, i, supply[i]))
-				return -1;
-		}
-	return add_flow(lp, k, f->ports[dst].remote, total);
-}
-
-static int solve(struct lp *lp, struct optimal_result *res)
-{
-	const struct fabric *f = lp->f;
-	double *supply = calloc(f->nports + 1, sizeof(*supply));
-	uint32_t k, i, p;
+	struct lp lp = { .f = f, .sd = sd, .chan = (uint32_t *)chan, .nchan = nchan };
 	glp_smcp parm;
 	int ret = -1;
 
-	if (!supply || build_rows(lp))
-		goto out;
-	for (p = 0; p < f->nports; p++) {
-		if (lp->commodity[p] == UINT32_MAX)
-			continue;
-		k = lp->commodity[p];
-		for (i = lp->dst_off[k]; i < lp->dst_off[k + 1]; i++)
-			if (lp->d->src[lp->by_dst[i]] != p)
-				supply[lp->d->src[lp->by_dst[i]]] += lp->d->amount[lp->by_dst[i]];
-		if (add_commodity(lp, k, p, supply))
-			goto out;
-		for (i = lp->dst_off[k]; i < lp->dst_off[k + 1]; i++)
-			supply[lp->d->src[lp->by_dst[i]]] = 0;
-	}
-	res->variables = (uint64_t)glp_get_num_cols(lp->p);
-	glp_load_matrix(lp->p, (int)lp->nz, lp->ia, lp->ja, lp->ar);
-	glp_init_smcp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_ON;
-	if (glp_simplex(lp->p, &parm) || glp_get_status(lp->p) != GLP_OPT)
-		goto out;
-	res->optimum = glp_get_obj_val(lp->p);
-	res->exact = 1;
-	ret = 0;
-out:
-	free(supply);
-	return ret;
-}
-
-static int group_by_destination(struct lp *lp)
-{
-	uint32_t i, k, *fill;
-
-	lp->dst_off = calloc(lp->ncom + 2, sizeof(*lp->dst_off));
-	lp->by_dst = malloc(sizeof(*lp->by_dst) * (lp->d->n + 1));
-	fill = malloc(sizeof(*fill) * (lp->ncom + 1));
-	if (!lp->dst_off || !lp->by_dst || !fill) {
-		free(fill);
-		return -1;
-	}
-	for (i = 0; i < lp->d->n; i++)
-		lp->dst_off[lp->commodity[lp->d->dst[i]] + 1]++;
-	for (k = 0; k < lp->ncom; k++) {
-		lp->dst_off[k + 1] += lp->dst_off[k];
-		fill[k] = lp->dst_off[k];
-	}
-	for (i = 0; i < lp->d->n; i++)
-		lp->by_dst[fill[lp->commodity[lp->d->dst[i]]]++] = i;
-	free(fill);
-	return 0;
-}
-
-static int lp_optimum(const struct fabric *f, const struct demands *d, struct optimal_result *res,
-		      struct fab_error *err)
-{
-	struct lp lp = { .f = f, .d = d };
-	uint32_t p, i;
-	int ret = -1;
-
-	lp.chan = malloc(sizeof(*lp.chan) * (f->nports + 1));
-	lp.cap_row = calloc(f->nports + 1, sizeof(*lp.cap_row));
-	lp.commodity = malloc(sizeof(*lp.commodity) * (f->nports + 1));
-	if (!lp.chan || !lp.cap_row || !lp.commodity) {
-		fab_error_set(err, "out of memory for the linear program");
-		goto out;
-	}
-	for (p = 0; p < f->nports; p++) {
-		lp.commodity[p] = UINT32_MAX;
-		if (f->ports[p].num && fabric_channel_up(f, p) &&
-		    fabric_is_switch(f, f->ports[p].node) &&
-		    fabric_is_switch(f, f->ports[f->ports[p].remote].node))
-			lp.chan[lp.nchan++] = p;
-	}
-	for (i = 0; i < d->n; i++)
-		if (lp.commodity[d->dst[i]] == UINT32_MAX)
-			lp.commodity[d->dst[i]] = lp.ncom++;
-	if (group_by_destination(&lp)) {
-		fab_error_set(err, "out of memory for the linear program");
-		goto out;
-	}
 	glp_term_out(GLP_OFF);
 	lp.p = glp_create_prob();
 	glp_set_obj_dir(lp.p, GLP_MIN);
-	if (solve(&lp, res)) {
+	if (build(&lp)) {
+		fab_error_set(err, "out of memory for the linear program");
+		goto out;
+	}
+	res->variables = (uint64_t)glp_get_num_cols(lp.p);
+	glp_load_matrix(lp.p, (int)lp.nz, lp.ia, lp.ja, lp.ar);
+	glp_init_smcp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	if (glp_simplex(lp.p, &parm) || glp_get_status(lp.p) != GLP_OPT) {
 		fab_error_set(err, "the linear program failed (out of memory or no optimum)");
 		goto out;
 	}
+	/* The end links carry their load in any routing. */
+	if (glp_get_obj_val(lp.p) > res->optimum)
+		res->optimum = glp_get_obj_val(lp.p);
+	res->exact = 1;
 	ret = 0;
 out:
-	if (lp.p)
-		glp_delete_prob(lp.p);
-	free(lp.chan);
-	free(lp.cap_row);
-	free(lp.commodity);
-	free(lp.by_dst);
-	free(lp.dst_off);
+	glp_delete_prob(lp.p);
 	free(lp.ia);
 	free(lp.ja);
 	free(lp.ar);
@@ -376,46 +358,33 @@ out:
 }
 #endif
 
-/* Variables the program would have: per destination, the switch channels and its sources. */
-static uint64_t lp_size(const struct fabric *f, const struct demands *d)
-{
-	uint8_t *dst = calloc(f->nports + 1, 1);
-	uint64_t ncom = 0, chans = 0;
-	uint32_t p, i;
-
-	if (!dst)
-		return UINT64_MAX;
-	for (i = 0; i < d->n; i++) {
-		ncom += !dst[d->dst[i]];
-		dst[d->dst[i]] = 1;
-	}
-	for (p = 0; p < f->nports; p++)
-		chans += f->ports[p].num && fabric_channel_up(f, p) &&
-			 fabric_is_switch(f, f->ports[p].node);
-	free(dst);
-	return ncom * chans + d->n;
-}
-
 int optimal_compare(const struct fabric *f, const struct routing *r, const struct demands *d,
 		    uint64_t max_variables, struct optimal_result *res, struct fab_error *err)
 {
-	uint64_t size = lp_size(f, d);
+	struct switch_demands sd = { 0 };
+	uint32_t *chan = malloc(sizeof(*chan) * (f->nports + 1)), nchan;
+	uint64_t size;
 	double t0 = now();
+	int ret = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (routing_max(f, r, d, res) || end_link_bound(f, d, res)) {
+	if (!chan || switch_demands(f, d, &sd) || routing_max(f, r, d, res) ||
+	    end_link_bound(f, d, res)) {
 		fab_error_set(err, "out of memory");
-		return -1;
+		goto out;
 	}
+	nchan = switch_channels(f, chan);
+	size = (uint64_t)sd.ncom * nchan + 1;
+	ret = 0;
 #ifdef HAVE_GLPK
 	if (size <= max_variables) {
-		if (lp_optimum(f, d, res, err))
-			return -1;
+		ret = lp_optimum(f, &sd, chan, nchan, res, err);
 		res->seconds = now() - t0;
 		snprintf(res->how, sizeof(res->how),
-			 "exact: multicommodity-flow LP, %llu variables, %.2f s",
+			 "exact: multicommodity-flow LP, one commodity per destination switch, "
+			 "%llu variables, %.2f s",
 			 (unsigned long long)res->variables, res->seconds);
-		return 0;
+		goto out;
 	}
 	snprintf(
 		res->how, sizeof(res->how),
@@ -427,5 +396,8 @@ int optimal_compare(const struct fabric *f, const struct routing *r, const struc
 	snprintf(res->how, sizeof(res->how),
 		 "lower bound of the end links: built without GLPK (libglpk-dev)");
 #endif
-	return 0;
+out:
+	free(chan);
+	switch_demands_free(&sd);
+	return ret;
 }

@@ -35,8 +35,8 @@ void demands_free(struct demands *d);
 
 /*
  * The routing's maximum and the optimum for d.  The linear program has one variable per
- * destination and channel; with more than max_variables of them, or without GLPK, optimum is
- * the lower bound of the end links (each end port's own demand over its link) instead.
+ * destination switch and switch channel; with more than max_variables of them, or without GLPK,
+ * optimum is the lower bound of the end links (each end port's own demand over its link) instead.
  * Channel capacities are 1.  0, or -1 with err set (out of memory, solver failure).
  */
 int optimal_compare(const struct fabric *f, const struct routing *r, const struct demands *d,
