@@ -154,14 +154,18 @@ static const char check_usage[] =
 	"                     all, and when the last one ends (at most 20,000 pairs)\n"
 	"\n"
 	"    --optimal        the distance to optimal for all-to-all traffic: the routing's\n"
-	"                     busiest channel (routes over it, capacity 1 per channel, end\n"
-	"                     links included) against the smallest maximum any routing could\n"
-	"                     reach, splitting each pair's traffic at will (a multicommodity-\n"
-	"                     flow linear program, GLPK), and their ratio, the gap to ideal\n"
-	"                     adaptive routing; over --lp-limit variables, or built without\n"
-	"                     GLPK, a lower bound instead (the end links), and says so\n"
-	"    --lp-limit N     variables the linear program may have (default 4000000: one per\n"
+	"                     busiest channel (routes over it over its capacity, end links\n"
+	"                     included; capacities are link rates over the fastest link's)\n"
+	"                     against the smallest maximum any routing could reach, splitting\n"
+	"                     each pair's traffic at will (a multicommodity-flow linear\n"
+	"                     program, GLPK), and their ratio, the gap to ideal adaptive\n"
+	"                     routing; over --lp-limit variables, or without GLPK, bounds from\n"
+	"                     both sides (Frank-Wolfe with a dual bound) and the ratio's range\n"
+	"    --lp-limit N     variables the linear program may have (default 30000: one per\n"
 	"                     destination switch and switch channel)\n"
+	"    --tolerance F    the bounds stop within F of each other (default 0.01)\n"
+	"    --optimal-seconds S\n"
+	"                     or after S seconds (default 600); 0: the end links' bound only\n"
 	"\n"
 	"    --svg FILE       write a self-contained SVG: switch-by-switch heat map of the loads\n"
 	"                     of C* (effective EFI with --job-map, else EFI; grey = unused) and\n"
@@ -178,7 +182,7 @@ struct check_args {
 	const char *job_map, *svg, *node_name_map;
 	enum job_host_match match;
 	int json, live, port, no_metrics, patterns, mcast_all, quiet, optimal;
-	uint64_t lp_limit;
+	struct optimal_params opt;
 	char *throughput;	/* comma-separated pattern names, NULL: none */
 	const char *completion; /* traffic matrix of --completion, NULL: none */
 	unsigned lmc;
@@ -236,6 +240,8 @@ enum {
 	OPT_SVG,
 	OPT_OPTIMAL,
 	OPT_LP_LIMIT,
+	OPT_TOLERANCE,
+	OPT_OPTIMAL_SECONDS,
 	OPT_THROUGHPUT,
 	OPT_COMPLETION,
 	OPT_MCFDBS,
@@ -273,6 +279,8 @@ static const struct option longopts[] = {
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "optimal", no_argument, NULL, OPT_OPTIMAL },
 	{ "lp-limit", required_argument, NULL, OPT_LP_LIMIT },
+	{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
+	{ "optimal-seconds", required_argument, NULL, OPT_OPTIMAL_SECONDS },
 	{ "throughput", required_argument, NULL, OPT_THROUGHPUT },
 	{ "completion", required_argument, NULL, OPT_COMPLETION },
 	{ NULL, 0, NULL, 0 }
@@ -368,7 +376,19 @@ static int parse_metrics_arg(int c, struct check_args *a)
 		a->optimal = 1;
 		break;
 	case OPT_LP_LIMIT:
-		rc = parse_count("lp-limit", optarg, UINT32_MAX, &a->lp_limit);
+		rc = parse_count("lp-limit", optarg, UINT32_MAX, &a->opt.lp_limit);
+		break;
+	case OPT_TOLERANCE:
+		if (num_parse_real(optarg, 0.0001, 1, &a->opt.tolerance))
+			return cli_usage("check",
+					 "--tolerance %s: expected a fraction from 0.0001 to 1",
+					 optarg);
+		break;
+	case OPT_OPTIMAL_SECONDS:
+		if (num_parse_real(optarg, 0, 86400, &a->opt.max_seconds))
+			return cli_usage("check",
+					 "--optimal-seconds %s: expected seconds from 0 to 86400",
+					 optarg);
 		break;
 	case OPT_THROUGHPUT:
 		a->throughput = optarg;
@@ -447,7 +467,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 
 	memset(a, 0, sizeof(*a));
 	metrics_options_default(&a->mo);
-	a->lp_limit = 4000000;
+	a->opt.lp_limit = 30000;
+	a->opt.tolerance = 0.01;
+	a->opt.max_seconds = 600;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hqVC:P:", longopts, NULL)) != -1) {
@@ -693,24 +715,51 @@ static int compute_completion(const struct check_args *a, const struct fabric *f
 	return 0;
 }
 
+static const char *const optimum_method_name[] = {
+	[OPTIMUM_EXACT] = "lp",
+	[OPTIMUM_BOUNDS] = "bounds",
+	[OPTIMUM_END_LINKS] = "end-links",
+};
+
+static double ratio_or_zero(double num, double den)
+{
+	return den > 0 ? num / den : 0.0;
+}
+
+/*
+ * ratio: the routing's maximum over the optimum's lower bound (the gap at most); ratio_low: over
+ * its upper bound (the gap at least; 0 when unknown).
+ */
 static void print_optimal_json(const struct optimal_result *o)
 {
 	printf(", \"optimal\": {\"pattern\": \"all-to-all\", \"routing_max\": %.6g, "
-	       "\"optimum\": %.6g, \"exact\": %s, \"ratio\": %.6g, \"variables\": %llu, "
-	       "\"seconds\": %.3f, \"unrouted\": %u, \"how\": ",
-	       o->routing_max, o->optimum, o->exact ? "true" : "false",
-	       o->optimum > 0 ? o->routing_max / o->optimum : 0.0, (unsigned long long)o->variables,
-	       o->seconds, o->unrouted);
+	       "\"optimum\": %.6g, \"optimum_upper\": %.6g, \"exact\": %s, \"method\": \"%s\", "
+	       "\"ratio\": %.6g, \"ratio_low\": %.6g, \"end_links\": %.6g, \"variables\": %llu, "
+	       "\"iterations\": %u, \"converged\": %s, \"seconds\": %.3f, \"unrouted\": %u, "
+	       "\"how\": ",
+	       o->routing_max, o->optimum, o->upper, o->exact ? "true" : "false",
+	       optimum_method_name[o->method], ratio_or_zero(o->routing_max, o->optimum),
+	       ratio_or_zero(o->routing_max, o->upper), o->end_links,
+	       (unsigned long long)o->variables, o->iterations,
+	       o->exact || o->converged ? "true" : "false", o->seconds, o->unrouted);
 	json_write_string(stdout, o->how);
 	fputc('}', stdout);
 }
 
 static void print_optimal_text(const struct optimal_result *o)
 {
-	printf("optimal (all-to-all): busiest channel %.6g routes, best possible %s%.6g: ratio "
-	       "%.3f\n  (%s)\n",
-	       o->routing_max, o->exact ? "" : "at least ", o->optimum,
-	       o->optimum > 0 ? o->routing_max / o->optimum : 0.0, o->how);
+	printf("optimal (all-to-all): busiest channel %.6g routes, ", o->routing_max);
+	if (o->method == OPTIMUM_EXACT)
+		printf("best possible %.6g: ratio %.3f\n", o->optimum,
+		       ratio_or_zero(o->routing_max, o->optimum));
+	else if (o->method == OPTIMUM_BOUNDS)
+		printf("best possible between %.6g and %.6g: ratio between %.3f and %.3f\n",
+		       o->optimum, o->upper, ratio_or_zero(o->routing_max, o->upper),
+		       ratio_or_zero(o->routing_max, o->optimum));
+	else
+		printf("best possible at least %.6g: ratio at most %.3f\n", o->optimum,
+		       ratio_or_zero(o->routing_max, o->optimum));
+	printf("  (%s)\n", o->how);
 	if (o->unrouted)
 		printf("  %u pair(s) the routing does not deliver are left out\n", o->unrouted);
 }
@@ -769,7 +818,7 @@ static int compare_optimal(const struct check_args *a, const struct fabric *f,
 		cli_error("check", "out of memory for the all-to-all demands");
 		return EXIT_INPUT;
 	}
-	rc = optimal_compare(f, r, &d, a->lp_limit, opt, &err);
+	rc = optimal_compare(f, r, &d, &a->opt, opt, &err);
 	demands_free(&d);
 	if (rc)
 		cli_error("check", "--optimal: %s", err.msg);

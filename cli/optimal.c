@@ -12,9 +12,13 @@
  *   every flow >= 0.
  *
  * End links carry their demand in every routing; the optimum is the larger of U and the busiest
- * end link.  Solved with GLPK's simplex when configure found it (HAVE_GLPK); the figures are in
- * units of the demands' amounts over a capacity of 1 per channel.
+ * end link.  Solved with GLPK's simplex when configure found it (HAVE_GLPK) and the program fits
+ * the limit; otherwise check/maxconc.c bounds it from both sides (Frank-Wolfe with a dual bound)
+ * on the switch graph, parallel channels merged.  Capacities are the links' data rates over the
+ * fastest link's: 1 per channel on a fabric of one speed, so the figures are then routes per
+ * channel.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +27,7 @@
 #include <glpk.h>
 #endif
 
+#include "check/maxconc.h"
 #include "check/verify.h"
 #include "cli/optimal.h"
 
@@ -32,6 +37,25 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A channel's capacity: its link's rate over unit, the fastest link's (1 on one-speed fabrics). */
+static double capacity(const struct fabric *f, uint32_t p, double unit)
+{
+	return (double)fabric_link_rate(f, p) / unit;
+}
+
+static double fastest_rate(const struct fabric *f)
+{
+	unsigned top = 0, r;
+	uint32_t p;
+
+	for (p = 0; p < f->nports; p++)
+		if (f->ports[p].num && fabric_channel_up(f, p)) {
+			r = fabric_link_rate(f, p);
+			top = r > top ? r : top;
+		}
+	return top ? (double)top : FAB_RATE_DEFAULT;
 }
 
 void demands_free(struct demands *d)
@@ -109,7 +133,7 @@ static int add_route(const struct fabric *f, const struct routing *r, uint32_t s
 }
 
 static int routing_max(const struct fabric *f, const struct routing *r, const struct demands *d,
-		       struct optimal_result *res)
+		       double unit, struct optimal_result *res)
 {
 	double *load = calloc(f->nports + 1, sizeof(*load));
 	uint32_t i;
@@ -120,13 +144,14 @@ static int routing_max(const struct fabric *f, const struct routing *r, const st
 		if (!add_route(f, r, d->src[i], d->dst[i], d->amount[i], load))
 			res->unrouted++;
 	for (i = 0; i < f->nports; i++)
-		res->routing_max = load[i] > res->routing_max ? load[i] : res->routing_max;
+		if (load[i] > 0)
+			res->routing_max = fmax(res->routing_max, load[i] / capacity(f, i, unit));
 	free(load);
 	return 0;
 }
 
 /* No routing beats its end links: each end port's demand out and in over its one link. */
-static int end_link_bound(const struct fabric *f, const struct demands *d,
+static int end_link_bound(const struct fabric *f, const struct demands *d, double unit,
 			  struct optimal_result *res)
 {
 	double *out = calloc(f->nports + 1, sizeof(*out)), *in = calloc(f->nports + 1, sizeof(*in));
@@ -142,10 +167,11 @@ static int end_link_bound(const struct fabric *f, const struct demands *d,
 		in[d->dst[i]] += d->amount[i];
 	}
 	res->optimum = 0;
-	for (i = 0; i < f->nports; i++) {
-		res->optimum = out[i] > res->optimum ? out[i] : res->optimum;
-		res->optimum = in[i] > res->optimum ? in[i] : res->optimum;
-	}
+	for (i = 0; i < f->nports; i++)
+		if (out[i] > 0 || in[i] > 0)
+			res->optimum =
+				fmax(res->optimum, fmax(out[i], in[i]) / capacity(f, i, unit));
+	res->end_links = res->optimum;
 	free(out);
 	free(in);
 	return 0;
@@ -237,6 +263,7 @@ struct lp {
 	const struct fabric *f;
 	const struct switch_demands *sd;
 	uint32_t *chan, nchan;
+	double unit;
 	int *ia, *ja;
 	double *ar;
 	size_t nz, nz_cap;
@@ -304,7 +331,7 @@ static int build(struct lp *lp)
 	glp_set_col_bnds(lp->p, 1, GLP_LO, 0.0, 0.0);
 	glp_set_obj_coef(lp->p, 1, 1.0);
 	for (i = 0; i < lp->nchan; i++)
-		if (put(lp, (int)i + 1, 1, -1.0))
+		if (put(lp, (int)i + 1, 1, -capacity(lp->f, lp->chan[i], lp->unit)))
 			return -1;
 	col = glp_add_cols(lp->p, (int)((uint64_t)sd->ncom * lp->nchan));
 	for (k = 0; k < sd->ncom; k++)
@@ -322,9 +349,10 @@ static int build(struct lp *lp)
 }
 
 static int lp_optimum(const struct fabric *f, const struct switch_demands *sd, const uint32_t *chan,
-		      uint32_t nchan, struct optimal_result *res, struct fab_error *err)
+		      uint32_t nchan, double unit, struct optimal_result *res,
+		      struct fab_error *err)
 {
-	struct lp lp = { .f = f, .sd = sd, .chan = (uint32_t *)chan, .nchan = nchan };
+	struct lp lp = { .f = f, .sd = sd, .chan = (uint32_t *)chan, .nchan = nchan, .unit = unit };
 	glp_smcp parm;
 	int ret = -1;
 
@@ -347,6 +375,7 @@ static int lp_optimum(const struct fabric *f, const struct switch_demands *sd, c
 	/* The end links carry their load in any routing. */
 	if (glp_get_obj_val(lp.p) > res->optimum)
 		res->optimum = glp_get_obj_val(lp.p);
+	res->upper = res->optimum;
 	res->exact = 1;
 	ret = 0;
 out:
@@ -358,18 +387,124 @@ out:
 }
 #endif
 
+/*
+ * The switch graph for check/maxconc.c: one edge per ordered pair of linked switches, parallel
+ * channels merged (their capacities summed): a split over parallel links is free.
+ */
+struct sw_graph {
+	uint32_t *from, *to;
+	double *cap;
+	struct mc_graph g;
+};
+
+static void sw_graph_free(struct sw_graph *sg)
+{
+	free(sg->from);
+	free(sg->to);
+	free(sg->cap);
+}
+
+struct sw_link {
+	uint32_t a, b;
+	double cap;
+};
+
+static int cmp_sw_link(const void *x, const void *y)
+{
+	const struct sw_link *l = x, *m = y;
+
+	if (l->a != m->a)
+		return l->a < m->a ? -1 : 1;
+	return l->b < m->b ? -1 : l->b > m->b;
+}
+
+static int sw_graph_build(const struct fabric *f, const uint32_t *chan, uint32_t nchan, double unit,
+			  struct sw_graph *sg)
+{
+	struct sw_link *l = malloc(sizeof(*l) * (nchan + 1));
+	uint32_t i, n = 0;
+
+	memset(sg, 0, sizeof(*sg));
+	sg->from = malloc(sizeof(*sg->from) * (nchan + 1));
+	sg->to = malloc(sizeof(*sg->to) * (nchan + 1));
+	sg->cap = malloc(sizeof(*sg->cap) * (nchan + 1));
+	if (!l || !sg->from || !sg->to || !sg->cap) {
+		free(l);
+		return -1;
+	}
+	for (i = 0; i < nchan; i++) {
+		l[i].a = sw_of(f, chan[i]);
+		l[i].b = sw_of(f, f->ports[chan[i]].remote);
+		l[i].cap = capacity(f, chan[i], unit);
+	}
+	qsort(l, nchan, sizeof(*l), cmp_sw_link);
+	for (i = 0; i < nchan; i++) {
+		if (n && sg->from[n - 1] == l[i].a && sg->to[n - 1] == l[i].b) {
+			sg->cap[n - 1] += l[i].cap;
+			continue;
+		}
+		sg->from[n] = l[i].a;
+		sg->to[n] = l[i].b;
+		sg->cap[n++] = l[i].cap;
+	}
+	free(l);
+	sg->g = (struct mc_graph){ f->nswitches, n, sg->from, sg->to, sg->cap };
+	return 0;
+}
+
+/* Both bounds of the optimum from check/maxconc.c, for programs too large to solve exactly. */
+static int approximate(const struct fabric *f, const struct switch_demands *sd,
+		       const uint32_t *chan, uint32_t nchan, double unit,
+		       const struct optimal_params *prm, struct optimal_result *res,
+		       struct fab_error *err)
+{
+	struct mc_demand d = { sd->ncom, sd->com_sw, sd->supply };
+	struct mc_result mc;
+	struct sw_graph sg;
+	int ret = -1;
+
+	if (sw_graph_build(f, chan, nchan, unit, &sg)) {
+		fab_error_set(err, "out of memory for the approximation");
+		goto out;
+	}
+	if (maxconc_solve(&sg.g, &d, res->end_links, prm->tolerance, prm->max_seconds, &mc)) {
+		fab_error_set(err, "out of memory for the approximation");
+		goto out;
+	}
+	res->optimum = mc.lower;
+	res->upper = mc.upper;
+	res->iterations = mc.iterations;
+	res->converged = mc.converged;
+	ret = 0;
+out:
+	sw_graph_free(&sg);
+	return ret;
+}
+
+static void describe_approximation(struct optimal_result *res, uint64_t size,
+				   const struct optimal_params *prm)
+{
+	snprintf(res->how, sizeof(res->how),
+		 "bounds: Frank-Wolfe with a dual lower bound on the switch graph, %u round(s), "
+		 "%.2f s, %s; the full LP would have %llu variables (limit %llu)",
+		 res->iterations, res->seconds,
+		 res->converged ? "within the tolerance" : "stopped at the time limit",
+		 (unsigned long long)size, (unsigned long long)prm->lp_limit);
+}
+
 int optimal_compare(const struct fabric *f, const struct routing *r, const struct demands *d,
-		    uint64_t max_variables, struct optimal_result *res, struct fab_error *err)
+		    const struct optimal_params *prm, struct optimal_result *res,
+		    struct fab_error *err)
 {
 	struct switch_demands sd = { 0 };
 	uint32_t *chan = malloc(sizeof(*chan) * (f->nports + 1)), nchan;
+	double t0 = now(), unit = fastest_rate(f);
 	uint64_t size;
-	double t0 = now();
 	int ret = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (!chan || switch_demands(f, d, &sd) || routing_max(f, r, d, res) ||
-	    end_link_bound(f, d, res)) {
+	if (!chan || switch_demands(f, d, &sd) || routing_max(f, r, d, unit, res) ||
+	    end_link_bound(f, d, unit, res)) {
 		fab_error_set(err, "out of memory");
 		goto out;
 	}
@@ -377,8 +512,9 @@ int optimal_compare(const struct fabric *f, const struct routing *r, const struc
 	size = (uint64_t)sd.ncom * nchan + 1;
 	ret = 0;
 #ifdef HAVE_GLPK
-	if (size <= max_variables) {
-		ret = lp_optimum(f, &sd, chan, nchan, res, err);
+	if (size <= prm->lp_limit) {
+		ret = lp_optimum(f, &sd, chan, nchan, unit, res, err);
+		res->method = OPTIMUM_EXACT;
 		res->seconds = now() - t0;
 		snprintf(res->how, sizeof(res->how),
 			 "exact: multicommodity-flow LP, one commodity per destination switch, "
@@ -386,16 +522,23 @@ int optimal_compare(const struct fabric *f, const struct routing *r, const struc
 			 (unsigned long long)res->variables, res->seconds);
 		goto out;
 	}
-	snprintf(
-		res->how, sizeof(res->how),
-		"lower bound of the end links: the exact LP would have %llu variables (limit %llu)",
-		(unsigned long long)size, (unsigned long long)max_variables);
-#else
-	(void)size;
-	(void)max_variables;
-	snprintf(res->how, sizeof(res->how),
-		 "lower bound of the end links: built without GLPK (libglpk-dev)");
 #endif
+	if (prm->max_seconds > 0) {
+		ret = approximate(f, &sd, chan, nchan, unit, prm, res, err);
+		res->method = OPTIMUM_BOUNDS;
+		res->seconds = now() - t0;
+		describe_approximation(res, size, prm);
+		goto out;
+	}
+	res->method = OPTIMUM_END_LINKS;
+	snprintf(res->how, sizeof(res->how),
+		 "lower bound of the end links: %s, and no time for the approximation",
+#ifdef HAVE_GLPK
+		 "the exact LP is over --lp-limit"
+#else
+		 "built without GLPK (libglpk-dev)"
+#endif
+	);
 out:
 	free(chan);
 	switch_demands_free(&sd);

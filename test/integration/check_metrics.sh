@@ -101,12 +101,15 @@ assert str(m["efi"]["min"]) in texts and str(m["efi"]["max"]) in texts
 
 # --optimal: on the 5-switch ring with 2 hosts per switch, all-to-all needs at least 12 routes
 # on some ring link (30 * 4 routes-hops over 10 directed links, met by shortest paths), and
-# the end links 9 each; sar-updn's detour through its root makes more.  With a tiny
-# --lp-limit the end-link bound (9) stands in, and says so.
+# the end links 9 each; sar-updn's detour through its root makes more.  Over --lp-limit the
+# approximation's bounds hold 12 and close within the tolerance; without time for it
+# (--optimal-seconds 0) the end-link bound (9) stands in, and says so.
 "$SARNUE_BIN" route -q -e sar-updn "$SARNUE_SRCDIR/test/lib/nets/ring5.net" -o "$tmp/r5" >/dev/null
 "$SARNUE_BIN" check -q --dump-dir "$tmp/r5" --no-metrics --optimal --json >"$tmp/r5.json"
+"$SARNUE_BIN" check -q --dump-dir "$tmp/r5" --no-metrics --optimal --lp-limit 10 \
+	--optimal-seconds 0 --json >"$tmp/r5b.json"
 "$SARNUE_BIN" check -q --dump-dir "$tmp/r5" --no-metrics --optimal --lp-limit 10 --json \
-	>"$tmp/r5b.json"
+	>"$tmp/r5c.json"
 t_expect "--optimal: the LP's optimum on the ring is 12, the routing's max above it" python3 -c '
 import json, sys
 o = json.load(open(sys.argv[1]))["optimal"]
@@ -114,8 +117,14 @@ b = json.load(open(sys.argv[2]))["optimal"]
 assert o["exact"] and abs(o["optimum"] - 12) < 1e-6 and o["routing_max"] >= 12, o
 assert abs(o["ratio"] - o["routing_max"] / 12) < 1e-4 and o["unrouted"] == 0, o
 assert not b["exact"] and abs(b["optimum"] - 9) < 1e-6 and "lower bound" in b["how"], b
-assert b["routing_max"] == o["routing_max"]
-' "$tmp/r5.json" "$tmp/r5b.json"
+assert b["routing_max"] == o["routing_max"] and b["method"] == "end-links"
+c = json.load(open(sys.argv[3]))["optimal"]
+assert c["method"] == "bounds" and c["converged"] and not c["exact"], c
+assert c["optimum"] <= 12 + 1e-6 <= c["optimum_upper"] + 2e-6, c
+assert c["optimum_upper"] <= c["optimum"] * 1.01 + 1e-9, c
+assert abs(c["ratio"] - c["routing_max"] / c["optimum"]) < 1e-4, c
+assert "Frank-Wolfe" in c["how"], c
+' "$tmp/r5.json" "$tmp/r5b.json" "$tmp/r5c.json"
 "$SARNUE_BIN" gen fattree2 --leaves 2 --spines 1 --hosts-per-leaf 4 -o "$tmp/ft21.net" 2>/dev/null
 "$SARNUE_BIN" route -q -e sar-dmodk "$tmp/ft21.net" -o "$tmp/ft21" >/dev/null
 t_grep "--optimal: one path per pair, so the routing is optimal: 16 = 16" \
