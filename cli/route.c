@@ -107,6 +107,7 @@ struct route_args {
 /* LFT blocks of 64 LIDs that differ between two routings of one fabric. */
 struct block_diff {
 	uint32_t blocks, changed, switches, switches_changed;
+	uint64_t entries; /* LFT entries that differ */
 };
 
 static void option_error(void *ctx, const char *msg)
@@ -367,8 +368,9 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 		print_json_result(res);
 		if (a->prev_jobs)
 			printf(", \"previous\": {\"lft_blocks\": %u, \"lft_blocks_changed\": %u, "
-			       "\"switches_changed\": %u}",
-			       bd->blocks, bd->changed, bd->switches_changed);
+			       "\"lft_entries_changed\": %llu, \"switches_changed\": %u}",
+			       bd->blocks, bd->changed, (unsigned long long)bd->entries,
+			       bd->switches_changed);
 		if (res->incremental[0]) {
 			fputs(", \"incremental\": ", stdout);
 			json_write_string(stdout, res->incremental);
@@ -398,8 +400,10 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 	if (res->incremental[0])
 		printf("incremental:     %s\n", res->incremental + strlen("incremental reroute: "));
 	if (a->prev_jobs)
-		printf("previous:        %u of %u LFT blocks of 64 LIDs differ, on %u of %u switches\n",
-		       bd->changed, bd->blocks, bd->switches_changed, bd->switches);
+		printf("previous:        %u of %u LFT blocks of 64 LIDs differ (%llu entries), on %u"
+		       " of %u switches\n",
+		       bd->changed, bd->blocks, (unsigned long long)bd->entries,
+		       bd->switches_changed, bd->switches);
 	printf("route time:      %.3f s\n", res->route_seconds);
 	printf("verify time:     %.3f s%s\n", res->verify_seconds,
 	       res->verify_streamed ? " after the routing (the rest ran beside it)" : "");
@@ -440,6 +444,8 @@ static void diff_blocks(const struct fabric *f, const struct routing *a, const s
 
 			bd->changed += !!memcmp(routing_lft(a, s) + lo, routing_lft(b, s) + lo, n);
 		}
+		for (lo = 0; lo < a->lft_len; lo++)
+			bd->entries += routing_lft(a, s)[lo] != routing_lft(b, s)[lo];
 		bd->blocks += nblk;
 		bd->switches_changed += bd->changed != before;
 	}
