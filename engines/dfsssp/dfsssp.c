@@ -969,24 +969,13 @@ static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_err
 	return 0;
 }
 
-/* The memo's key: the fabric and the options that shape paths beyond the demand. */
-static uint64_t memo_key(const struct dfsssp *d)
-{
-	uint64_t k = fabric_fingerprint(d->f);
-
-	k = dfsssp_sig_mix(k, (uint64_t)d->o->skip_job_sort |
-				      (uint64_t)d->o->skip_weight_reset << 1 |
-				      (uint64_t)d->o->skip_improve << 2);
-	return k;
-}
-
 /* Incremental: finds the memo to keep columns from and room for this routing's signatures. */
 static int memo_begin(struct dfsssp *d, struct dfsssp_report *rep, uint64_t *key)
 {
 	*key = 0;
 	if (!d->o->memo)
 		return 0;
-	*key = memo_key(d);
+	*key = dfsssp_memo_key(d->f, d->o);
 	d->prev = dfsssp_memo_match(d->o->memo, *key, d->r, d->g.nsw);
 	rep->incremental = d->prev != NULL;
 	d->sig = calloc(d->r->lft_len + 1, sizeof(*d->sig));

@@ -28,6 +28,14 @@ uint64_t dfsssp_sig_mix(uint64_t h, uint64_t v)
 	return h ? h : 1;
 }
 
+uint64_t dfsssp_memo_key(const struct fabric *f, const struct dfsssp_opts *o)
+{
+	uint64_t opts = (uint64_t)o->skip_job_sort | (uint64_t)o->skip_weight_reset << 1 |
+			(uint64_t)o->skip_improve << 2;
+
+	return dfsssp_sig_mix(fabric_fingerprint(f), opts);
+}
+
 const struct dfsssp_memo *dfsssp_memo_match(const struct dfsssp_memo *m, uint64_t key,
 					    const struct routing *r, uint32_t nsw)
 {
