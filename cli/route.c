@@ -482,7 +482,7 @@ static int route_previous(const struct route_args *a, const struct fabric *f,
 	strcpy(o.job_map, a->prev_jobs);
 	o.job_map_name[0] = 0;
 	o.incremental = 1;
-	if (check_job_map(o.job_map, err) || check_job_map(a->opts.job_map, err))
+	if (check_job_map(o.job_map, err))
 		return EXIT_INPUT;
 	if (routing_init(prev, f, a->engine)) {
 		fab_error_set(err, "out of memory");
@@ -524,6 +524,12 @@ int route_main(int argc, char **argv)
 	}
 	if (routing_init(&r, &f, a.engine)) {
 		cli_error("route", "out of memory");
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (a.prev_jobs && check_job_map(a.opts.job_map, &err)) {
+		progress_end(&progress);
+		cli_error("route", "%s", err.msg);
 		rc = EXIT_INPUT;
 		goto out;
 	}
