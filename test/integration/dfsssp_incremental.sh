@@ -5,7 +5,8 @@
 # destination of jobs 1 and 2 and every switch LID keeps its forwarding column byte for byte,
 # exactly job 3's 60 destinations are routed again, the result verifies (no unreachable pair,
 # no credit loop) and fewer LFT blocks differ from the previous routing than after a full
-# reroute; with incremental=no the full reroute happens.  Prints the maximum EFI and the
+# reroute; with incremental=no the full reroute happens; a malformed map of either kind is
+# refused by name.  Prints the maximum EFI and the
 # maximum effective EFI of both.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
@@ -104,4 +105,10 @@ print("# %-4s max EFI %s, max effective EFI %s, LFT blocks changed %s of %s" % (
       r["quality"]["efi_max"], m["effective_efi"]["max"], r["previous"]["lft_blocks_changed"],
       r["previous"]["lft_blocks"]))' "$tmp/$name.check" "$tmp/$name.json" "$name"
 done
+# A malformed map, either one, is refused by name and routes nothing.
+printf 'node0001\n' >"$tmp/bad.map"
+expect_fail 3 "^sarnue route: --previous-job-map .*bad.map: job map .*bad.map:1: " \
+	"$SARNUE_BIN" route -q -e sar-dfsssp -O job_map="$tmp/new.map" --previous-job-map "$tmp/bad.map" "$net"
+expect_fail 3 "^sarnue route: job map .*bad.map:1: " \
+	"$SARNUE_BIN" route -q -e sar-dfsssp -O job_map="$tmp/bad.map" --previous-job-map "$tmp/old.map" "$net"
 t_done
