@@ -6,8 +6,7 @@
 # exactly job 3's 60 destinations are routed again, the result verifies (no unreachable pair,
 # no credit loop) and fewer LFT blocks differ from the previous routing than after a full
 # reroute; with incremental=no the full reroute happens; a malformed map of either kind is
-# refused by name.  Prints the maximum EFI and the
-# maximum effective EFI of both.
+# refused by name.  Prints the maximum EFI and the maximum effective EFI of both.
 set -u
 . "$SARNUE_SRCDIR/test/lib/testlib.sh"
 t_skip_unless python3
