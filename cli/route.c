@@ -61,6 +61,12 @@ static const char route_usage_head[] =
 	"                        NETFILE gives, else 0); with -O planes=on and LMC >= 1 the\n"
 	"                        engine routes two planes (README)\n"
 	"    --vls N             operational VLs of every port, 1..15 (default 8)\n"
+	"    --previous-job-map FILE\n"
+	"                        route first with the job map FILE, as the routing the\n"
+	"                        switches hold, then with -O job_map: with -O incremental=yes\n"
+	"                        (sar-dfsssp) the second routing keeps the columns whose job\n"
+	"                        demand did not change; prints how many LFT blocks of 64 LIDs\n"
+	"                        differ between the two routings\n"
 	"    --json              print the summary as one JSON object\n"
 	"    -v, --verbose       print each dump file written, with its size and time (also\n"
 	"                        done when stderr is a terminal), and the progress of long\n"
@@ -94,7 +100,14 @@ struct route_args {
 	const char *engine, *out_dir, *netfile, *subnet;
 	struct netfile_opts net;
 	struct sarnue_options opts;
+	const char *prev_jobs; /* --previous-job-map */
 	int json, verbose, quiet, bad_option;
+};
+
+/* LFT blocks of 64 LIDs that differ between two routings of one fabric. */
+struct block_diff {
+	uint32_t blocks, changed, switches, switches_changed;
+	uint64_t entries; /* LFT entries that differ */
 };
 
 static void option_error(void *ctx, const char *msg)
@@ -122,6 +135,8 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 						  { "lmc", required_argument, NULL, 'l' },
 						  { "vls", required_argument, NULL, 'W' },
 						  { "json", no_argument, NULL, 'j' },
+						  { "previous-job-map", required_argument, NULL,
+						    'P' },
 						  { "verbose", no_argument, NULL, 'v' },
 						  { "quiet", no_argument, NULL, 'q' },
 						  { "help", no_argument, NULL, 'h' },
@@ -148,6 +163,9 @@ static int parse_args(int argc, char **argv, struct route_args *a)
 			break;
 		case 'j':
 			a->json = 1;
+			break;
+		case 'P':
+			a->prev_jobs = optarg;
 			break;
 		case 'v':
 			a->verbose = 1;
@@ -338,7 +356,7 @@ static void print_warnings(const char *warnings)
 }
 
 static void print_summary(const struct route_args *a, const struct fabric *f,
-			  const struct engine_result *res)
+			  const struct engine_result *res, const struct block_diff *bd)
 {
 	if (a->json) {
 		printf("{\"engine\": \"%s\", \"switches\": %u, \"lids\": %u, \"route_seconds\": %.6f, "
@@ -348,6 +366,15 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 		       res->verify_streamed ? "true" : "false", peak_rss_kib(), res->planes,
 		       res->escape_engine, res->fallbacks);
 		print_json_result(res);
+		if (a->prev_jobs)
+			printf(", \"previous\": {\"lft_blocks\": %u, \"lft_blocks_changed\": %u, "
+			       "\"lft_entries_changed\": %llu, \"switches_changed\": %u}",
+			       bd->blocks, bd->changed, (unsigned long long)bd->entries,
+			       bd->switches_changed);
+		if (res->incremental[0]) {
+			fputs(", \"incremental\": ", stdout);
+			json_write_string(stdout, res->incremental);
+		}
 		if (res->quality_known)
 			printf(", \"quality\": {\"efi_max\": %llu, \"efi_mean\": %.6f, \"channels\": "
 			       "%u, \"dark_channels\": %u, \"seconds\": %.6f}",
@@ -370,6 +397,13 @@ static void print_summary(const struct route_args *a, const struct fabric *f,
 	printf("fabric:          %u switches, %u end ports, max LID %u\n", f->nswitches,
 	       f->nendports - f->nswitches, f->max_lid);
 	printf("engine summary:  %s\n", res->summary);
+	if (res->incremental[0])
+		printf("incremental:     %s\n", res->incremental + strlen("incremental reroute: "));
+	if (a->prev_jobs)
+		printf("previous:        %u of %u LFT blocks of 64 LIDs differ (%llu entries), on %u"
+		       " of %u switches\n",
+		       bd->changed, bd->blocks, (unsigned long long)bd->entries,
+		       bd->switches_changed, bd->switches);
 	printf("route time:      %.3f s\n", res->route_seconds);
 	printf("verify time:     %.3f s%s\n", res->verify_seconds,
 	       res->verify_streamed ? " after the routing (the rest ran beside it)" : "");
@@ -395,13 +429,79 @@ static int load_fabric(const struct route_args *a, struct fabric *f, struct fab_
 	return fabric_load_topology(f, a->subnet ? a->subnet : a->netfile, &o, NULL, 0, err);
 }
 
+static void diff_blocks(const struct fabric *f, const struct routing *a, const struct routing *b,
+			struct block_diff *bd)
+{
+	uint32_t s, lo, nblk = (a->lft_len + 63) / 64;
+
+	memset(bd, 0, sizeof(*bd));
+	bd->switches = f->nswitches;
+	for (s = 0; s < f->nswitches; s++) {
+		uint32_t before = bd->changed;
+
+		for (lo = 0; lo < a->lft_len; lo += 64) {
+			uint32_t n = a->lft_len - lo < 64 ? a->lft_len - lo : 64;
+
+			bd->changed += !!memcmp(routing_lft(a, s) + lo, routing_lft(b, s) + lo, n);
+		}
+		for (lo = 0; lo < a->lft_len; lo++)
+			bd->entries += routing_lft(a, s)[lo] != routing_lft(b, s)[lo];
+		bd->blocks += nblk;
+		bd->switches_changed += bd->changed != before;
+	}
+}
+
+/* Both job maps must parse: the context would otherwise carry on with the other one. */
+static int check_job_map(const char *path, struct fab_error *err)
+{
+	struct job_map jm;
+	struct fab_error perr = { "" };
+	int rc;
+
+	if (!path[0])
+		return 0;
+	job_map_init(&jm);
+	rc = job_map_parse_named(&jm, path, path, &perr);
+	job_map_free(&jm);
+	if (rc)
+		fab_error_set(err, "job map %s", perr.msg);
+	return rc;
+}
+
+/* --previous-job-map: the routing the switches hold before the one asked for. */
+static int route_previous(const struct route_args *a, const struct fabric *f,
+			  struct engine_ctx *ctx, struct routing *prev, struct fab_error *err)
+{
+	struct sarnue_options o = a->opts;
+	struct engine_result res;
+
+	if (strlen(a->prev_jobs) >= sizeof(o.job_map)) {
+		fab_error_set(err, "--previous-job-map: path too long");
+		return EXIT_USAGE;
+	}
+	strcpy(o.job_map, a->prev_jobs);
+	o.job_map_name[0] = 0;
+	o.incremental = 1;
+	if (check_job_map(o.job_map, err))
+		return EXIT_INPUT;
+	if (routing_init(prev, f, a->engine)) {
+		fab_error_set(err, "out of memory");
+		return EXIT_INPUT;
+	}
+	if (engine_run_ctx(a->engine, f, &o, ctx, prev, &res, err))
+		return EXIT_ROUTING_FAULT;
+	return 0;
+}
+
 int route_main(int argc, char **argv)
 {
 	struct route_args a;
 	struct engine_result res;
 	struct fab_error err = { "" };
 	struct fabric f;
-	struct routing r;
+	struct routing r, prev;
+	struct engine_ctx ctx;
+	struct block_diff bd = { 0 };
 	struct progress progress;
 	struct progress_hook hook;
 	int rc;
@@ -411,6 +511,8 @@ int route_main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	fabric_init(&f);
 	memset(&r, 0, sizeof(r));
+	memset(&prev, 0, sizeof(prev));
+	engine_ctx_init(&ctx);
 	cli_progress_init(&progress, "sarnue route", a.quiet, a.verbose);
 	progress_hook_init(&hook, progress_update, &progress);
 	a.opts.progress = &hook;
@@ -425,12 +527,26 @@ int route_main(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
-	if (engine_run(a.engine, &f, &a.opts, &r, &res, &err)) {
+	if (a.prev_jobs && check_job_map(a.opts.job_map, &err)) {
+		progress_end(&progress);
+		cli_error("route", "%s", err.msg);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (a.prev_jobs && (rc = route_previous(&a, &f, &ctx, &prev, &err))) {
+		progress_end(&progress);
+		cli_error("route", "--previous-job-map %s: %s", a.prev_jobs, err.msg);
+		goto out;
+	}
+	if (a.prev_jobs ? engine_run_ctx(a.engine, &f, &a.opts, &ctx, &r, &res, &err)
+			: engine_run(a.engine, &f, &a.opts, &r, &res, &err)) {
 		progress_end(&progress);
 		cli_error("route", "%s: %s", a.engine, err.msg);
 		rc = EXIT_ROUTING_FAULT;
 		goto out;
 	}
+	if (a.prev_jobs)
+		diff_blocks(&f, &prev, &r, &bd);
 	if (a.out_dir) {
 		progress_phase(&progress, "writing the dumps");
 		if (write_dumps(&a, &f, &r, &progress)) {
@@ -441,9 +557,11 @@ int route_main(int argc, char **argv)
 	}
 	progress_end(&progress);
 	print_warnings(res.warning);
-	print_summary(&a, &f, &res);
+	print_summary(&a, &f, &res, &bd);
 	rc = 0;
 out:
+	engine_ctx_free(&ctx);
+	routing_free(&prev);
 	routing_free(&r);
 	fabric_free(&f);
 	return rc;

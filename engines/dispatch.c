@@ -155,6 +155,7 @@ void engine_ctx_free(struct engine_ctx *c)
 {
 	job_map_free(&c->jobs);
 	escape_plane_free(&c->escape);
+	dfsssp_memo_free(&c->dfsssp_memo);
 	engine_ctx_init(c);
 }
 
@@ -562,6 +563,28 @@ static void dfsssp_facts(const struct dfsssp_report *rep, const struct job_map *
 	engine_fact(res, "layers_seconds", rep->layers_seconds);
 }
 
+/* incremental=yes: the columns kept from the last routing of this fabric, as facts and a line. */
+static void incremental_facts(const struct dfsssp_report *rep, int asked, struct engine_result *res)
+{
+	double pct;
+
+	if (!asked)
+		return;
+	engine_fact(res, "incremental_kept_lids", rep->kept_lids);
+	engine_fact(res, "incremental_rerouted_lids", rep->rerouted_lids);
+	if (!rep->incremental) {
+		snprintf(res->incremental, sizeof(res->incremental),
+			 "incremental reroute: no earlier routing of this fabric, all %u"
+			 " destination LIDs routed",
+			 rep->lids_routed);
+		return;
+	}
+	pct = rep->lids_routed ? 100.0 * rep->kept_lids / rep->lids_routed : 0.0;
+	snprintf(res->incremental, sizeof(res->incremental),
+		 "incremental reroute: kept %u of %u destination columns (%.1f%%), routed %u again",
+		 rep->kept_lids, rep->lids_routed, pct, rep->rerouted_lids);
+}
+
 /* Routes f with DFSSSP (SAR weights with a job map) on at most vls VLs. */
 static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 		      struct engine_ctx *ctx, unsigned vls, struct routing *r,
@@ -590,6 +613,9 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dopts.progress = o->progress;
 	dopts.max_vls = vls;
 	dopts.no_mcast_tree = !o->mcast_reserve;
+	dopts.memo = ctx && o->incremental ? &ctx->dfsssp_memo : NULL;
+	if (ctx && !o->incremental)
+		dfsssp_memo_free(&ctx->dfsssp_memo);
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair
@@ -611,6 +637,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 		 rep.improve_stopped ? " (work budget reached)" : "", rep.improve_seconds,
 		 rep.paths_seconds, rep.layers_seconds);
 	dfsssp_facts(&rep, dopts.jobs, nstorage, res);
+	incremental_facts(&rep, dopts.memo != NULL, res);
 out:
 	job_map_free(&tmp);
 	engine_demand_free(&demand);

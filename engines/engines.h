@@ -10,6 +10,7 @@
 #include "fabric/jobmap.h"
 #include "engines/options.h"
 #include "engines/planes.h"
+#include "engines/dfsssp/dfsssp.h"
 #include "fabric/routing.h"
 #include "fabric/traffic.h"
 #include "check/verify.h"
@@ -50,6 +51,8 @@ struct engine_result {
 	uint32_t channels, dark_channels; /* switch-to-switch channels, those no route uses */
 	/* traffic=perfmgr: what the estimate was made of and its heaviest pairs, for the log */
 	char traffic[512];
+	/* incremental=yes: how much of the previous routing was kept, for the log; or empty */
+	char incremental[160];
 	struct engine_fact facts[ENGINE_MAX_FACTS];
 	unsigned nfacts;
 };
@@ -78,6 +81,8 @@ struct engine_ctx {
 	int sl2vl_off; /* OpenSM will not program SL2VL (qos FALSE): one VL only */
 	/* the high-LID plane the switches hold, reused while the topology stays the same */
 	struct escape_plane escape;
+	/* incremental=yes: sar-dfsssp's last routing of this fabric, columns and demands */
+	struct dfsssp_memo dfsssp_memo;
 	/*
 	 * Set by the caller for one routing, or NULL: opened once the engine's own helper threads
 	 * no longer need the second CPU (see threads.h), at the latest when the routing returns.

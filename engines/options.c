@@ -78,6 +78,11 @@ const char options_help[] =
 	"                            the routes by construction (default yes); no: routes may\n"
 	"                            take those turns, and a group whose tree would close a\n"
 	"                            credit loop gets no tree\n"
+	"  incremental=yes|no        sar-dfsssp: on a reroute of the same fabric, keep the\n"
+	"                            forwarding column of every destination whose job\n"
+	"                            demand did not change and route only the others again;\n"
+	"                            layers and verification still cover every path\n"
+	"                            (default no: tables depend on the inputs alone)\n"
 	"  mcast_trees=sarnue|opensm who builds the multicast trees: sarnue's engines,\n"
 	"                            verified with the unicast routes (default), or OpenSM's\n"
 	"                            own algorithm, blind to the routes' dependencies (for\n"
@@ -421,6 +426,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_bool(v, &o->verify);
 	if (!strcmp(key, "quality"))
 		return parse_bool(v, &o->quality);
+	if (!strcmp(key, "incremental"))
+		return parse_bool(v, &o->incremental);
 	if (!strcmp(key, "mcast_reserve"))
 		return parse_bool(v, &o->mcast_reserve);
 	if (!strcmp(key, "mcast_trees")) {

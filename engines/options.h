@@ -58,6 +58,7 @@ struct sarnue_options {
 	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */
 	int verify;		       /* run the verifier before tables reach OpenSM */
 	int quality;		       /* measure the EFI of verified tables (engine_result) */
+	int incremental;	       /* sar-dfsssp keeps columns of unchanged demand */
 	int mcast_reserve;  /* sar-nue, sar-dfsssp keep the multicast tree's turns on VL 0 */
 	int mcast_opensm;   /* mcast_trees=opensm: OpenSM builds the multicast trees itself */
 	enum opt_dump dump; /* write path-SL and SL2VL dumps */

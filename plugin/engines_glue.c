@@ -227,6 +227,8 @@ static void log_routed(struct sarnue_engine *e, const struct engine_result *res)
 	     res->verify_streamed ? "verified beside the routing, then" : "verify",
 	     res->verify_seconds, (unsigned long long)res->verify.pairs,
 	     verify_count_bits(res->verify.vls_used), res->verify.max_hops, quality, res->summary);
+	if (res->incremental[0])
+		plog(e->plugin, OSM_LOG_INFO, "%s: %s", e->name, res->incremental);
 }
 
 /*

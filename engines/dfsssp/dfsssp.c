@@ -29,6 +29,7 @@
  * contention.  Where every switch has terminals nothing changes.
  */
 #include "engines/dfsssp/dfsssp.h"
+#include "engines/dfsssp/memo.h"
 #include "fabric/fattree.h"
 #include "lib/minheap.h"
 #include "fabric/swgraph.h"
@@ -80,6 +81,10 @@ struct dfsssp {
 	 * destination order (a leaf's place in topology order); NULL elsewhere.  See tree_order.
 	 */
 	uint32_t *heap_item, *heap_sw, *sw_rank;
+	/* Incremental: each LID's demand signature, the usable memo (or NULL), kept LIDs. */
+	uint64_t *sig;
+	const struct dfsssp_memo *prev;
+	uint8_t *kept;
 };
 
 static double now(void)
@@ -109,6 +114,8 @@ static void dfsssp_free(struct dfsssp *d)
 	free(d->dphase);
 	free(d->job_off);
 	free(d->job_port);
+	free(d->sig);
+	free(d->kept);
 }
 
 /*
@@ -411,8 +418,68 @@ static void plain_additions(struct dfsssp *d)
 		d->add[s] = d->nsrc[s];
 }
 
+/* The demand that shaped a destination's column: its phase and what every switch adds. */
+static uint64_t demand_sig(const struct dfsssp *d, int ph)
+{
+	uint64_t h = dfsssp_sig_mix(0, (uint64_t)ph);
+	uint32_t s;
+
+	for (s = 0; s < d->g.nsw; s++)
+		h = dfsssp_sig_mix(h, d->add[s]);
+	return h;
+}
+
+/*
+ * Takes lid's column from the memo into next[], hop[] and order[] as if Dijkstra had found
+ * it.  Returns -1 when the memo's column does not fit this fabric: then lid is routed again.
+ */
+static int memo_column(struct dfsssp *d, uint32_t lid, uint32_t t, int to_ca)
+{
+	const struct dfsssp_memo *m = d->prev;
+	uint32_t s, h, n = 0, maxhop = 0;
+
+	for (s = 0; s < d->g.nsw; s++) {
+		size_t at = (size_t)s * m->lft_len + lid;
+
+		d->next[s] = FAB_NONE;
+		d->hop[s] = 0;
+		if (s == t)
+			continue;
+		d->next[s] = swgraph_channel(d->f, &d->g, s, m->lft[at]);
+		if (d->next[s] == FAB_NONE || m->hops[at] < 1 + to_ca)
+			return -1;
+		d->hop[s] = m->hops[at] - (uint32_t)to_ca;
+		maxhop = d->hop[s] > maxhop ? d->hop[s] : maxhop;
+	}
+	for (s = 0; s < d->g.nsw; s++)
+		if (s != t && d->hop[d->g.to[d->next[s]]] + 1 != d->hop[s])
+			return -1;
+	/* Settling order by hops: each switch after the one its route goes through. */
+	for (h = 0; h <= maxhop; h++)
+		for (s = 0; s < d->g.nsw; s++)
+			if (d->hop[s] == h)
+				d->order[n++] = s;
+	sn_assert(n == d->g.nsw);
+	d->nsettled = n;
+	return 0;
+}
+
+/* Routes lid as before when its demand is the same as in the memo's routing. */
+static int keep_lid(struct dfsssp *d, uint32_t lid, uint32_t t, uint8_t exit_port, int to_ca,
+		    uint64_t sig)
+{
+	if (d->sig)
+		d->sig[lid] = sig;
+	if (!d->prev || d->prev->sig[lid] != sig || memo_column(d, lid, t, to_ca))
+		return 0;
+	set_lft(d, lid, t, exit_port, to_ca);
+	update_weights(d);
+	d->kept[lid] = 1;
+	return 1;
+}
+
 /* Routes every LID of port p (an end port or a switch's port 0); spread: job phase. */
-static int route_port(struct dfsssp *d, uint32_t p, int spread)
+static int route_port(struct dfsssp *d, uint32_t p, int spread, uint64_t sig)
 {
 	const struct fabric *f = d->f;
 	const struct fab_port *port = &f->ports[p];
@@ -427,6 +494,8 @@ static int route_port(struct dfsssp *d, uint32_t p, int spread)
 		uint32_t lid = port->base_lid + k;
 
 		if (lid > f->max_lid || f->lid_port[lid] != p)
+			continue;
+		if (keep_lid(d, lid, t, exit_port, to_ca, sig))
 			continue;
 		dijkstra(d, t);
 		for (s = 0; s < d->g.nsw; s++)
@@ -787,8 +856,10 @@ static uint32_t *job_lids(const struct dfsssp *d, uint32_t *n)
 		const struct fab_port *p = &f->ports[d->dest[i]];
 
 		for (k = 0; k < (1u << p->lmc); k++)
+			/* Kept columns stay as they were: only routes made now move. */
 			if (p->base_lid + k <= f->max_lid &&
-			    f->lid_port[p->base_lid + k] == d->dest[i])
+			    f->lid_port[p->base_lid + k] == d->dest[i] &&
+			    !(d->kept && d->kept[p->base_lid + k]))
 				lids[(*n)++] = p->base_lid + k;
 	}
 	return lids;
@@ -877,7 +948,7 @@ static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_err
 			job_additions(d, f->ports[p].node);
 		else
 			plain_additions(d);
-		if (route_port(d, p, ph == PH_JOB)) {
+		if (route_port(d, p, ph == PH_JOB, d->sig || d->prev ? demand_sig(d, ph) : 0)) {
 			fab_error_set(err, "no route from every switch to %s port %u (LID %u)",
 				      fabric_node_desc(f, f->ports[p].node), f->ports[p].num,
 				      f->ports[p].base_lid);
@@ -891,7 +962,25 @@ static int route_all(struct dfsssp *d, struct dfsssp_report *rep, struct fab_err
 	}
 	if (last == PH_JOB && improve(d, rep, err))
 		return -1;
+	for (i = 1; d->kept && i < d->r->lft_len; i++)
+		rep->kept_lids += d->kept[i];
+	if (d->prev)
+		rep->rerouted_lids = rep->lids_routed - rep->kept_lids;
 	return 0;
+}
+
+/* Incremental: finds the memo to keep columns from and room for this routing's signatures. */
+static int memo_begin(struct dfsssp *d, struct dfsssp_report *rep, uint64_t *key)
+{
+	*key = 0;
+	if (!d->o->memo)
+		return 0;
+	*key = dfsssp_memo_key(d->f, d->o);
+	d->prev = dfsssp_memo_match(d->o->memo, *key, d->r, d->g.nsw);
+	rep->incremental = d->prev != NULL;
+	d->sig = calloc(d->r->lft_len + 1, sizeof(*d->sig));
+	d->kept = calloc(d->r->lft_len + 1, 1);
+	return d->sig && d->kept ? 0 : -1;
 }
 
 static uint32_t count_overflow(const struct fabric *f, const struct routing *r,
@@ -977,6 +1066,7 @@ int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct rou
 		 struct dfsssp_report *rep, struct fab_error *err)
 {
 	struct dfsssp d = { .f = f, .o = o, .r = r };
+	uint64_t key = 0;
 	double t0 = now();
 	int ret = -1;
 
@@ -988,6 +1078,10 @@ int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct rou
 		fab_error_set(err, "out of memory");
 		goto out;
 	}
+	if (memo_begin(&d, rep, &key)) {
+		fab_error_set(err, "out of memory");
+		goto out;
+	}
 	r->sl_mode = ROUTING_SL_UNIFORM;
 	r->sl_uniform = 0;
 	if (route_all(&d, rep, err))
@@ -996,7 +1090,15 @@ int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct rou
 	t0 = now();
 	ret = assign_layers(&d, r, rep, err);
 	rep->layers_seconds = now() - t0;
+	if (!ret && o->memo) {
+		/* The memo takes the signatures over; a memo that cannot be kept is dropped. */
+		if (dfsssp_memo_store(o->memo, key, r, d.g.nsw, d.sig))
+			dfsssp_memo_free(o->memo);
+		d.sig = NULL;
+	}
 out:
+	if (ret && o->memo)
+		dfsssp_memo_free(o->memo);
 	dfsssp_free(&d);
 	return ret;
 }

@@ -18,6 +18,20 @@
 #include "fabric/routing.h"
 #include "lib/progress.h"
 
+/*
+ * What one routing leaves for the next on the same fabric (incremental=yes): every destination
+ * LID's demand signature (its phase and the weight each switch's sources add, a hash) and its
+ * forwarding column.  A later routing keeps the column of each LID whose signature is the same.
+ */
+struct dfsssp_memo {
+	uint64_t key; /* the fabric's fingerprint mixed with the path options; 0: empty */
+	uint32_t nsw, lft_len;
+	uint64_t *sig;	     /* [lft_len]; 0: nothing to keep */
+	uint8_t *lft, *hops; /* [nsw * lft_len] */
+};
+
+void dfsssp_memo_free(struct dfsssp_memo *m);
+
 struct dfsssp_opts {
 	const struct job_map *jobs; /* bound to the fabric; NULL: plain DFSSSP */
 	/*
@@ -38,6 +52,12 @@ struct dfsssp_opts {
 	int skip_improve;
 	int no_mcast_tree;		      /* layer 0 keeps no multicast tree's turns */
 	const struct progress_hook *progress; /* destinations routed; NULL: nobody listens */
+	/*
+	 * Incremental reroute: with memo set, the columns of destinations whose demand did not
+	 * change since the memo's routing of the same fabric are kept, the rest routed again;
+	 * after a routing that succeeds the memo holds it.  NULL: every destination is routed.
+	 */
+	struct dfsssp_memo *memo;
 };
 
 struct dfsssp_report {
@@ -50,6 +70,9 @@ struct dfsssp_report {
 	uint64_t improve_moves, improve_sweeps, improve_work;
 	int improve_stopped;
 	double paths_seconds, layers_seconds, improve_seconds;
+	/* incremental: the memo was of this fabric; LIDs whose column was kept or routed again */
+	int incremental;
+	uint32_t kept_lids, rerouted_lids;
 };
 
 /*

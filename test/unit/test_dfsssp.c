@@ -907,6 +907,88 @@ static void test_deterministic(void)
 	fabric_free(&f);
 }
 
+/* Figure 5.2's job map again; shrink: job 3's even-numbered hosts leave it. */
+static int fig52_jobs(struct job_map *jm, const struct fabric *f, int shrink)
+{
+	char *text = malloc(180 * 16), *p = text;
+	unsigned h, j;
+	int rc;
+
+	if (!text)
+		return -1;
+	for (h = 1; h <= 180; h++) {
+		j = h <= 30 || (h >= 91 && h <= 120) ? 1 : h <= 60 || h >= 151 ? 2 : 3;
+		if (!shrink || j != 3 || h % 2)
+			p += sprintf(p, "h%u.%u %u\n", (h - 1) / 18, (h - 1) % 18, j);
+	}
+	rc = bind_jobs(jm, f, text);
+	free(text);
+	return rc;
+}
+
+/* Columns of LIDs lo..hi (inclusive) alike in a and b at every switch. */
+static int columns_alike(const struct routing *a, const struct routing *b, uint32_t lo, uint32_t hi)
+{
+	uint32_t s;
+
+	for (s = 0; s < a->nswitches; s++)
+		if (memcmp(routing_lft(a, s) + lo, routing_lft(b, s) + lo, hi - lo + 1))
+			return 0;
+	return 1;
+}
+
+/*
+ * Incremental reroute: the same job map again keeps every column; job 3 shrinking keeps jobs
+ * 1 and 2 and the switch LIDs byte for byte and routes job 3's 60 destinations again; another
+ * fabric keeps nothing.
+ */
+static void test_incremental(void)
+{
+	struct dfsssp_memo memo = { 0 };
+	struct dfsssp_opts o = { .max_vls = 8, .memo = &memo };
+	struct dfsssp_report rep;
+	struct routing first, again, shrunk;
+	struct job_map jm, jm2;
+	struct fabric f;
+	uint16_t h1 = 0, h2 = 0;
+
+	CHECK(build_fig52(&f, &jm, 0) == 0);
+	o.jobs = &jm;
+	CHECK(route(&f, &o, &first, &rep) == 0);
+	CHECK(!rep.incremental && rep.kept_lids == 0 && memo.key != 0);
+	CHECK(route(&f, &o, &again, &rep) == 0);
+	CHECK(rep.incremental && rep.kept_lids == rep.lids_routed && rep.rerouted_lids == 0);
+	CHECK(!memcmp(first.lft, again.lft, (size_t)first.nswitches * first.lft_len));
+	CHECK(fig52_jobs(&jm2, &f, 1) == 0);
+	o.jobs = &jm2;
+	CHECK(route(&f, &o, &shrunk, &rep) == 0);
+	fprintf(stderr, "# incremental: kept %u of %u, routed %u again\n", rep.kept_lids,
+		rep.lids_routed, rep.rerouted_lids);
+	CHECK(rep.incremental && rep.kept_lids == 139 && rep.rerouted_lids == 60);
+	CHECK(verified(&f, &shrunk));
+	/* Hosts 1-60 (jobs 1 and 2) and the switches keep their columns; job 3's first host not. */
+	h1 = host_lid(&f, "h0.0");
+	h2 = host_lid(&f, "h3.5");
+	CHECK(h1 && h2 == h1 + 59 && columns_alike(&first, &shrunk, 1, 19));
+	CHECK(columns_alike(&first, &shrunk, h1, h2));
+	CHECK(!columns_alike(&first, &shrunk, h2 + 1, h2 + 30));
+	routing_free(&first);
+	routing_free(&again);
+	routing_free(&shrunk);
+	job_map_free(&jm);
+	job_map_free(&jm2);
+	fabric_free(&f);
+	/* Another fabric: nothing kept. */
+	CHECK(build_fig52(&f, &jm, 1) == 0);
+	o.jobs = &jm;
+	CHECK(route(&f, &o, &first, &rep) == 0);
+	CHECK(!rep.incremental && rep.kept_lids == 0);
+	routing_free(&first);
+	job_map_free(&jm);
+	fabric_free(&f);
+	dfsssp_memo_free(&memo);
+}
+
 int main(void)
 {
 	test_ring_two_layers();
@@ -926,5 +1008,6 @@ int main(void)
 	test_path_sl_dump_bytes();
 	test_deterministic();
 	test_fat_tree_balance();
+	test_incremental();
 	return CHECK_RESULT();
 }
