@@ -1080,9 +1080,14 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 		measure_quality(f, r, res);
 	}
 	verify_feed_detach(feed);
-	/* A routing OpenSM will not program leaves the switches without the kept escape plane. */
-	if (rc && ctx)
+	/*
+	 * A routing OpenSM will not program leaves the switches without the kept escape plane, and
+	 * its columns are not what the switches hold: the next incremental reroute keeps none.
+	 */
+	if (rc && ctx) {
 		escape_plane_free(&ctx->escape);
+		dfsssp_memo_free(&ctx->dfsssp_memo);
+	}
 	return rc ? -1 : 0;
 failed:
 	cpu_gate_open(spare_cpu);
