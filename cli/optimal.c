@@ -177,6 +177,12 @@ static int end_link_bound(const struct fabric *f, const struct demands *d, doubl
 	return 0;
 }
 
+/* The model switch index of a switch port. */
+static uint32_t sw_of(const struct fabric *f, uint32_t p)
+{
+	return f->nodes[f->ports[p].node].sw;
+}
+
 /* The switch an end port hangs on (model switch index), FAB_NONE without a live link. */
 static uint32_t port_switch(const struct fabric *f, uint32_t p)
 {
@@ -292,11 +298,6 @@ static int put(struct lp *lp, int row, int col, double v)
 	lp->ja[lp->nz] = col;
 	lp->ar[lp->nz] = v;
 	return 0;
-}
-
-static uint32_t sw_of(const struct fabric *f, uint32_t p)
-{
-	return f->nodes[f->ports[p].node].sw;
 }
 
 /* Rows: one capacity row per switch channel (i + 1), then nsw conservation rows per commodity. */
