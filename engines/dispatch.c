@@ -722,6 +722,8 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 	engine_fact(res, "job_destinations", rep->job_destinations);
 	engine_fact(res, "cycle_searches", (double)rep->cycle_searches);
 	engine_fact(res, "single_layer", rep->single_layer ? 1 : 0);
+	engine_fact(res, "layers_routed_once", rep->layers_deferred);
+	engine_fact(res, "first_passes_again", rep->passes_again);
 	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
 	if (rep->torus.dims)
 		add_torus_shape(res, &rep->torus);
@@ -731,13 +733,16 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 	if (rep->fallbacks)
 		add_per_layer(res, rep->vls, rep->fallbacks_per_layer);
 	add_summary(res,
-		    ", %u moved to another layer, %u layers routed again with fewer fall-backs, "
+		    ", %u moved to another layer, %u layers routed once with few fall-backs%s, "
+		    "%u layers routed again with fewer fall-backs, "
 		    "%u rerouted against the final weights, %u backtracks, %u second attempts, "
 		    "%u third attempts moving aside, %u shortcuts, %u switches moved aside, "
 		    "%u job destinations, %llu cycle searches (%llu spared)",
-		    rep->moved, rep->layers_rerouted, rep->rerouted, rep->backtracks,
-		    rep->second_attempts, rep->aside_attempts, rep->shortcuts, rep->moved_aside,
-		    rep->job_destinations, (unsigned long long)rep->cycle_searches,
+		    rep->moved, rep->layers_deferred,
+		    rep->passes_again ? " (moves fell short: routed again with every try)" : "",
+		    rep->layers_rerouted, rep->rerouted, rep->backtracks, rep->second_attempts,
+		    rep->aside_attempts, rep->shortcuts, rep->moved_aside, rep->job_destinations,
+		    (unsigned long long)rep->cycle_searches,
 		    (unsigned long long)rep->searches_spared);
 	if (rep->second_order)
 		add_summary(res, ", equally far destinations by descending LID");

@@ -13,7 +13,9 @@
 #include "lib/progress.h"
 
 #define NUE_MAX_VLS 15
-#define NUE_LAYER_TRIES_MAX 6 /* routings of a layer with fall-backs; see nue_layer_tries */
+#define NUE_LAYER_TRIES_MAX 6	    /* routings of a layer with fall-backs; see nue_layer_tries */
+#define NUE_FEW_FALLBACKS_PERCENT 5 /* of a layer's destinations: tries wait for moves */
+#define NUE_DEFER_TRIES_FROM 1000   /* destinations of a layer: its tries cost seconds */
 
 struct cpu_gate;
 
@@ -41,10 +43,13 @@ struct nue_opts {
 	 */
 	const struct traffic *traffic;
 	unsigned traffic_floor;
-	int skip_rebalance;	    /* no final pass against the final weights (faster) */
-	unsigned threads;	    /* 0: two when two CPUs are online, else one; 1 or 2 */
-	unsigned orders;	    /* one layer: 2 also routes ties by descending LID; else 1 */
-	unsigned layer_tries;	    /* k > 1: routings of a layer with fall-backs, 1..6 (0: 6) */
+	int skip_rebalance;   /* no final pass against the final weights (faster) */
+	unsigned threads;     /* 0: two when two CPUs are online, else one; 1 or 2 */
+	unsigned orders;      /* one layer: 2 also routes ties by descending LID; else 1 */
+	unsigned layer_tries; /* k > 1: routings of a layer with fall-backs, 1..6 (0: 6) */
+	/* layers of this many destinations leave few fall-backs to moves (0: NUE_DEFER_TRIES_FROM)
+	 */
+	uint32_t defer_tries_from;
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 	enum nue_partitioner partition; /* without layers */
@@ -76,11 +81,14 @@ struct nue_report {
 	uint32_t job_destinations;
 	uint32_t moved;		  /* impasses routed in another layer than the partition's */
 	uint32_t layers_rerouted; /* layers a later try routed with fewer fall-backs */
-	uint32_t rerouted;	  /* destinations whose routes the final pass changed */
-	uint32_t vl_rerouted;	  /* one layer over k VLs: routed again in their VL alone */
-	int single_layer;	  /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
-	int second_order;	  /* k = 1: equally far destinations by descending LID won */
-	int by_lid;		  /* destinations by LID alone (tree-like fabric, see nue.c) */
+	uint32_t
+		layers_deferred; /* layers kept after one try, their few fall-backs left to moves */
+	uint32_t passes_again;	 /* first passes routed again with every try, moves falling short */
+	uint32_t rerouted;	 /* destinations whose routes the final pass changed */
+	uint32_t vl_rerouted;	 /* one layer over k VLs: routed again in their VL alone */
+	int single_layer;	 /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
+	int second_order;	 /* k = 1: equally far destinations by descending LID won */
+	int by_lid;		 /* destinations by LID alone (tree-like fabric, see nue.c) */
 	int at_cut_bound; /* k > 1, complete fat tree: the single layer reached the cut bound */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */

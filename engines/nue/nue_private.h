@@ -99,14 +99,16 @@ struct nue {
 	int need_shortest; /* give up at a CA route that is not shortest; see nue_route_lid */
 	/* Equally far destinations by descending LID; see nue_route_one_layer. */
 	int ties_descending;
-	int by_lid;		 /* destinations by LID alone, not far-first; see order_far_first */
-	uint32_t *topo_rank;	 /* [lid]: place in a fat tree's topology order, or NULL */
+	int deferred_any;    /* some layer of some candidate skipped its tries */
+	int no_deferral;     /* route_layer_best makes every try: a candidate routed again */
+	int by_lid;	     /* destinations by LID alone, not far-first; see order_far_first */
+	uint32_t *topo_rank; /* [lid]: place in a fat tree's topology order, or NULL */
 	/*
 	 * On a recognised fat tree, the heap item of each switch and back (see topology_rank in
 	 * setup.c): equally far switches settle by parent digit, not by GUID.  NULL: identity.
 	 */
 	uint32_t *heap_item, *heap_sw;
-	uint64_t efi_bound; /* a complete fat tree's cut bound of the maximum EFI, else 0 */
+	uint64_t efi_bound;	 /* a complete fat tree's cut bound of the maximum EFI, else 0 */
 	struct order_race *race; /* the other order, still running; see nue_route_one_layer */
 	uint32_t *hop;		 /* [nsw]: hops to the current destination, for need_shortest */
 	uint32_t *esc_up;	 /* [nsw]: tree channel towards the root */

@@ -58,7 +58,12 @@ static struct nue_worker *worker_new(const struct nue *n)
 	if (!w)
 		return NULL;
 	w->rep = *n->rep;
-	w->n = (struct nue){ .f = n->f, .o = n->o, .r = &w->r, .rep = &w->rep, .k = n->k };
+	w->n = (struct nue){ .f = n->f,
+			     .o = n->o,
+			     .r = &w->r,
+			     .rep = &w->rep,
+			     .k = n->k,
+			     .no_deferral = n->no_deferral };
 	w->part = n->part;
 	w->engine = n->r->engine;
 	return w;
@@ -91,6 +96,7 @@ int nue_worker_finish(struct nue *n, struct nue_score *best, struct nue_worker *
 		      struct fab_error *err)
 {
 	pthread_join(w->thread, NULL);
+	n->deferred_any |= w->n.deferred_any;
 	if (w->rc) {
 		*err = w->err;
 		return -1;

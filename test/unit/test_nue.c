@@ -396,13 +396,19 @@ static void test_fallbacks_move(void)
 
 static int same_routing(const struct routing *a, const struct routing *b, uint32_t max_lid);
 
-/* Routes the Kautz graph K(3,3) with shuffled ports on k layers, each routed up to tries times. */
-static void route_tries(unsigned seed, unsigned k, unsigned tries, struct routing *r,
-			struct nue_report *rep)
+/*
+ * Routes the Kautz graph K(3,3) with shuffled ports on k layers, each routed up to tries times;
+ * with defer, a layer's few fall-backs wait for the moves whatever its size.
+ */
+static void route_tries_defer(unsigned seed, unsigned k, unsigned tries, int defer,
+			      struct routing *r, struct nue_report *rep)
 {
 	static unsigned links[108 * 3][2];
 	unsigned n = kautz_links(links, 3, 3);
-	struct nue_opts o = { .no_mcast_tree = 1, .vls = k, .layer_tries = tries };
+	struct nue_opts o = { .no_mcast_tree = 1,
+			      .vls = k,
+			      .layer_tries = tries,
+			      .defer_tries_from = defer ? 1 : 0 };
 	struct fab_error err = { "" };
 	struct verify_report v;
 	struct fabric f;
@@ -414,6 +420,12 @@ static void route_tries(unsigned seed, unsigned k, unsigned tries, struct routin
 	CHECK(verify_routing(&f, r, &v) == 0 && verify_ok(&v));
 	check_layer_fallbacks(rep);
 	fabric_free(&f);
+}
+
+static void route_tries(unsigned seed, unsigned k, unsigned tries, struct routing *r,
+			struct nue_report *rep)
+{
+	route_tries_defer(seed, k, tries, 0, r, rep);
 }
 
 /*
@@ -467,6 +479,35 @@ static void test_layer_tries(void)
 	CHECK(once_rep.fallbacks + once_rep.moved == 0 && rep.layers_rerouted == 0);
 	CHECK(same_routing(&once, &r, r.lft_len - 1));
 	routing_free(&once);
+	routing_free(&r);
+}
+
+/*
+ * In large layers, few fall-backs of the first try wait for the moves after the pass
+ * (few_fallbacks); here every layer counts as large.  With 4 layers the moves rescue all three
+ * fall-backs of one try, so the tables are those of one try and no layer is routed again.  With 2
+ * layers and another numbering the moves leave 4 on escape paths: both candidates are then routed
+ * again with every try, which falls back for none, as without the deferral.
+ */
+static void test_deferred_tries(void)
+{
+	struct nue_report once_rep, rep, full_rep;
+	struct routing once, r, full;
+
+	route_tries(10, 4, 1, &once, &once_rep);
+	route_tries_defer(10, 4, 3, 1, &r, &rep);
+	CHECK(once_rep.fallbacks == 0 && once_rep.moved == 3);
+	CHECK(rep.fallbacks == 0 && rep.moved == 3 && rep.layers_deferred > 0);
+	CHECK(rep.layers_rerouted == 0 && !rep.passes_again);
+	CHECK(same_routing(&once, &r, r.lft_len - 1));
+	routing_free(&once);
+	routing_free(&r);
+
+	route_tries(32, 2, 6, &full, &full_rep);
+	route_tries_defer(32, 2, 6, 1, &r, &rep);
+	CHECK(rep.passes_again && rep.layers_rerouted == 1 && rep.fallbacks + rep.moved == 0);
+	CHECK(same_routing(&full, &r, r.lft_len - 1));
+	routing_free(&full);
 	routing_free(&r);
 }
 
@@ -1083,6 +1124,7 @@ int main(void)
 	test_shortcut_keeps_turns();
 	test_fallbacks_move();
 	test_layer_tries();
+	test_deferred_tries();
 	test_rebalance();
 	test_move_aside();
 	test_aside_attempts();
