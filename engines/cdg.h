@@ -83,7 +83,7 @@ struct cdg {
 	struct cdg_layer built; /* the state cdg_build allocated */
 	uint32_t *seen;		/* [nch]: search stamp */
 	uint32_t stamp;
-	uint32_t *fstack, *bstack, *fwd, *bwd; /* [nch] scratch for the two-way search */
+	uint32_t *fqueue, *bqueue, *fwd, *bwd; /* [nch] scratch for the two-way search */
 	uint32_t *fparent, *bparent;	       /* [nch] where each side reached a channel from */
 	uint64_t *keys;			       /* [nch] scratch: moved channels by label */
 	uint64_t searches, moves, relabels;    /* statistics */
