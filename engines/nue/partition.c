@@ -251,14 +251,28 @@ struct central {
 	const struct fabric *f;
 	uint32_t nsw;
 	uint32_t *dist, *queue, *order;
+	uint32_t *adj; /* the switch at the far end of each of f->sw_adj_port */
 	uint8_t *in_hull, *processed;
 	double *sigma, *delta, *score;
 	uint32_t *src_weight;
 };
 
-static uint32_t neighbour(const struct fabric *f, uint32_t i)
+/*
+ * The far switch of every switch-to-switch port, in one array: the BFS below run once per switch
+ * of the hull, and following port, remote port and node for each link made the choice of a
+ * layer's root a sixth of sar-nue's route time on a random graph of 1,000 switches with 8 VLs.
+ */
+static int index_neighbours(struct central *c)
 {
-	return f->nodes[f->ports[f->ports[f->sw_adj_port[i]].remote].node].sw;
+	const struct fabric *f = c->f;
+	uint32_t i, links = f->sw_adj_off[c->nsw];
+
+	c->adj = malloc(sizeof(uint32_t) * (links ? links : 1));
+	if (!c->adj)
+		return -1;
+	for (i = 0; i < links; i++)
+		c->adj[i] = f->nodes[f->ports[f->ports[f->sw_adj_port[i]].remote].node].sw;
+	return 0;
 }
 
 /* BFS hop distances from s over the switches with in_hull set (all when hull is NULL). */
@@ -275,7 +289,7 @@ static uint32_t bfs(struct central *c, uint32_t s, const uint8_t *hull)
 		uint32_t u = c->queue[qh++];
 
 		for (i = f->sw_adj_off[u]; i < f->sw_adj_off[u + 1]; i++) {
-			uint32_t v = neighbour(f, i);
+			uint32_t v = c->adj[i];
 
 			if ((hull && !hull[v]) || c->dist[v] != UINT32_MAX)
 				continue;
@@ -315,7 +329,7 @@ static void convex_subgraph(struct central *c, const uint32_t *dest_count)
 			uint32_t u = c->order[qh++];
 
 			for (i = f->sw_adj_off[u]; i < f->sw_adj_off[u + 1]; i++) {
-				uint32_t v = neighbour(f, i);
+				uint32_t v = c->adj[i];
 
 				if (c->processed[v] || c->dist[v] + 1 != c->dist[u])
 					continue;
@@ -344,7 +358,7 @@ static void brandes_from(struct central *c, uint32_t s, const uint32_t *dest_cou
 		uint32_t u = c->queue[j];
 
 		for (i = f->sw_adj_off[u]; i < f->sw_adj_off[u + 1]; i++) {
-			uint32_t v = neighbour(f, i);
+			uint32_t v = c->adj[i];
 
 			if (c->in_hull[v] && c->dist[v] == c->dist[u] + 1)
 				c->sigma[v] += c->sigma[u];
@@ -354,7 +368,7 @@ static void brandes_from(struct central *c, uint32_t s, const uint32_t *dest_cou
 		uint32_t w = c->queue[j];
 
 		for (i = f->sw_adj_off[w]; i < f->sw_adj_off[w + 1]; i++) {
-			uint32_t v = neighbour(f, i);
+			uint32_t v = c->adj[i];
 
 			if (c->in_hull[v] && c->dist[v] + 1 == c->dist[w])
 				c->delta[v] += c->sigma[v] / c->sigma[w] *
@@ -397,7 +411,7 @@ uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count,
 	c.delta = malloc(n * sizeof(double));
 	c.score = calloc(n, sizeof(double));
 	if (!c.dist || !c.queue || !c.order || !c.src_weight || !c.in_hull || !c.processed ||
-	    !c.sigma || !c.delta || !c.score)
+	    !c.sigma || !c.delta || !c.score || index_neighbours(&c))
 		goto out;
 	for (s = 0; s < c.nsw; s++)
 		ndest += dest_count[s] != 0;
@@ -415,6 +429,7 @@ uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count,
 		    (best == FAB_NONE || c.score[s] > c.score[best]))
 			best = s;
 out:
+	free(c.adj);
 	free(c.dist);
 	free(c.queue);
 	free(c.order);
