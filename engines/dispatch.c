@@ -355,14 +355,14 @@ static int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_op
 	engine_warn(res,
 		    "DFSSSP needs %s%u layers but %u VL%s available; routed with Nue layering on "
 		    "%u VL%s instead",
-		    drep->layers_capped ? "more than " : "", drep->layers_needed, drep->max_vls,
+		    drep->layers_capped ? "at least " : "", drep->layers_needed, drep->max_vls,
 		    drep->max_vls == 1 ? " is" : "s are", drep->max_vls,
 		    drep->max_vls == 1 ? "" : "s");
 	err->msg[0] = '\0';
 	if (nue_route(f, &no, r, &rep, err))
 		return -1;
-	snprintf(res->summary, sizeof(res->summary), "DFSSSP needs %u layers, %u VLs: Nue, ",
-		 drep->layers_needed, drep->max_vls);
+	snprintf(res->summary, sizeof(res->summary), "DFSSSP needs %s%u layers, %u VLs: Nue, ",
+		 drep->layers_capped ? "at least " : "", drep->layers_needed, drep->max_vls);
 	nue_summary(&rep, res);
 	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
 	engine_fact(res, "destinations_on_nue", rep.destinations);
@@ -518,16 +518,16 @@ static int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_optio
 		    "DFSSSP's path layering needs %s%u layers but %u VLs are available; %u of %u"
 		    " destination LIDs keep their paths on %u VL(s), %lld are routed with Nue on %d"
 		    " VL(s)",
-		    drep->layers_capped ? "more than " : "", drep->layers_needed, vls,
+		    drep->layers_capped ? "at least " : "", drep->layers_needed, vls,
 		    ndest - (uint32_t)left, ndest, vls - (unsigned)nue_vls, (long long)left,
 		    nue_vls);
 	snprintf(res->summary, sizeof(res->summary),
-		 "DFSSSP needs %u path layers, %u VLs: %u destination LIDs fitted whole into %u"
+		 "DFSSSP needs %s%u path layers, %u VLs: %u destination LIDs fitted whole into %u"
 		 " VL(s), %lld on Nue (%d VL(s), %u fall-backs to escape paths); paths %.3f s,"
 		 " layers %.3f s",
-		 drep->layers_needed, vls, ndest - (uint32_t)left, vls - (unsigned)nue_vls,
-		 (long long)left, nue_vls, rep.fallbacks, drep->paths_seconds,
-		 drep->layers_seconds);
+		 drep->layers_capped ? "at least " : "", drep->layers_needed, vls,
+		 ndest - (uint32_t)left, vls - (unsigned)nue_vls, (long long)left, nue_vls,
+		 rep.fallbacks, drep->paths_seconds, drep->layers_seconds);
 	res->fallbacks = (uint32_t)left;
 	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
 	engine_fact(res, "vls", vls);

@@ -1013,11 +1013,11 @@ static int layers_overflow(const struct fabric *f, const struct routing *r,
 {
 	rep->overflow_dlids = count_overflow(f, r, r->sl_by_pair, rep->max_vls);
 	fab_error_set(err,
-		      "needs %s%u layers, %u VL%s available (%u destination LIDs do not fit); "
+		      "needs %s%u layers, %u VL%s available (%s%u destination LIDs do not fit); "
 		      "raise the VLs (dfsssp_vls, qos) or use another engine",
-		      rep->layers_capped ? "more than " : "",
-		      rep->layers_capped ? LAYERS_MAX : rep->layers_needed, rep->max_vls,
-		      rep->max_vls == 1 ? "" : "s", rep->overflow_dlids);
+		      rep->layers_capped ? "at least " : "", rep->layers_needed, rep->max_vls,
+		      rep->max_vls == 1 ? "" : "s", rep->layers_capped ? "at least " : "",
+		      rep->overflow_dlids);
 	return -1;
 }
 
@@ -1039,7 +1039,9 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 		fab_error_set(err, "out of memory for the multicast tree");
 		return -1;
 	}
-	rc = layers_assign(d->f, r, r->sl_by_pair, d->o->no_mcast_tree ? NULL : &mc, &lr, err);
+	/* Layers past the VLs would go unused: the fallback keeps whole destinations only. */
+	rc = layers_assign(d->f, r, r->sl_by_pair, d->o->no_mcast_tree ? NULL : &mc, rep->max_vls,
+			   &lr, err);
 	mcast_tree_free(&mc);
 	if (rc)
 		return -1;

@@ -62,9 +62,9 @@ struct dfsssp_opts {
 
 struct dfsssp_report {
 	unsigned max_vls, layers_needed, vls_used;
-	int layers_capped; /* more than LAYERS_MAX layers needed */
+	int layers_capped; /* layers_needed is a lower bound: counting stopped past max_vls */
 	uint32_t lids_routed, job_lids, storage_lids;
-	uint32_t overflow_dlids; /* destinations with a path beyond max_vls layers */
+	uint32_t overflow_dlids; /* destinations with a path left beyond max_vls layers */
 	uint64_t paths, moved, cycles;
 	/* The improvement step: job routes re-picked, sweeps, work done, budget exhausted. */
 	uint64_t improve_moves, improve_sweeps, improve_work;
@@ -77,8 +77,8 @@ struct dfsssp_report {
 
 /*
  * Fills r (routing_init'ed for f).  Returns 0, or -1 with err set; when the layers need more
- * VLs than max_vls, err says "needs X layers, Y VLs available" and rep->overflow_dlids counts
- * the destinations that did not fit.
+ * VLs than max_vls, err says "needs at least X layers, Y VLs available" (the layering stops
+ * there) and rep->overflow_dlids counts the destinations found not to fit so far.
  */
 int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
 		 struct dfsssp_report *rep, struct fab_error *err);

@@ -407,11 +407,11 @@ static void count_pairs(struct lay *l)
 }
 
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
-		  const struct mcast_tree *reserve, struct layers_result *res,
+		  const struct mcast_tree *reserve, unsigned limit, struct layers_result *res,
 		  struct fab_error *err)
 {
 	struct lay l = { .f = f, .r = r, .layer = layer, .lft_len = r->lft_len, .res = res };
-	unsigned L;
+	unsigned L, bound = 0;
 	int ret = -1, rc;
 
 	memset(res, 0, sizeof(*res));
@@ -430,17 +430,25 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 	if (fill_layer0(&l, err))
 		goto out;
 	for (L = 0; L < LAYERS_MAX && l.cnt[L]; L++) {
+		/* Paths left for a layer beyond the limit: no use in ordering them further. */
+		if (limit && L >= limit) {
+			res->capped = 1;
+			bound = L + 1;
+			break;
+		}
 		rc = make_acyclic(&l, L);
 		if (rc < 0) {
 			fab_error_set(err, "layer %u: could not move the paths of a dependency", L);
 			goto out;
 		}
-		if (rc > 0)
+		if (rc > 0) {
 			res->capped = 1;
+			bound = LAYERS_MAX + 1;
+		}
 	}
 	count_pairs(&l);
-	if (res->capped)
-		res->needed = LAYERS_MAX + 1;
+	if (res->capped && res->needed < bound)
+		res->needed = bound;
 	ret = 0;
 out:
 	lay_free(&l);

@@ -20,7 +20,7 @@
 
 struct layers_result {
 	unsigned needed; /* layers the paths occupy */
-	int capped;	 /* LAYERS_MAX layers were not enough: needed is a lower bound */
+	int capped;	 /* the layers were not counted to the end: needed is a lower bound */
 	uint64_t paths;	 /* (source switch, destination LID) paths with at least one hop */
 	uint64_t moved;	 /* path moves to a higher layer */
 	uint64_t cycles; /* cycles broken */
@@ -30,10 +30,14 @@ struct layers_result {
 /*
  * Assigns a layer to every path of r (complete, loop-free LFTs for f): layer[sw * r->lft_len +
  * dlid], zero on entry.  With reserve, every turn of that multicast tree stays in layer 0's
- * graph and only unicast paths move, so the tree fits beside layer 0's routes.  Returns 0, or -1 with err set (out of memory, broken LFTs).
+ * graph and only unicast paths move, so the tree fits beside layer 0's routes.  With limit > 0
+ * it stops once paths are left for layer limit (they cannot all fit into limit VLs), and
+ * res->needed is then limit + 1, a lower bound; the layers stay unfinished.  Returns 0, or -1
+ * with err set (out of memory, broken LFTs).
  */
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
-		  const struct mcast_tree *reserve, struct layers_result *res, struct fab_error *err);
+		  const struct mcast_tree *reserve, unsigned limit, struct layers_result *res,
+		  struct fab_error *err);
 
 /*
  * Splits layers over vls >= res->needed VLs, each spare VL to the layer with the most pairs per

@@ -102,11 +102,12 @@ static void test_ring_two_layers(void)
 	CHECK(verify_routing(&f, &r, &v) == 0 && v.credit_loop_vls == 1);
 	routing_free(&r);
 
-	/* One VL is not enough: the error says how many layers were needed. */
+	/* One VL is not enough: the error says so, and the layering stops at the second layer. */
 	o.max_vls = 1;
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
 	CHECK(dfsssp_route(&f, &o, &r, &rep, &err) == -1);
-	CHECK(strstr(err.msg, "needs 2 layers, 1 VL available") != NULL);
+	CHECK(strstr(err.msg, "needs at least 2 layers, 1 VL available") != NULL);
+	CHECK(rep.layers_capped && rep.layers_needed == 2);
 	CHECK(rep.overflow_dlids > 0);
 	routing_free(&r);
 	fabric_free(&f);
@@ -656,7 +657,8 @@ static void test_engine_ctx(void)
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
 	CHECK(engine_run_ctx("sar-dfsssp", &f, &o, &ctx, &r, &res, &err) == 0);
 	CHECK(strstr(res.warning, "qos is off") != NULL);
-	CHECK(strstr(res.warning, "needs 2 layers but 1 VL is available; routed with Nue") != NULL);
+	CHECK(strstr(res.warning,
+		     "needs at least 2 layers but 1 VL is available; routed with Nue") != NULL);
 	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
 	routing_free(&r);
 	engine_ctx_free(&ctx);
@@ -693,7 +695,14 @@ static void test_overflow_keeps_fitting(void)
 	CHECK(testfab_build(&f, 27, 1, (const unsigned(*)[2])links, n, 0) == 0);
 	testfab_set_vls(&f, 8);
 	CHECK(route(&f, &dopts, &plain, &rep) == 0);
-	CHECK(rep.layers_needed == 3);
+	CHECK(rep.layers_needed == 3 && !rep.layers_capped);
+	/* With one VL the layering stops at the second layer: the third is never counted. */
+	dopts.max_vls = 1;
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &r, &rep, &err) == -1);
+	CHECK(rep.layers_capped && rep.layers_needed == 2 && rep.overflow_dlids > 0);
+	CHECK(strstr(err.msg, "needs at least 2 layers, 1 VL available") != NULL);
+	routing_free(&r);
 	options_defaults(&o);
 	o.dfsssp_vls = 2;
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
