@@ -520,8 +520,9 @@ static void back_to_mark(struct nue *n)
  * (few_fallbacks) is kept after that try: moving its fall-backs to other layers after the pass
  * usually rescues them all, and each try costs seconds there.  Offline with 8 VLs on the random
  * graph of 2,000 switches and 20,000 hosts, 16 tries of 25 went and the route time fell from
- * 114 s to 76-84 s, every fall-back moved and the maximum EFI 198,500 instead of 199,180; on the
- * 12x12x12 torus with 1% of links removed 12.3 s to 7.8 s at a maximum EFI 1.9% higher.  When
+ * 118 s to 79 s (paired runs), every fall-back moved and the maximum EFI 198,500 instead of
+ * 199,180; on the 12x12x12 torus with 1% of links removed 10.7 s to 7.7 s at a maximum EFI 1.9%
+ * higher.  When
  * the moves fall short, every try is made after all (route_with_every_try).
  */
 static int route_layer_best(struct nue *n, unsigned layer, struct fab_error *err)

@@ -81,14 +81,13 @@ struct nue_report {
 	uint32_t job_destinations;
 	uint32_t moved;		  /* impasses routed in another layer than the partition's */
 	uint32_t layers_rerouted; /* layers a later try routed with fewer fall-backs */
-	uint32_t
-		layers_deferred; /* layers kept after one try, their few fall-backs left to moves */
-	uint32_t passes_again;	 /* first passes routed again with every try, moves falling short */
-	uint32_t rerouted;	 /* destinations whose routes the final pass changed */
-	uint32_t vl_rerouted;	 /* one layer over k VLs: routed again in their VL alone */
-	int single_layer;	 /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
-	int second_order;	 /* k = 1: equally far destinations by descending LID won */
-	int by_lid;		 /* destinations by LID alone (tree-like fabric, see nue.c) */
+	uint32_t layers_deferred; /* layers kept after one try, fall-backs left to moves */
+	uint32_t passes_again; /* first passes routed again with every try, moves falling short */
+	uint32_t rerouted;     /* destinations whose routes the final pass changed */
+	uint32_t vl_rerouted;  /* one layer over k VLs: routed again in their VL alone */
+	int single_layer;      /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
+	int second_order;      /* k = 1: equally far destinations by descending LID won */
+	int by_lid;	       /* destinations by LID alone (tree-like fabric, see nue.c) */
 	int at_cut_bound; /* k > 1, complete fat tree: the single layer reached the cut bound */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
