@@ -724,6 +724,7 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 	engine_fact(res, "single_layer", rep->single_layer ? 1 : 0);
 	engine_fact(res, "layers_routed_once", rep->layers_deferred);
 	engine_fact(res, "first_passes_again", rep->passes_again);
+	engine_fact(res, "one_layer_alone", rep->one_layer_alone);
 	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
 	if (rep->torus.dims)
 		add_torus_shape(res, &rep->torus);
@@ -750,6 +751,9 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 		add_summary(res, ", destinations by LID");
 	if (rep->at_cut_bound)
 		add_summary(res, "; one layer reached the fat tree's cut bound of the maximum EFI, "
+				 "no other candidate routed");
+	if (rep->one_layer_alone)
+		add_summary(res, "; large tree-like fabric: one layer with shortest routes kept, "
 				 "no other candidate routed");
 	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST)
 		add_summary(res, "; one layer routed every CA pair on a shortest path");

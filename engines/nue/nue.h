@@ -13,9 +13,10 @@
 #include "lib/progress.h"
 
 #define NUE_MAX_VLS 15
-#define NUE_LAYER_TRIES_MAX 6	    /* routings of a layer with fall-backs; see nue_layer_tries */
-#define NUE_FEW_FALLBACKS_PERCENT 5 /* of a layer's destinations: tries wait for moves */
-#define NUE_DEFER_TRIES_FROM 1000   /* destinations of a layer: its tries cost seconds */
+#define NUE_LAYER_TRIES_MAX 6	      /* routings of a layer with fall-backs; see nue_layer_tries */
+#define NUE_FEW_FALLBACKS_PERCENT 5   /* of a layer's destinations: tries wait for moves */
+#define NUE_DEFER_TRIES_FROM 1000     /* destinations of a layer: its tries cost seconds */
+#define NUE_ONE_LAYER_ALONE_FROM 2048 /* LIDs of a tree-like fabric: see one_layer_alone */
 
 struct cpu_gate;
 
@@ -50,6 +51,8 @@ struct nue_opts {
 	/* layers of this many destinations leave few fall-backs to moves (0: NUE_DEFER_TRIES_FROM)
 	 */
 	uint32_t defer_tries_from;
+	/* tree-like fabrics of this many LIDs keep a shortest single layer alone (0: default) */
+	uint32_t one_layer_alone_from;
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 	enum nue_partitioner partition; /* without layers */
@@ -88,7 +91,8 @@ struct nue_report {
 	int single_layer;      /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
 	int second_order;      /* k = 1: equally far destinations by descending LID won */
 	int by_lid;	       /* destinations by LID alone (tree-like fabric, see nue.c) */
-	int at_cut_bound; /* k > 1, complete fat tree: the single layer reached the cut bound */
+	int at_cut_bound;    /* k > 1, complete fat tree: the single layer reached the cut bound */
+	int one_layer_alone; /* k > 1, large tree-like fabric: the shortest single layer kept */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
 	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
 	uint64_t searches_spared;   /* turns refused unsearched: they close a committed cycle */

@@ -10,11 +10,11 @@
  * final loads; shorter routes from switches moved aside; impasses solved by a third attempt that
  * moves switches aside; one layer of shortest routes spread over several VLs, and one layer routing
  * every destination when k layers fall back for more than 1%, judged after its routes are shortened
- * in each VL; service levels equal to layers; the same result on one thread or two; job-first
- * order; determinism; clear errors for bad VL counts and disconnected switches; the same routing
- * with the costly self-checks on.  The options set no_mcast_tree: these tests pin Nue's own
- * algorithm, whose escape trees and counts the multicast tree of layer 0 would change;
- * test_mcast.c tests Nue with the tree.
+ * in each VL, and kept alone on large tree-like fabrics; service levels equal to layers; the same
+ * result on one thread or two; job-first order; determinism; clear errors for bad VL counts and
+ * disconnected switches; the same routing with the costly self-checks on.  The options set
+ * no_mcast_tree: these tests pin Nue's own algorithm, whose escape trees and counts the multicast
+ * tree of layer 0 would change; test_mcast.c tests Nue with the tree.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -848,6 +848,51 @@ static void test_single_layer(void)
 	fabric_free(&f);
 }
 
+/*
+ * On a large tree-like fabric a single layer with shortest routes is kept without routing the k
+ * layers (here "large" is lowered to one LID; a two-level fat tree with uneven leaves, so no cut
+ * bound ends the search first): the report says so, the tables pass the verifier,
+ * and they are those the k layers lost to without the rule.  Below the size, and on a fabric
+ * whose every switch has hosts, the k layers are still routed.
+ */
+static void test_one_layer_alone(void)
+{
+	unsigned links[18][2], hosts[9] = { 3, 3, 3, 3, 2, 1, 0, 0, 0 }, n = 0, l, s;
+	struct nue_opts o = { .no_mcast_tree = 1, .vls = 4, .one_layer_alone_from = 1 };
+	struct nue_report rep, all_rep;
+	struct fab_error err;
+	struct verify_report v;
+	struct routing r, all;
+	struct fabric f;
+
+	for (l = 0; l < 6; l++)
+		for (s = 6; s < 9; s++) {
+			links[n][0] = l;
+			links[n++][1] = s;
+		}
+	CHECK(testfab_build_hosts(&f, 9, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 4);
+	CHECK(route_with(&f, &o, &r, &rep, &err) == 0);
+	CHECK(rep.one_layer_alone && !rep.at_cut_bound);
+	CHECK(rep.single_layer == NUE_ONE_LAYER_SHORTEST && rep.fallbacks == 0);
+	CHECK(verify_routing(&f, &r, &v) == 0 && verify_ok(&v));
+	o.one_layer_alone_from = 0;
+	CHECK(route_with(&f, &o, &all, &all_rep, &err) == 0);
+	CHECK(!all_rep.one_layer_alone && all_rep.single_layer == NUE_ONE_LAYER_SHORTEST);
+	CHECK(same_routing(&r, &all, r.lft_len - 1));
+	routing_free(&r);
+	routing_free(&all);
+	fabric_free(&f);
+
+	o.one_layer_alone_from = 1;
+	CHECK(testfab_build(&f, 5, 2, (const unsigned(*)[2])links, testfab_ring(links, 5), 0) == 0);
+	testfab_set_vls(&f, 4);
+	CHECK(route_with(&f, &o, &r, &rep, &err) == 0);
+	CHECK(!rep.one_layer_alone && rep.single_layer == 0);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 /* Hops towards the switch LIDs, summed over the switches. */
 static uint64_t switch_lid_hops(const struct fabric *f, const struct routing *r)
 {
@@ -1125,6 +1170,7 @@ int main(void)
 	test_fallbacks_move();
 	test_layer_tries();
 	test_deferred_tries();
+	test_one_layer_alone();
 	test_rebalance();
 	test_move_aside();
 	test_aside_attempts();
