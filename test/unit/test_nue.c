@@ -802,6 +802,19 @@ static void test_orders(void)
 	fabric_free(&f);
 }
 
+/* Two-level fat tree: leaves 0..5 with hosts[0..5] hosts, each linked to spines 6..8. */
+static int build_two_level(struct fabric *f, const unsigned *hosts)
+{
+	unsigned links[18][2], n = 0, l, s;
+
+	for (l = 0; l < 6; l++)
+		for (s = 6; s < 9; s++) {
+			links[n][0] = l;
+			links[n++][1] = s;
+		}
+	return testfab_build_hosts(f, 9, hosts, 0, (const unsigned(*)[2])links, n, 0);
+}
+
 /*
  * With several VLs, a single layer whose CA routes are all shortest is a candidate, its
  * destinations spread over the VLs by the partition: kept on a two-level fat tree (6 leaves of 3
@@ -812,7 +825,7 @@ static void test_orders(void)
 static void test_single_layer(void)
 {
 	struct nue_torus torus;
-	unsigned links[18][2], hosts[9] = { 3, 3, 3, 3, 3, 3, 0, 0, 0 }, n = 0, l, s, k;
+	unsigned links[5][2], hosts[9] = { 3, 3, 3, 3, 3, 3, 0, 0, 0 }, k;
 	struct nue_report rep;
 	struct fab_error err;
 	struct routing r;
@@ -820,12 +833,7 @@ static void test_single_layer(void)
 	uint8_t part[64]; /* one per LID-holding port: 18 hosts and 9 switches */
 	uint32_t i, on_partition = 0;
 
-	for (l = 0; l < 6; l++)
-		for (s = 6; s < 9; s++) {
-			links[n][0] = l;
-			links[n++][1] = s;
-		}
-	CHECK(testfab_build_hosts(&f, 9, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(build_two_level(&f, hosts) == 0);
 	testfab_set_vls(&f, 4);
 	CHECK(f.nendports <= sizeof(part));
 	for (k = 2; k <= 4; k += 2) {
@@ -857,7 +865,7 @@ static void test_single_layer(void)
  */
 static void test_one_layer_alone(void)
 {
-	unsigned links[18][2], hosts[9] = { 3, 3, 3, 3, 2, 1, 0, 0, 0 }, n = 0, l, s;
+	unsigned links[5][2], hosts[9] = { 3, 3, 3, 3, 2, 1, 0, 0, 0 };
 	struct nue_opts o = { .no_mcast_tree = 1, .vls = 4, .one_layer_alone_from = 1 };
 	struct nue_report rep, all_rep;
 	struct fab_error err;
@@ -865,12 +873,7 @@ static void test_one_layer_alone(void)
 	struct routing r, all;
 	struct fabric f;
 
-	for (l = 0; l < 6; l++)
-		for (s = 6; s < 9; s++) {
-			links[n][0] = l;
-			links[n++][1] = s;
-		}
-	CHECK(testfab_build_hosts(&f, 9, hosts, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(build_two_level(&f, hosts) == 0);
 	testfab_set_vls(&f, 4);
 	CHECK(route_with(&f, &o, &r, &rep, &err) == 0);
 	CHECK(rep.one_layer_alone && !rep.at_cut_bound);
