@@ -67,6 +67,8 @@ struct updn {
 	struct dmodk_form form;
 	uint32_t lid;	/* the LID being routed */
 	uint32_t *cand; /* scratch: ports of one switch that continue the route */
+	/* CSR per destination switch: each switch's edges that continue its route (continues()) */
+	uint32_t *next_off, *next_edge;
 };
 
 static void updn_free(struct updn *u)
@@ -96,6 +98,8 @@ static void updn_free(struct updn *u)
 	free(u->turn_legal);
 	free(u->turn_order);
 	free(u->cand);
+	free(u->next_off);
+	free(u->next_edge);
 	if (u->tree_mode)
 		dmodk_form_free(&u->form);
 	fat_tree_free(&u->tree);
@@ -134,12 +138,14 @@ static int updn_alloc(struct updn *u, const struct fabric *f)
 	u->turn_order = malloc(sizeof(uint32_t) * nsw);
 	u->turn = FAB_NONE;
 	u->cand = malloc(sizeof(uint32_t) * (ne + 1));
+	u->next_off = malloc(sizeof(uint32_t) * (nsw + 1));
+	u->next_edge = malloc(sizeof(uint32_t) * (ne + 1));
 	fat_tree_init(&u->tree);
-	if (!u->cand || !u->nbr || !u->rank || !u->order || !u->pos || !u->dist_down ||
-	    !u->dist_legal || !u->queue || !u->routes || !u->entries || !u->terminals || !u->flow ||
-	    !u->by_dist || !u->bucket || !u->onward_stamp || !u->onward || !u->lid_off ||
-	    !u->lid_list || !u->lid_exit || !u->is_root || !u->via_turn || !u->dist_route ||
-	    !u->turn_down || !u->turn_legal || !u->turn_order)
+	if (!u->cand || !u->next_off || !u->next_edge || !u->nbr || !u->rank || !u->order ||
+	    !u->pos || !u->dist_down || !u->dist_legal || !u->queue || !u->routes || !u->entries ||
+	    !u->terminals || !u->flow || !u->by_dist || !u->bucket || !u->onward_stamp ||
+	    !u->onward || !u->lid_off || !u->lid_list || !u->lid_exit || !u->is_root ||
+	    !u->via_turn || !u->dist_route || !u->turn_down || !u->turn_legal || !u->turn_order)
 		return -1;
 	for (e = 0; e < ne; e++) {
 		uint32_t r = f->ports[f->sw_adj_port[e]].remote;
@@ -500,15 +506,17 @@ static uint64_t onward(struct updn *u, uint32_t v)
 {
 	const struct fabric *f = u->f;
 	uint64_t best = UINT64_MAX;
-	uint32_t e;
+	uint32_t e, i;
 
 	if (v == u->dest)
 		return 0;
 	if (u->onward_stamp[v] == u->stamp)
 		return u->onward[v];
-	for (e = f->sw_adj_off[v]; e < f->sw_adj_off[v + 1]; e++)
-		if (continues(u, v, u->nbr[e]) && u->routes[f->sw_adj_port[e]] < best)
+	for (i = u->next_off[v]; i < u->next_off[v + 1]; i++) {
+		e = u->next_edge[i];
+		if (u->routes[f->sw_adj_port[e]] < best)
 			best = u->routes[f->sw_adj_port[e]];
+	}
 	u->onward_stamp[v] = u->stamp;
 	u->onward[v] = best == UINT64_MAX ? 0 : best;
 	return u->onward[v];
@@ -560,7 +568,7 @@ static int better_edge(struct updn *u, uint32_t s, uint32_t e, uint32_t best)
 static uint32_t tree_edge(struct updn *u, uint32_t s)
 {
 	const struct fabric *f = u->f;
-	uint32_t j = u->form.lid_index[u->lid], e, n = 0, p;
+	uint32_t j = u->form.lid_index[u->lid], e, i, n = 0, p;
 	unsigned o = u->form.lid_offset[u->lid], l = u->tree.level[s];
 	int moved;
 
@@ -571,9 +579,8 @@ static uint32_t tree_edge(struct updn *u, uint32_t s)
 	} else {
 		if (l < 2)
 			return FAB_NONE;
-		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
-			if (continues(u, s, u->nbr[e]))
-				u->cand[n++] = f->sw_adj_port[e];
+		for (i = u->next_off[s]; i < u->next_off[s + 1]; i++)
+			u->cand[n++] = f->sw_adj_port[u->next_edge[i]];
 		p = dmodk_form_down(&u->form, s, u->cand, n, j, o, &moved);
 	}
 	if (p == FAB_NONE)
@@ -587,8 +594,7 @@ static uint32_t tree_edge(struct updn *u, uint32_t s)
 /* Least loaded link (CSR edge) of s that continues its route towards the current destination. */
 static uint32_t pick_edge(struct updn *u, uint32_t s)
 {
-	const struct fabric *f = u->f;
-	uint32_t best = FAB_NONE, e;
+	uint32_t best = FAB_NONE, e, i;
 
 	/* Only switches other than the destination's pick, and each has a route. */
 	sn_assert(u->dist_route[s] != INF && u->dist_route[s] > 0);
@@ -597,13 +603,33 @@ static uint32_t pick_edge(struct updn *u, uint32_t s)
 		if (best != FAB_NONE)
 			return best;
 	}
-	for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
-		if (!continues(u, s, u->nbr[e]))
-			continue;
+	for (i = u->next_off[s]; i < u->next_off[s + 1]; i++) {
+		e = u->next_edge[i];
 		if (best == FAB_NONE || better_edge(u, s, e, best))
 			best = e;
 	}
 	return best;
+}
+
+/*
+ * The edges that continue each switch's route towards destination switch d, in CSR order.  They
+ * depend on d alone, and a switch delivers several LIDs (its hosts' and its own): found once per
+ * switch instead of once per LID, as every LID's switches each pick among them.
+ */
+static void index_next_edges(struct updn *u, uint32_t d)
+{
+	const struct fabric *f = u->f;
+	uint32_t s, e, n = 0;
+
+	for (s = 0; s < u->nsw; s++) {
+		u->next_off[s] = n;
+		if (s == d)
+			continue;
+		for (e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
+			if (continues(u, s, u->nbr[e]))
+				u->next_edge[n++] = e;
+	}
+	u->next_off[u->nsw] = n;
 }
 
 /*
@@ -703,6 +729,7 @@ static int route_all(struct updn *u, struct routing *r, struct fab_error *err)
 			continue;
 		}
 		sort_by_distance(u);
+		index_next_edges(u, d);
 		progress_step(u->progress, "routing", u->lid_off[d + 1], u->lid_off[u->nsw]);
 		for (i = u->lid_off[d]; i < u->lid_off[d + 1]; i++) {
 			if (route_lid(u, r, d, u->lid_list[i])) {
