@@ -754,7 +754,7 @@ static void nue_summary(const struct nue_report *rep, struct engine_result *res)
 				 "no other candidate routed");
 	if (rep->one_layer_alone)
 		add_summary(res, "; large tree-like fabric: one layer with shortest routes kept, "
-				 "no other candidate routed");
+				 "no other candidate routed, switch LIDs keep its routes");
 	if (rep->single_layer == NUE_ONE_LAYER_SHORTEST)
 		add_summary(res, "; one layer routed every CA pair on a shortest path");
 	if (rep->single_layer == NUE_ONE_LAYER_FEWER_FALLBACKS)

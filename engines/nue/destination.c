@@ -370,14 +370,27 @@ static int route_switch_lid_cheaply(struct nue *n, uint32_t lid)
 	return ok;
 }
 
+/*
+ * Fewest hops from every switch to switch d.  They depend on d alone, and the LIDs of one switch
+ * (its hosts') usually come one after the other: the last switch's are kept.
+ */
+const uint32_t *nue_hops_to(struct nue *n, uint32_t d)
+{
+	if (n->hop_root != d) {
+		nue_bfs_levels(n, NULL, d, n->hop);
+		n->hop_root = d;
+	}
+	return n->hop;
+}
+
 /* Whether every switch with CAs reaches d over the fewest hops in n->depth. */
 int nue_shortest_from_cas(struct nue *n, uint32_t d)
 {
+	const uint32_t *hop = nue_hops_to(n, d);
 	uint32_t s;
 
-	nue_bfs_levels(n, NULL, d, n->hop);
 	for (s = 0; s < n->nsw; s++)
-		if (n->has_ca[s] && n->depth[s] > n->hop[s])
+		if (n->has_ca[s] && n->depth[s] > hop[s])
 			return 0;
 	return 1;
 }

@@ -110,7 +110,8 @@ struct nue {
 	uint32_t *heap_item, *heap_sw;
 	uint64_t efi_bound;	 /* a complete fat tree's cut bound of the maximum EFI, else 0 */
 	struct order_race *race; /* the other order, still running; see nue_route_one_layer */
-	uint32_t *hop;		 /* [nsw]: hops to the current destination, for need_shortest */
+	uint32_t *hop;		 /* [nsw]: hops to switch hop_root (nue_hops_to) */
+	uint32_t hop_root;	 /* whose hops hop holds, FAB_NONE before the first */
 	uint32_t *esc_up;	 /* [nsw]: tree channel towards the root */
 	uint32_t *esc_sub, *esc_order, *esc_child_off, *esc_child;
 	/*
@@ -211,6 +212,7 @@ int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err);
 
 /* nue.c: layers, channel order and candidate routings */
 void nue_bfs_levels(struct nue *n, const uint8_t *seed, uint32_t root, uint32_t *hop);
+const uint32_t *nue_hops_to(struct nue *n, uint32_t d);
 int nue_tree_like(const struct nue *n);
 void nue_init_weights(struct nue *n);
 void nue_select_layer(struct nue *n, unsigned layer);

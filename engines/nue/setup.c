@@ -54,6 +54,7 @@ static int nue_alloc(struct nue *n)
 	n->topo = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
 	n->hop = malloc(sizeof(uint32_t) * sw);
+	n->hop_root = FAB_NONE;
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->escaped ||
 	    !n->fell_back || !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count ||
 	    !n->ca_count || !n->w_all || !n->w_job || !n->src_lids || !n->ca_lids || !n->has_ca ||
