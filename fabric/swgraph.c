@@ -89,19 +89,29 @@ static void distances_from(const struct fabric *f, const uint32_t *nbr, uint32_t
 	}
 }
 
+uint32_t *swgraph_neighbours(const struct fabric *f)
+{
+	uint32_t ne = f->sw_adj_off[f->nswitches], e;
+	uint32_t *nbr = malloc(sizeof(*nbr) * (ne + 1));
+
+	for (e = 0; nbr && e < ne; e++) {
+		nbr[e] = f->nodes[f->ports[f->ports[f->sw_adj_port[e]].remote].node].sw;
+		sn_assert(nbr[e] < f->nswitches);
+	}
+	return nbr;
+}
+
 uint32_t swgraph_central_switch(const struct fabric *f, const uint8_t *eligible,
 				uint32_t max_candidates)
 {
 	uint32_t *dist = malloc(sizeof(*dist) * (f->nswitches + 1));
 	uint32_t *queue = malloc(sizeof(*queue) * (f->nswitches + 1));
-	uint32_t *nbr = malloc(sizeof(*nbr) * (f->sw_adj_off[f->nswitches] + 1));
-	uint32_t s, e, n = 0, seen = 0, measured = 0, step, best = FAB_NONE;
+	uint32_t *nbr = swgraph_neighbours(f);
+	uint32_t s, n = 0, seen = 0, measured = 0, step, best = FAB_NONE;
 	uint64_t best_ecc = UINT64_MAX, best_sum = UINT64_MAX, ecc, sum;
 
 	if (!dist || !queue || !nbr)
 		goto out;
-	for (e = 0; e < f->sw_adj_off[f->nswitches]; e++)
-		nbr[e] = f->nodes[f->ports[f->ports[f->sw_adj_port[e]].remote].node].sw;
 	for (s = 0; s < f->nswitches; s++)
 		n += !eligible || eligible[s];
 	step = max_candidates && n > max_candidates ? n / max_candidates : 1;

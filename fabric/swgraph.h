@@ -21,6 +21,12 @@ struct swgraph {
 int swgraph_build(struct swgraph *g, const struct fabric *f);
 
 /*
+ * The neighbour switch of each CSR edge of f (sw_adj_port order), in a new array of
+ * f->sw_adj_off[f->nswitches] + 1 entries; NULL when memory is short.
+ */
+uint32_t *swgraph_neighbours(const struct fabric *f);
+
+/*
  * The most central of the eligible switches (eligible NULL: every switch): the smallest
  * eccentricity over live switch-to-switch links, then the smallest sum of distances, then the
  * lowest index (GUID order).  With max_candidates > 0 only that many eligible switches, spread

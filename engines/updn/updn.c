@@ -107,12 +107,12 @@ static void updn_free(struct updn *u)
 
 static int updn_alloc(struct updn *u, const struct fabric *f)
 {
-	uint32_t nsw = f->nswitches, ne = f->sw_adj_off[nsw], e;
+	uint32_t nsw = f->nswitches, ne = f->sw_adj_off[nsw];
 
 	memset(u, 0, sizeof(*u));
 	u->f = f;
 	u->nsw = nsw;
-	u->nbr = malloc(sizeof(uint32_t) * (ne + 1));
+	u->nbr = swgraph_neighbours(f);
 	u->rank = malloc(sizeof(uint32_t) * nsw);
 	u->order = malloc(sizeof(uint32_t) * nsw);
 	u->pos = malloc(sizeof(uint32_t) * nsw);
@@ -147,12 +147,6 @@ static int updn_alloc(struct updn *u, const struct fabric *f)
 	    !u->onward || !u->lid_off || !u->lid_list || !u->lid_exit || !u->is_root ||
 	    !u->via_turn || !u->dist_route || !u->turn_down || !u->turn_legal || !u->turn_order)
 		return -1;
-	for (e = 0; e < ne; e++) {
-		uint32_t r = f->ports[f->sw_adj_port[e]].remote;
-
-		u->nbr[e] = f->nodes[f->ports[r].node].sw;
-		sn_assert(u->nbr[e] < nsw);
-	}
 	return 0;
 }
 
