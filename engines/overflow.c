@@ -1,0 +1,221 @@
+/*
+ * overflow.c - sar-dfsssp when its path layering needs more layers than there are VLs: whole
+ * destinations keep DFSSSP's paths where they fit into acyclic layers (engines/fit.h), and Nue
+ * routes the others, on VLs of their own or, with one VL, around the fitted routes.  Called by
+ * dispatch.c after dfsssp_route; the verifier checks the union as for any routing.
+ */
+#include "engines/overflow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engines/fit.h"
+#include "engines/mcasttree.h"
+#include "lib/assert.h"
+
+/*
+ * DFSSSP found more layers than VLs (OpenSM's dfsssp then falls back to minhop, which deadlocks
+ * on tori and random graphs).  With one VL, Nue routes everything on it.  With V >= 2 VLs the
+ * destinations whose paths all lie in DFSSSP's layers 0..V-2 keep them, and the others are routed
+ * by Nue on VL V-1.  Both halves stay deadlock-free: dropping paths from an acyclic layer keeps it
+ * acyclic, and Nue's own layer is acyclic by construction and shares no VL with DFSSSP's.  The
+ * verifier checks the union as for any routing.
+ */
+int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_options *o,
+			   const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
+			   const struct dfsssp_report *drep, struct routing *r,
+			   struct engine_result *res, struct fab_error *err)
+{
+	struct nue_opts no = engine_nue_opts(o, ctx, drep->max_vls, dopts);
+	struct nue_report rep;
+
+	engine_warn(res,
+		    "DFSSSP needs %s%u layers but %u VL%s available; routed with Nue layering on "
+		    "%u VL%s instead",
+		    drep->layers_capped ? "at least " : "", drep->layers_needed, drep->max_vls,
+		    drep->max_vls == 1 ? " is" : "s are", drep->max_vls,
+		    drep->max_vls == 1 ? "" : "s");
+	err->msg[0] = '\0';
+	if (nue_route(f, &no, r, &rep, err))
+		return -1;
+	snprintf(res->summary, sizeof(res->summary), "DFSSSP needs %s%u layers, %u VLs: Nue, ",
+		 drep->layers_capped ? "at least " : "", drep->layers_needed, drep->max_vls);
+	engine_nue_summary(&rep, res);
+	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
+	engine_fact(res, "destinations_on_nue", rep.destinations);
+	res->fallbacks = rep.destinations;
+	return 0;
+}
+
+/* Destination LIDs, those of hosts running a job first (they matter most to SAR), then by LID. */
+static uint32_t *destination_order(const struct fabric *f, const struct job_map *jobs, uint32_t *n)
+{
+	uint32_t *order = malloc(sizeof(*order) * (f->max_lid + 1));
+	uint32_t dlid, pass, njobs;
+
+	*n = 0;
+	if (!order)
+		return NULL;
+	for (pass = 0; pass < 2; pass++) {
+		for (dlid = 1; dlid <= f->max_lid; dlid++) {
+			uint32_t port = f->lid_port[dlid];
+
+			if (port == FAB_NONE)
+				continue;
+			njobs = 0;
+			if (jobs)
+				job_map_node_jobs(jobs, f->ports[port].node, &njobs);
+			if ((njobs > 0) == (pass == 0)) {
+				/* Each LID goes in exactly one of the two passes. */
+				sn_assert(*n < f->max_lid);
+				order[(*n)++] = dlid;
+			}
+		}
+	}
+	return order;
+}
+
+/* Rewrites r's SLs per destination: its fitted layer, or Nue's column on VL nue_base + layer. */
+static void merge_fitted(const struct fabric *f, struct routing *r, const struct routing *nr,
+			 const uint8_t *layer_of, unsigned nue_base)
+{
+	uint16_t any_src = f->ports[f->endports[0]].base_lid;
+	uint32_t s, dlid;
+
+	sn_assert(f->nendports > 0 && r->nswitches == f->nswitches && nr->lft_len == r->lft_len);
+	for (dlid = 1; dlid < r->lft_len; dlid++) {
+		int moved = layer_of[dlid] == FIT_NONE;
+		uint8_t sl = layer_of[dlid];
+
+		if (f->lid_port[dlid] == FAB_NONE)
+			continue;
+		/* Nue's SL depends on the destination only: its layer. */
+		if (moved)
+			sl = (uint8_t)(nue_base + routing_path_sl(nr, any_src, (uint16_t)dlid));
+		/* Fitted layers lie below nue_base, Nue's above it: all within the VLs. */
+		sn_assert(sl < ROUTING_MAX_SL && (moved || sl < nue_base));
+		for (s = 0; s < f->nswitches; s++) {
+			if (moved) {
+				sn_assert(routing_lft(nr, s)[dlid] == FAB_NO_PORT ||
+					  routing_lft(nr, s)[dlid] <=
+						  f->nodes[f->switches[s]].nports);
+				routing_lft(r, s)[dlid] = routing_lft(nr, s)[dlid];
+				routing_hops(r, s)[dlid] = routing_hops(nr, s)[dlid];
+			}
+			routing_set_pair_sl(r, s, dlid, sl);
+		}
+	}
+}
+
+/*
+ * How the VLs are shared.  First fit of whole destinations into all V VLs; when some are left
+ * over, Nue gets a share of the VLs in proportion to what it must route (at least one: on a
+ * single VL Nue balances far worse than on several), and DFSSSP's destinations are fitted into
+ * the rest.  Returns the VLs left to Nue (0: every destination kept its paths; V: none do) and
+ * sets *left to the number of destinations Nue routes; -1 on failure.
+ */
+static int nue_share(const struct fabric *f, const struct routing *r, const struct job_map *jobs,
+		     unsigned vls, int reserve, uint8_t *layer_of, uint32_t *ndest, int64_t *left,
+		     struct fab_error *err)
+{
+	uint32_t *order = destination_order(f, jobs, ndest);
+	unsigned nue_vls = 0;
+	struct mcast_tree mc;
+	int64_t placed;
+	uint32_t i;
+
+	memset(&mc, 0, sizeof(mc));
+	if (!order || (reserve && mcast_tree_choose(f, &mc))) {
+		free(order);
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	/* The fitted layers start at VL 0, where multicast groups of SL 0 go (mcasttree.h). */
+	placed = fit_destinations(f, r, order, *ndest, vls, reserve ? &mc : NULL, layer_of, err);
+	sn_assert(placed <= (int64_t)*ndest);
+	if (placed >= 0 && placed < *ndest) {
+		nue_vls = (unsigned)(((uint64_t)(*ndest - placed) * vls + *ndest / 2) / *ndest);
+		nue_vls = nue_vls < 1 ? 1 : nue_vls > vls ? vls : nue_vls;
+		sn_assert(nue_vls >= 1 && nue_vls <= vls);
+		placed = 0;
+		for (i = 0; i < r->lft_len; i++)
+			layer_of[i] = FIT_NONE;
+		if (nue_vls < vls)
+			placed = fit_destinations(f, r, order, *ndest, vls - nue_vls,
+						  reserve ? &mc : NULL, layer_of, err);
+	}
+	mcast_tree_free(&mc);
+	free(order);
+	/* Fitted and left over add up to the destinations. */
+	sn_assert(placed <= (int64_t)*ndest);
+	*left = (int64_t)*ndest - placed;
+	return placed < 0 ? -1 : (int)nue_vls;
+}
+
+/*
+ * DFSSSP's per-path layering needs more layers than VLs.  Whole destinations keep their
+ * scheduling-aware paths where they fit into acyclic layers (destinations of jobs first); the
+ * others are routed by Nue on the remaining VLs.  Dropping a destination from a layer only
+ * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
+ * and the verifier checks the union as for any routing.
+ */
+int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
+			const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
+			const struct dfsssp_report *drep, struct routing *r,
+			struct engine_result *res, struct fab_error *err)
+{
+	unsigned vls = drep->max_vls, sl;
+	uint8_t *layer_of = malloc(r->lft_len);
+	struct nue_report rep = { 0 };
+	struct nue_opts no = engine_nue_opts(o, ctx, 0, dopts);
+	struct routing nr;
+	uint32_t ndest = 0;
+	int64_t left = 0;
+	int nue_vls, ret = -1;
+
+	err->msg[0] = '\0';
+	if (!layer_of || routing_init(&nr, f, "sar-nue")) {
+		free(layer_of);
+		fab_error_set(err, "out of memory");
+		return -1;
+	}
+	nue_vls = nue_share(f, r, dopts->jobs, vls, o->mcast_reserve, layer_of, &ndest, &left, err);
+	if (nue_vls < 0)
+		goto out;
+	sn_assert((unsigned)nue_vls <= vls && vls < ROUTING_MAX_SL && left >= 0 && left <= ndest);
+	no.vls = (unsigned)nue_vls;
+	if (left > 0 && nue_route(f, &no, &nr, &rep, err))
+		goto out;
+	merge_fitted(f, r, &nr, layer_of, vls - (unsigned)nue_vls);
+	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
+	for (sl = 0; sl < vls; sl++)
+		r->sl2vl_uniform[sl] = (uint8_t)sl;
+	r->vls_used = vls;
+	engine_warn(res,
+		    "DFSSSP's path layering needs %s%u layers but %u VLs are available; %u of %u"
+		    " destination LIDs keep their paths on %u VL(s), %lld are routed with Nue on %d"
+		    " VL(s)",
+		    drep->layers_capped ? "at least " : "", drep->layers_needed, vls,
+		    ndest - (uint32_t)left, ndest, vls - (unsigned)nue_vls, (long long)left,
+		    nue_vls);
+	snprintf(res->summary, sizeof(res->summary),
+		 "DFSSSP needs %s%u path layers, %u VLs: %u destination LIDs fitted whole into %u"
+		 " VL(s), %lld on Nue (%d VL(s), %u fall-backs to escape paths); paths %.3f s,"
+		 " layers %.3f s",
+		 drep->layers_capped ? "at least " : "", drep->layers_needed, vls,
+		 ndest - (uint32_t)left, vls - (unsigned)nue_vls, (long long)left, nue_vls,
+		 rep.fallbacks, drep->paths_seconds, drep->layers_seconds);
+	res->fallbacks = (uint32_t)left;
+	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
+	engine_fact(res, "vls", vls);
+	engine_fact(res, "destinations_fitted", ndest - (uint32_t)left);
+	engine_fact(res, "destinations_on_nue", (double)left);
+	engine_fact(res, "nue_vls", nue_vls);
+	engine_fact(res, "nue_fallbacks", rep.fallbacks);
+	ret = 0;
+out:
+	routing_free(&nr);
+	free(layer_of);
+	return ret;
+}
