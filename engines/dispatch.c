@@ -408,7 +408,19 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dopts.memo = ctx && o->incremental ? &ctx->dfsssp_memo : NULL;
 	if (ctx && !o->incremental)
 		dfsssp_memo_free(&ctx->dfsssp_memo);
+	dopts.fit_whole = vls == 1 && !dopts.no_mcast_tree;
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
+	if (!ret && dopts.fit_whole) {
+		ret = dfsssp_fit_one_vl(f, o, ctx, &dopts, &rep, r, res, err);
+		if (ret && dopts.memo)
+			/* Nue's columns are not DFSSSP's: the next routing starts afresh. */
+			dfsssp_memo_free(dopts.memo);
+		if (ret) {
+			ret = ret < 0 ? -1 : 0;
+			goto out;
+		}
+		rep.layers_needed = 1;
+	}
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair
 			      ? dfsssp_keep_fitting(f, o, ctx, &dopts, &rep, r, res, err)

@@ -219,3 +219,83 @@ out:
 	free(layer_of);
 	return ret;
 }
+
+/* Nue's columns for the LIDs it routed; the kept ones are DFSSSP's in both tables. */
+static void take_nue_columns(struct routing *r, const struct routing *nr)
+{
+	size_t cells = (size_t)r->nswitches * r->lft_len;
+
+	sn_assert(nr->nswitches == r->nswitches && nr->lft_len == r->lft_len);
+	memcpy(r->lft, nr->lft, cells);
+	memcpy(r->hops, nr->hops, cells);
+}
+
+static void one_vl_report(const struct dfsssp_report *drep, const struct nue_report *rep,
+			  uint32_t ndest, struct engine_result *res)
+{
+	engine_warn(res,
+		    "DFSSSP's paths do not all fit into 1 VL: %u of %u destination LIDs keep them,"
+		    " %u are routed with Nue on the same VL around them",
+		    rep->kept, ndest, rep->destinations);
+	snprintf(res->summary, sizeof(res->summary),
+		 "1 VL: %u destination LIDs keep DFSSSP's paths, %u routed by Nue around them"
+		 " (%u fall-backs to escape paths); paths %.3f s",
+		 rep->kept, rep->destinations, rep->fallbacks, drep->paths_seconds);
+	res->fallbacks = rep->destinations;
+	engine_fact(res, "vls", 1);
+	engine_fact(res, "destinations_fitted", rep->kept);
+	engine_fact(res, "destinations_on_nue", rep->destinations);
+	engine_fact(res, "nue_fallbacks", rep->fallbacks);
+}
+
+int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
+		      const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
+		      const struct dfsssp_report *drep, struct routing *r,
+		      struct engine_result *res, struct fab_error *err)
+{
+	struct nue_opts no = engine_nue_opts(o, ctx, 1, dopts);
+	uint8_t *kept = malloc(r->lft_len);
+	struct nue_report rep = { 0 };
+	uint32_t ndest = 0, *order = destination_order(f, dopts->jobs, &ndest), lid;
+	struct mcast_tree mc;
+	struct routing nr;
+	int64_t placed = -1;
+	int ret = -1;
+
+	sn_assert(dopts->fit_whole && !dopts->no_mcast_tree);
+	memset(&mc, 0, sizeof(mc));
+	memset(&nr, 0, sizeof(nr));
+	if (!kept || !order || mcast_tree_choose(f, &mc)) {
+		fab_error_set(err, "out of memory");
+		goto out;
+	}
+	/* The multicast tree's turns first: Nue's escape paths on VL 0 are among them. */
+	placed = fit_destinations(f, r, order, ndest, 1, &mc, kept, err);
+	if (placed < 0 || placed == ndest) {
+		ret = placed < 0 ? -1 : 0;
+		goto out;
+	}
+	for (lid = 0; lid < r->lft_len; lid++)
+		kept[lid] = kept[lid] == 0 && lid >= 1 && f->lid_port[lid] != FAB_NONE;
+	no.kept = r;
+	no.kept_lid = kept;
+	err->msg[0] = '\0';
+	if (routing_init(&nr, f, "sar-nue")) {
+		fab_error_set(err, "out of memory");
+		goto out;
+	}
+	if (nue_route(f, &no, &nr, &rep, err))
+		goto out;
+	/* Every destination is either kept or Nue's. */
+	sn_assert((int64_t)rep.kept == placed && rep.kept + rep.destinations == ndest);
+	take_nue_columns(r, &nr);
+	r->vls_used = 1;
+	one_vl_report(drep, &rep, ndest, res);
+	ret = 1;
+out:
+	routing_free(&nr);
+	mcast_tree_free(&mc);
+	free(order);
+	free(kept);
+	return ret;
+}

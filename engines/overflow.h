@@ -38,4 +38,17 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
 			const struct dfsssp_report *drep, struct routing *r,
 			struct engine_result *res, struct fab_error *err);
 
+/*
+ * One VL (dopts->fit_whole, r holds DFSSSP's paths): the destinations whose paths fit whole into
+ * it beside the multicast tree's turns keep them, in order of destination_order (jobs' hosts
+ * first); Nue routes the others on the same VL around them (nue_opts.kept).  Both together are
+ * acyclic: the kept routes and the tree's turns are, and Nue adds only turns that keep the
+ * layer so, with its escape paths among the tree's turns.  0 when every destination fits (r
+ * unchanged), 1 when Nue routed some (r has both, res the summary and facts), -1 with err.
+ */
+int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
+		      const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
+		      const struct dfsssp_report *drep, struct routing *r,
+		      struct engine_result *res, struct fab_error *err);
+
 #endif

@@ -1029,6 +1029,12 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 	unsigned sl;
 	int rc;
 
+	if (d->o->fit_whole) {
+		sn_assert(rep->max_vls == 1 && !d->o->no_mcast_tree);
+		rep->vls_used = r->vls_used = 1;
+		memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
+		return 0;
+	}
 	if (routing_alloc_sl_by_pair(r, d->f)) {
 		fab_error_set(err, "out of memory for the path SL table");
 		return -1;

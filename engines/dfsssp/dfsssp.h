@@ -50,7 +50,13 @@ struct dfsssp_opts {
 	int skip_job_sort, skip_weight_reset;
 	/* No improvement step after the job phase: Alg 5.1's single greedy pass. */
 	int skip_improve;
-	int no_mcast_tree;		      /* layer 0 keeps no multicast tree's turns */
+	int no_mcast_tree; /* layer 0 keeps no multicast tree's turns */
+	/*
+	 * One VL with the multicast tree: no path layering.  The caller fits whole destinations
+	 * into the VL and has Nue route the others around them (engines/overflow.c); layering
+	 * the paths would only tell whether every destination fits.
+	 */
+	int fit_whole;
 	const struct progress_hook *progress; /* destinations routed; NULL: nobody listens */
 	/*
 	 * Incremental reroute: with memo set, the columns of destinations whose demand did not

@@ -467,3 +467,50 @@ void nue_remove_loads(struct nue *n, uint32_t lid, uint32_t d)
 	}
 	nue_tally_score(n, lid, 1);
 }
+
+/* ------------------------------------------------------------- routes another engine made */
+
+/* Uses every turn of the routes in n->out in the selected layer; -1 when one closes a cycle. */
+static int use_route_turns(struct nue *n)
+{
+	uint32_t s, in, out;
+
+	for (s = 0; s < n->nsw; s++)
+		if (nue_route_turn(n, s, &in, &out) && cdg_try_add(&n->g, in, out, CDG_USED) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * The columns of nue_opts.kept, before the layer's first route: the tables take them, the layer
+ * their turns, the weights and the score their loads, as if Nue had routed them first.
+ */
+int nue_seed_kept(struct nue *n, struct fab_error *err)
+{
+	const struct routing *kr = n->o->kept;
+	uint32_t lid, s, d;
+
+	if (!kr)
+		return 0;
+	sn_assert(n->k == 1 && kr->nswitches == n->nsw && kr->lft_len == n->r->lft_len);
+	for (lid = 1; lid <= n->f->max_lid; lid++) {
+		d = n->lid_sw[lid];
+		if (d == FAB_NONE || !n->o->kept_lid[lid])
+			continue;
+		for (s = 0; s < n->nsw; s++)
+			routing_lft(n->r, s)[lid] = routing_lft(kr, s)[lid];
+		if (nue_routes_from_tables(n, lid, d, err))
+			return -1;
+		if (use_route_turns(n)) {
+			fab_error_set(
+				err,
+				"internal error: the kept routes to LID %u close a cycle with "
+				"the multicast tree or the routes kept before them",
+				lid);
+			return -1;
+		}
+		nue_write_tables(n, lid, d);
+		nue_update_loads(n, lid, d, nue_weights_of(n, lid), nue_job_phase_dest(n, lid));
+	}
+	return 0;
+}

@@ -243,6 +243,8 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		fab_error_set(err, "internal error: escape paths of layer %u are cyclic", layer);
 		return -1;
 	}
+	if (layer == 0 && nue_seed_kept(n, err))
+		return -1;
 	if (n->expensive_checks)
 		sn_assert(cdg_is_acyclic(&n->g) != 0);
 	for (i = 0; i < n->ndest; i++) {
@@ -716,7 +718,7 @@ static uint64_t destinations(const struct nue *n)
 	}
 	/* Moves between layers and routes off the escape paths keep the counts balanced. */
 	for (lid = 1; lid <= n->f->max_lid; lid++)
-		lids += n->lid_sw[lid] != FAB_NONE;
+		lids += n->lid_sw[lid] != FAB_NONE && !nue_kept(n, lid);
 	sn_assert(sum == lids && fallbacks == n->rep->fallbacks);
 	return sum;
 }
@@ -831,6 +833,15 @@ chosen:
 	return rc;
 }
 
+/* Kept routes share layer 0 with the multicast tree's turns, which made sure they fit. */
+static int kept_fits(const struct nue_opts *o, struct fab_error *err)
+{
+	if (!o->kept || (o->vls == 1 && !o->no_mcast_tree && o->kept_lid))
+		return 0;
+	fab_error_set(err, "internal error: kept routes need one VL and the multicast tree");
+	return -1;
+}
+
 /* Layers the caller gave must be the VLs' own. */
 static int given_layers_fit(const struct fabric *f, const struct nue_opts *o, struct fab_error *err)
 {
@@ -850,13 +861,14 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 	      struct nue_report *rep, struct fab_error *err)
 {
 	struct nue n = { .f = f, .o = o, .r = r, .rep = rep, .k = o->vls };
+	uint32_t lid;
 	int rc = -1;
 
 	memset(rep, 0, sizeof(*rep));
 	rep->vls = o->vls;
 	if (check_fabric(f, o->vls, err))
 		return -1;
-	if (given_layers_fit(f, o, err) || nue_prepare(&n, o->layers, err))
+	if (given_layers_fit(f, o, err) || kept_fits(o, err) || nue_prepare(&n, o->layers, err))
 		goto out;
 	if (o->layers)
 		rep->partitioner = "nue_layers";
@@ -867,6 +879,8 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 	if (route_best(&n, err))
 		goto out;
 	rep->destinations = (uint32_t)destinations(&n);
+	for (lid = 1; o->kept && lid <= f->max_lid; lid++)
+		rep->kept += n.lid_sw[lid] != FAB_NONE && nue_kept(&n, lid);
 	set_service_levels(&n);
 	rc = 0;
 out:

@@ -57,6 +57,15 @@ struct nue_opts {
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 	enum nue_partitioner partition; /* without layers */
 	int no_mcast_tree;		/* layer 0 keeps no multicast tree (engines/nue/mctree.c) */
+	/*
+	 * With one VL and the multicast tree: the LIDs with kept_lid[lid] != 0 keep their columns
+	 * of kept (another engine's routes, same fabric), whose turns go into the layer before any
+	 * route and whose loads into the balancing weights; Nue routes the other LIDs around them.
+	 * Their turns must form no cycle with the multicast tree's (fit_destinations with it
+	 * reserved).  NULL: Nue routes every LID.
+	 */
+	const struct routing *kept;
+	const uint8_t *kept_lid; /* [max_lid + 1] */
 	/* destinations routed in a pass; from the calling thread only, NULL: nobody listens */
 	const struct progress_hook *progress;
 };
@@ -72,6 +81,7 @@ struct nue_report {
 	const char *partitioner; /* "metis", "torus blocks", "breadth-first blocks", ... */
 	struct nue_torus torus;	 /* with "torus blocks": the torus and its cuts */
 	uint32_t destinations;
+	uint32_t kept; /* LIDs of nue_opts.kept_lid, routed by the caller's engine */
 	uint32_t dests_per_layer[NUE_MAX_VLS];
 	uint64_t root_guid[NUE_MAX_VLS];
 	uint32_t fallbacks;			   /* destinations routed on the escape paths */

@@ -204,6 +204,7 @@ int nue_shortest_from_cas(struct nue *n, uint32_t d);
 int nue_route_lid(struct nue *n, uint32_t lid, struct fab_error *err);
 int nue_routes_from_tables(struct nue *n, uint32_t lid, uint32_t d, struct fab_error *err);
 void nue_remove_loads(struct nue *n, uint32_t lid, uint32_t d);
+int nue_seed_kept(struct nue *n, struct fab_error *err);
 
 /* setup.c: memory, indexes and the destination order */
 void nue_free(struct nue *n);
@@ -249,6 +250,12 @@ int nue_worker_finish(struct nue *n, struct nue_score *best, struct nue_worker *
 unsigned nue_threads_to_use(const struct nue_opts *o);
 enum race_state nue_settle_race(struct order_race *race, int wait);
 int nue_route_one_layer(struct nue *n, struct fab_error *err);
+
+/* Whether lid keeps the routes of nue_opts.kept: Nue neither routes it nor routes it again. */
+static inline int nue_kept(const struct nue *n, uint32_t lid)
+{
+	return n->o->kept_lid && n->o->kept_lid[lid];
+}
 
 /* Dijkstra's heap in switch terms, through the fat tree's order when there is one. */
 static inline void nue_heap_set(struct nue *n, uint32_t sw, uint64_t key)

@@ -126,7 +126,7 @@ int nue_rebalance(struct nue *n, struct fab_error *err)
 			nue_select_layer(n, layer);
 		for (lid = 1; lid <= n->f->max_lid; lid++) {
 			if (n->lid_sw[lid] == FAB_NONE || !n->lid_exit[lid] ||
-			    n->lid_layer[lid] != layer)
+			    n->lid_layer[lid] != layer || nue_kept(n, lid))
 				continue;
 			rc = race_lost(n, 0);
 			if (rc)

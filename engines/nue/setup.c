@@ -283,7 +283,7 @@ void nue_order_layer(struct nue *n, unsigned layer)
 	memset(n->ca_count, 0, sizeof(uint32_t) * n->nsw);
 	n->ndest = n->nca = 0;
 	for (lid = 1; lid <= n->f->max_lid; lid++) {
-		if (n->lid_sw[lid] == FAB_NONE || n->lid_layer[lid] != layer)
+		if (n->lid_sw[lid] == FAB_NONE || n->lid_layer[lid] != layer || nue_kept(n, lid))
 			continue;
 		n->dest_count[n->lid_sw[lid]]++;
 		n->ca_count[n->lid_sw[lid]] += n->lid_exit[lid] != 0;

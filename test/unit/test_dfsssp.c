@@ -657,8 +657,8 @@ static void test_engine_ctx(void)
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
 	CHECK(engine_run_ctx("sar-dfsssp", &f, &o, &ctx, &r, &res, &err) == 0);
 	CHECK(strstr(res.warning, "qos is off") != NULL);
-	CHECK(strstr(res.warning,
-		     "needs at least 2 layers but 1 VL is available; routed with Nue") != NULL);
+	CHECK(strstr(res.warning, "do not all fit into 1 VL") != NULL);
+	CHECK(strstr(res.warning, "routed with Nue on the same VL") != NULL);
 	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
 	routing_free(&r);
 	engine_ctx_free(&ctx);
@@ -670,18 +670,10 @@ static void test_engine_ctx(void)
  * Whole destinations that fit into one acyclic layer keep exactly DFSSSP's LFT columns (the
  * paths do not depend on the VLs); Nue routes the others on the second VL; all verified.
  */
-static void test_overflow_keeps_fitting(void)
+/* The 3x3x3 torus, one host per switch. */
+static int build_torus333(struct fabric *f)
 {
 	unsigned links[81][2], n = 0, x, y, z;
-	struct sarnue_options o;
-	struct dfsssp_opts dopts = { .max_vls = 15 };
-	struct dfsssp_report rep;
-	struct engine_result res;
-	struct fab_error err = { "" };
-	struct routing r, plain;
-	uint32_t dlid, s, kept = 0, moved = 0, same = 0;
-	uint16_t src;
-	struct fabric f;
 
 	for (x = 0; x < 3; x++)
 		for (y = 0; y < 3; y++)
@@ -692,8 +684,25 @@ static void test_overflow_keeps_fitting(void)
 				links[n][0] = id, links[n++][1] = (x * 3 + (y + 1) % 3) * 3 + z;
 				links[n][0] = id, links[n++][1] = (x * 3 + y) * 3 + (z + 1) % 3;
 			}
-	CHECK(testfab_build(&f, 27, 1, (const unsigned(*)[2])links, n, 0) == 0);
-	testfab_set_vls(&f, 8);
+	if (testfab_build(f, 27, 1, (const unsigned(*)[2])links, n, 0))
+		return -1;
+	testfab_set_vls(f, 8);
+	return 0;
+}
+
+static void test_overflow_keeps_fitting(void)
+{
+	struct sarnue_options o;
+	struct dfsssp_opts dopts = { .max_vls = 15 };
+	struct dfsssp_report rep;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct routing r, plain;
+	uint32_t dlid, s, kept = 0, moved = 0, same = 0;
+	uint16_t src;
+	struct fabric f;
+
+	CHECK(build_torus333(&f) == 0);
 	CHECK(route(&f, &dopts, &plain, &rep) == 0);
 	CHECK(rep.layers_needed == 3 && !rep.layers_capped);
 	/* With one VL the layering stops at the second layer: the third is never counted. */
@@ -728,6 +737,74 @@ static void test_overflow_keeps_fitting(void)
 	CHECK(same == kept);
 	routing_free(&r);
 	routing_free(&plain);
+	fabric_free(&f);
+}
+
+static double fact_of(const struct engine_result *res, const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < res->nfacts; i++)
+		if (!strcmp(res->facts[i].key, key))
+			return res->facts[i].value;
+	return -1;
+}
+
+/*
+ * One VL: the destinations that fit whole into it keep exactly DFSSSP's LFT columns, and Nue
+ * routes the others on the same VL around them; all on SL 0, verified.  On a line of switches,
+ * where no route can close a cycle, every destination keeps DFSSSP's paths and Nue is not asked.
+ */
+static void test_one_vl_shares_with_nue(void)
+{
+	unsigned line[2][2] = { { 0, 1 }, { 1, 2 } }, hosts[3] = { 2, 2, 2 };
+	struct dfsssp_opts dopts = { .max_vls = 15 };
+	struct sarnue_options o;
+	struct dfsssp_report rep;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct routing r, plain;
+	uint32_t dlid, s, lids = 0, same = 0;
+	double fitted;
+	struct fabric f;
+
+	CHECK(build_torus333(&f) == 0);
+	CHECK(route(&f, &dopts, &plain, &rep) == 0);
+	options_defaults(&o);
+	o.dfsssp_vls = 1;
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
+	CHECK(r.sl_mode == ROUTING_SL_UNIFORM && r.sl_uniform == 0);
+	CHECK(strstr(res.warning, "do not all fit into 1 VL") != NULL);
+	CHECK(strstr(res.warning, "routed with Nue on the same VL around them") != NULL);
+	fitted = fact_of(&res, "destinations_fitted");
+	for (dlid = 1; dlid <= f.max_lid; dlid++) {
+		int equal = 1;
+
+		if (f.lid_port[dlid] == FAB_NONE)
+			continue;
+		lids++;
+		for (s = 0; s < f.nswitches; s++)
+			equal &= routing_lft(&r, s)[dlid] == routing_lft(&plain, s)[dlid];
+		same += equal;
+	}
+	printf("# one VL: %.0f of %u destinations keep DFSSSP's paths\n", fitted, lids);
+	CHECK(fitted > 0 && fitted + res.fallbacks == lids && res.fallbacks > 0);
+	CHECK(fact_of(&res, "destinations_on_nue") == res.fallbacks);
+	/* Nue may happen to choose a kept column's routes too, never change a kept one. */
+	CHECK(same >= fitted && same < lids);
+	routing_free(&r);
+	routing_free(&plain);
+	fabric_free(&f);
+
+	CHECK(build(&f, 3, hosts, (const unsigned(*)[2])line, 2, 0) == 0);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
+	CHECK(res.fallbacks == 0 && strstr(res.warning, "do not all fit") == NULL);
+	CHECK(strstr(res.summary, "1 of 1 VLs used, 1 layer(s) needed") != NULL);
+	routing_free(&r);
 	fabric_free(&f);
 }
 
@@ -1010,6 +1087,7 @@ int main(void)
 	test_intra_job_weights();
 	test_improve_fig52();
 	test_overflow_keeps_fitting();
+	test_one_vl_shares_with_nue();
 	test_storage_guid_file();
 	test_storage_unmatched();
 	test_engine_ctx();
