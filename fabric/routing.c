@@ -179,17 +179,6 @@ int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f)
 	return 0;
 }
 
-void routing_use_uniform_sl(struct routing *r, uint8_t sl)
-{
-	sn_assert(sl < ROUTING_MAX_SL);
-	free(r->sl_by_pair);
-	free(r->sl_src_sw);
-	r->sl_by_pair = NULL;
-	r->sl_src_sw = NULL;
-	r->sl_mode = ROUTING_SL_UNIFORM;
-	r->sl_uniform = sl;
-}
-
 /* The SL a packet entering at switch src_sw takes towards dlid. */
 static uint8_t sl_from_switch(const struct routing *r, uint32_t src_sw, uint32_t dlid)
 {

@@ -133,9 +133,6 @@ int routing_alloc_sl_by_dlid(struct routing *r);
  */
 int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f);
 
-/* Every path on SL sl: the per-(source switch, destination) table is freed. */
-void routing_use_uniform_sl(struct routing *r, uint8_t sl);
-
 /* The switch whose LFTs a packet from slid meets first, FAB_NONE when none (see fabric.h). */
 uint32_t routing_lid_switch(const struct fabric *f, uint32_t lid);
 
