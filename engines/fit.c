@@ -117,8 +117,8 @@ static int reserve_turn(void *arg, uint32_t in_port, uint32_t out_port)
 }
 
 int64_t fit_destinations(const struct fabric *f, const struct routing *r, const uint32_t *order,
-			 uint32_t n, unsigned nlayers, const struct mcast_tree *reserve,
-			 uint8_t *layer_of, struct fab_error *err)
+			 uint32_t n, uint32_t must_fit, unsigned nlayers,
+			 const struct mcast_tree *reserve, uint8_t *layer_of, struct fab_error *err)
 {
 	struct fit x = { .f = f, .r = r, .nlayers = nlayers };
 	int64_t placed = -1;
@@ -147,6 +147,8 @@ int64_t fit_destinations(const struct fabric *f, const struct routing *r, const 
 				break;
 			}
 		}
+		if (i < must_fit && l == nlayers)
+			break;
 	}
 out:
 	fit_free(&x);

@@ -48,29 +48,44 @@ int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_options *
 	return 0;
 }
 
-/* Destination LIDs, those of hosts running a job first (they matter most to SAR), then by LID. */
-static uint32_t *destination_order(const struct fabric *f, const struct job_map *jobs, uint32_t *n)
+/* Where a destination LID goes in destination_order: 0 first. */
+static unsigned order_class(const struct fabric *f, const struct job_map *jobs, uint32_t port,
+			    int switches_last)
+{
+	uint32_t njobs = 0;
+
+	if (jobs)
+		job_map_node_jobs(jobs, f->ports[port].node, &njobs);
+	if (njobs > 0)
+		return 0;
+	return switches_last && fabric_is_switch(f, f->ports[port].node) ? 2 : 1;
+}
+
+/*
+ * Destination LIDs, those of hosts running a job first (they matter most to SAR), then by LID;
+ * with switches_last the switches' own LIDs come after all others, whose number *nterm gets.
+ */
+static uint32_t *destination_order(const struct fabric *f, const struct job_map *jobs,
+				   int switches_last, uint32_t *n, uint32_t *nterm)
 {
 	uint32_t *order = malloc(sizeof(*order) * (f->max_lid + 1));
-	uint32_t dlid, pass, njobs;
+	uint32_t dlid;
+	unsigned pass;
 
 	*n = 0;
 	if (!order)
 		return NULL;
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < 3; pass++) {
+		if (pass == 2)
+			*nterm = *n;
 		for (dlid = 1; dlid <= f->max_lid; dlid++) {
 			uint32_t port = f->lid_port[dlid];
 
-			if (port == FAB_NONE)
+			if (port == FAB_NONE || order_class(f, jobs, port, switches_last) != pass)
 				continue;
-			njobs = 0;
-			if (jobs)
-				job_map_node_jobs(jobs, f->ports[port].node, &njobs);
-			if ((njobs > 0) == (pass == 0)) {
-				/* Each LID goes in exactly one of the two passes. */
-				sn_assert(*n < f->max_lid);
-				order[(*n)++] = dlid;
-			}
+			/* Each LID goes in exactly one of the passes. */
+			sn_assert(*n < f->max_lid);
+			order[(*n)++] = dlid;
 		}
 	}
 	return order;
@@ -119,7 +134,7 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
 		     unsigned vls, int reserve, uint8_t *layer_of, uint32_t *ndest, int64_t *left,
 		     struct fab_error *err)
 {
-	uint32_t *order = destination_order(f, jobs, ndest);
+	uint32_t nterm, *order = destination_order(f, jobs, 0, ndest, &nterm);
 	unsigned nue_vls = 0;
 	struct mcast_tree mc;
 	int64_t placed;
@@ -132,7 +147,7 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
 		return -1;
 	}
 	/* The fitted layers start at VL 0, where multicast groups of SL 0 go (mcasttree.h). */
-	placed = fit_destinations(f, r, order, *ndest, vls, reserve ? &mc : NULL, layer_of, err);
+	placed = fit_destinations(f, r, order, *ndest, 0, vls, reserve ? &mc : NULL, layer_of, err);
 	sn_assert(placed <= (int64_t)*ndest);
 	if (placed >= 0 && placed < *ndest) {
 		nue_vls = (unsigned)(((uint64_t)(*ndest - placed) * vls + *ndest / 2) / *ndest);
@@ -142,7 +157,7 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
 		for (i = 0; i < r->lft_len; i++)
 			layer_of[i] = FIT_NONE;
 		if (nue_vls < vls)
-			placed = fit_destinations(f, r, order, *ndest, vls - nue_vls,
+			placed = fit_destinations(f, r, order, *ndest, 0, vls - nue_vls,
 						  reserve ? &mc : NULL, layer_of, err);
 	}
 	mcast_tree_free(&mc);
@@ -234,8 +249,9 @@ static void one_vl_report(const struct dfsssp_report *drep, const struct nue_rep
 			  uint32_t ndest, struct engine_result *res)
 {
 	engine_warn(res,
-		    "DFSSSP's paths do not all fit into 1 VL: %u of %u destination LIDs keep them,"
-		    " %u are routed with Nue on the same VL around them",
+		    "DFSSSP's paths to the switches' own LIDs do not all fit into 1 VL: %u of %u"
+		    " destination LIDs keep DFSSSP's paths, %u are routed with Nue on the same VL"
+		    " around them",
 		    rep->kept, ndest, rep->destinations);
 	snprintf(res->summary, sizeof(res->summary),
 		 "1 VL: %u destination LIDs keep DFSSSP's paths, %u routed by Nue around them"
@@ -248,6 +264,20 @@ static void one_vl_report(const struct dfsssp_report *drep, const struct nue_rep
 	engine_fact(res, "nue_fallbacks", rep->fallbacks);
 }
 
+/* Nue routes everything on the one VL: DFSSSP's paths to some terminal close a cycle there. */
+static int one_vl_to_nue(const struct fabric *f, const struct sarnue_options *o,
+			 const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
+			 const struct dfsssp_report *drep, struct routing *r,
+			 struct engine_result *res, struct fab_error *err)
+{
+	struct dfsssp_report more = *drep;
+
+	/* Not every path fits into one layer: the paths need at least two. */
+	more.layers_needed = 2;
+	more.layers_capped = 1;
+	return dfsssp_overflow_to_nue(f, o, ctx, dopts, &more, r, res, err);
+}
+
 int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
 		      const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
 		      const struct dfsssp_report *drep, struct routing *r,
@@ -256,7 +286,8 @@ int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
 	struct nue_opts no = engine_nue_opts(o, ctx, 1, dopts);
 	uint8_t *kept = malloc(r->lft_len);
 	struct nue_report rep = { 0 };
-	uint32_t ndest = 0, *order = destination_order(f, dopts->jobs, &ndest), lid;
+	uint32_t ndest = 0, nterm = 0, lid;
+	uint32_t *order = destination_order(f, dopts->jobs, 1, &ndest, &nterm);
 	struct mcast_tree mc;
 	struct routing nr;
 	int64_t placed = -1;
@@ -270,9 +301,13 @@ int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
 		goto out;
 	}
 	/* The multicast tree's turns first: Nue's escape paths on VL 0 are among them. */
-	placed = fit_destinations(f, r, order, ndest, 1, &mc, kept, err);
+	placed = fit_destinations(f, r, order, ndest, nterm, 1, &mc, kept, err);
 	if (placed < 0 || placed == ndest) {
 		ret = placed < 0 ? -1 : 0;
+		goto out;
+	}
+	if (placed < nterm) {
+		ret = one_vl_to_nue(f, o, ctx, dopts, drep, r, res, err) ? -1 : 1;
 		goto out;
 	}
 	for (lid = 0; lid < r->lft_len; lid++)

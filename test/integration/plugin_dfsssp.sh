@@ -107,14 +107,14 @@ t_grep "malformed job map: routing went on without it" "routing without a job ma
 t_grep "malformed job map: no job used" "0 job\(s\) on 0 nodes" "$SIM_OPENSM_LOG"
 unset SIM_PLUGIN_OPTIONS
 
-# qos FALSE: OpenSM never programs SL2VL, so the engine may use one VL only; the ring's paths
-# do not all fit into one layer, so it says so, and Nue routes the rest on that VL around them.
+# qos FALSE: OpenSM never programs SL2VL, so the engine may use one VL only; the ring needs
+# a second DFSSSP layer, so it says so and routes with Nue's layering on that one VL instead.
 SIM_QOS=FALSE SIM_CONF=""
 if sim_start_ibsim "$SIM_TMP/ring.net"; then
 	sim_run_opensm_once || true
 	t_grep "qos off: warning logged" "WRN $ENGINE: OpenSM's qos is off.*1 VL instead of" "$SIM_OPENSM_LOG"
 	t_grep "qos off: the warning counts layers and VLs" \
-		"WRN $ENGINE: .*DFSSSP's paths do not all fit into 1 VL: .* routed with Nue on the same VL" \
+		"WRN $ENGINE: .*DFSSSP needs at least 2 layers but 1 VL is available; routed with Nue" \
 		"$SIM_OPENSM_LOG"
 	t_expect "qos off: the engine still routed" test "$(sim_routing_engine_used)" = "$ENGINE"
 	t_expect "qos off: sarnue check verified the Nue tables" \

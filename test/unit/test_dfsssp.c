@@ -650,15 +650,17 @@ static void test_engine_ctx(void)
 	CHECK(strstr(err.msg, ":2:") != NULL);
 	routing_free(&r);
 
-	/* qos off: one VL, a warning saying why, and Nue layering instead of a failure. */
+	/*
+	 * qos off: one VL, a warning saying why, and instead of a failure Nue routes the switch
+	 * LIDs whose paths do not fit around the terminals' DFSSSP paths.
+	 */
 	unlink(path);
 	o.job_map[0] = '\0';
 	ctx.sl2vl_off = 1;
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
 	CHECK(engine_run_ctx("sar-dfsssp", &f, &o, &ctx, &r, &res, &err) == 0);
 	CHECK(strstr(res.warning, "qos is off") != NULL);
-	CHECK(strstr(res.warning, "do not all fit into 1 VL") != NULL);
-	CHECK(strstr(res.warning, "routed with Nue on the same VL") != NULL);
+	CHECK(strstr(res.warning, "routed with Nue on the same VL around them") != NULL);
 	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
 	routing_free(&r);
 	engine_ctx_free(&ctx);
@@ -751,9 +753,11 @@ static double fact_of(const struct engine_result *res, const char *key)
 }
 
 /*
- * One VL: the destinations that fit whole into it keep exactly DFSSSP's LFT columns, and Nue
- * routes the others on the same VL around them; all on SL 0, verified.  On a line of switches,
- * where no route can close a cycle, every destination keeps DFSSSP's paths and Nue is not asked.
+ * One VL.  On a 4-ary 3-tree every terminal's paths fit whole into it: the destinations that fit
+ * keep exactly DFSSSP's LFT columns, and Nue routes the other switch LIDs on the same VL around
+ * them; all on SL 0, verified.  On the 3x3x3 torus some terminal's paths do not fit, and Nue
+ * routes everything.  On a line of switches, where no route can close a cycle, every destination
+ * keeps DFSSSP's paths and Nue is not asked.
  */
 static void test_one_vl_shares_with_nue(void)
 {
@@ -764,11 +768,12 @@ static void test_one_vl_shares_with_nue(void)
 	struct engine_result res;
 	struct fab_error err = { "" };
 	struct routing r, plain;
-	uint32_t dlid, s, lids = 0, same = 0;
+	uint32_t dlid, s, lids = 0, same = 0, terminals_same = 0;
 	double fitted;
 	struct fabric f;
 
-	CHECK(build_torus333(&f) == 0);
+	CHECK(testfab_4ary_3tree(&f) == 0);
+	testfab_set_vls(&f, 8);
 	CHECK(route(&f, &dopts, &plain, &rep) == 0);
 	options_defaults(&o);
 	o.dfsssp_vls = 1;
@@ -776,7 +781,7 @@ static void test_one_vl_shares_with_nue(void)
 	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
 	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
 	CHECK(r.sl_mode == ROUTING_SL_UNIFORM && r.sl_uniform == 0);
-	CHECK(strstr(res.warning, "do not all fit into 1 VL") != NULL);
+	CHECK(strstr(res.warning, "switches' own LIDs do not all fit into 1 VL") != NULL);
 	CHECK(strstr(res.warning, "routed with Nue on the same VL around them") != NULL);
 	fitted = fact_of(&res, "destinations_fitted");
 	for (dlid = 1; dlid <= f.max_lid; dlid++) {
@@ -788,21 +793,35 @@ static void test_one_vl_shares_with_nue(void)
 		for (s = 0; s < f.nswitches; s++)
 			equal &= routing_lft(&r, s)[dlid] == routing_lft(&plain, s)[dlid];
 		same += equal;
+		terminals_same += equal && !fabric_is_switch(&f, f.ports[f.lid_port[dlid]].node);
 	}
-	printf("# one VL: %.0f of %u destinations keep DFSSSP's paths\n", fitted, lids);
+	printf("# one VL, 4-ary 3-tree: %.0f of %u destinations keep DFSSSP's paths\n", fitted,
+	       lids);
 	CHECK(fitted > 0 && fitted + res.fallbacks == lids && res.fallbacks > 0);
 	CHECK(fact_of(&res, "destinations_on_nue") == res.fallbacks);
-	/* Nue may happen to choose a kept column's routes too, never change a kept one. */
+	/* Every terminal kept; Nue may happen to choose a kept column's routes, never change one.
+	 */
+	CHECK(terminals_same == f.nendports - f.nswitches);
 	CHECK(same >= fitted && same < lids);
 	routing_free(&r);
 	routing_free(&plain);
+	fabric_free(&f);
+
+	CHECK(build_torus333(&f) == 0);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
+	CHECK(strstr(res.warning,
+		     "needs at least 2 layers but 1 VL is available; routed with Nue") != NULL);
+	CHECK(res.fallbacks == f.nendports);
+	routing_free(&r);
 	fabric_free(&f);
 
 	CHECK(build(&f, 3, hosts, (const unsigned(*)[2])line, 2, 0) == 0);
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
 	CHECK(engine_run("sar-dfsssp", &f, &o, &r, &res, &err) == 0);
 	CHECK(res.verified && verify_ok(&res.verify) && r.vls_used == 1);
-	CHECK(res.fallbacks == 0 && strstr(res.warning, "do not all fit") == NULL);
+	CHECK(res.fallbacks == 0 && strstr(res.warning, "fit") == NULL);
 	CHECK(strstr(res.summary, "1 of 1 VLs used, 1 layer(s) needed") != NULL);
 	routing_free(&r);
 	fabric_free(&f);
