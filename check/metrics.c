@@ -25,6 +25,7 @@
 void metrics_net_free(struct net *n)
 {
 	free(n->chan_of_port);
+	free(n->lft_by_lid);
 	free(n->term);
 	free(n->term_sw);
 	free(n->sw_term_off);
@@ -128,7 +129,12 @@ static void tree_build(struct net *n, unsigned dlid)
 	n->nreach = 0;
 	for (sw = 0; sw < n->nsw; sw++) {
 		uint32_t q, nx;
-		enum lft_step step = verify_lft_step(n->f, n->r, sw, dlid, &q, &nx);
+		enum lft_step step =
+			n->lft_by_lid
+				? verify_lft_entry_step(n->f, sw, dlid,
+							n->lft_by_lid[(size_t)dlid * n->nsw + sw],
+							&q, &nx)
+				: verify_lft_step(n->f, n->r, sw, dlid, &q, &nx);
 
 		n->next[sw] = FAB_NONE;
 		if (step == LFT_STEP_SWITCH) {
@@ -386,6 +392,8 @@ int metrics_efi(const struct fabric *f, const struct routing *r, const struct me
 	memset(e, 0, sizeof(*e));
 	if (metrics_net_init(&n, f, r))
 		return -1;
+	/* A tree per destination LID: read LID by LID when memory allows. */
+	n.lft_by_lid = routing_lfts_by_lid(r, ROUTING_BY_LID_MAX_BYTES);
 	e->nchannels = n.nch;
 	e->terminals = n.nterm;
 	e->detached = n.detached;

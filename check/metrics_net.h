@@ -17,6 +17,7 @@ struct net {
 	const struct routing *r;
 	uint32_t nsw, nch;
 	uint32_t *chan_of_port; /* [nports]: channel of C* leaving that port, or FAB_NONE */
+	uint8_t *lft_by_lid;	/* routing_lfts_by_lid, or NULL: tree_build reads r */
 	uint32_t nterm, detached;
 	uint32_t *term;	       /* [nterm] terminal port indices, ascending LID */
 	uint32_t *term_sw;     /* [nterm] switch each attaches to */

@@ -220,6 +220,13 @@ enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, u
 	return step_for(f, sw, dlid, routing_lft(r, sw)[dlid], channel, next_sw);
 }
 
+enum lft_step verify_lft_entry_step(const struct fabric *f, uint32_t sw, unsigned dlid,
+				    unsigned out, uint32_t *channel, uint32_t *next_sw)
+{
+	sn_assert(sw < f->nswitches && dlid <= f->max_lid);
+	return step_for(f, sw, dlid, out, channel, next_sw);
+}
+
 /* Switch sw's LFT entry for dlid, from the LID-major copy when there is one. */
 static inline unsigned walker_lft(const struct walker *w, uint32_t sw, unsigned dlid)
 {
@@ -228,29 +235,10 @@ static inline unsigned walker_lft(const struct walker *w, uint32_t sw, unsigned 
 	return routing_lft(w->r, sw)[dlid];
 }
 
-/*
- * A copy of the LFTs LID by LID: a pass walks one destination's column across every switch,
- * which in the switch-major table is a cache miss per switch.  Only for tables that no longer
- * change (not beside a routing), and only when memory allows; without it the walk reads the
- * table itself.
- */
+/* The LFTs LID by LID (routing_lfts_by_lid), for tables that no longer change. */
 static void walker_by_lid(struct walker *w)
 {
-	const struct routing *r = w->r;
-	uint32_t nsw = r->nswitches, len = r->lft_len, s, l, b;
-
-	if ((uint64_t)nsw * len > WALKER_BY_LID_MAX_BYTES)
-		return;
-	w->lft_by_lid = malloc((size_t)nsw * len + 1);
-	if (!w->lft_by_lid)
-		return;
-	for (b = 0; b < len; b += 64)
-		for (s = 0; s < nsw; s++) {
-			const uint8_t *row = routing_lft(r, s);
-
-			for (l = b; l < b + 64 && l < len; l++)
-				w->lft_by_lid[(size_t)l * nsw + s] = row[l];
-		}
+	w->lft_by_lid = routing_lfts_by_lid(w->r, WALKER_BY_LID_MAX_BYTES);
 }
 
 /* Why a route stops at a step other than SWITCH or DELIVERED, as the report words it. */

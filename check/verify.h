@@ -57,6 +57,10 @@ enum lft_step {
 enum lft_step verify_lft_step(const struct fabric *f, const struct routing *r, uint32_t sw,
 			      unsigned dlid, uint32_t *channel, uint32_t *next_sw);
 
+/* verify_lft_step for the entry out, read from a copy of the LFTs (routing_lfts_by_lid). */
+enum lft_step verify_lft_entry_step(const struct fabric *f, uint32_t sw, unsigned dlid,
+				    unsigned out, uint32_t *channel, uint32_t *next_sw);
+
 /* Returns 0 when the check ran (look at the report), -1 on allocation failure. */
 int verify_routing(const struct fabric *f, const struct routing *r, struct verify_report *rep);
 
@@ -97,8 +101,8 @@ struct verify_deps;
 struct verify_deps *verify_deps_new(const struct fabric *f, const struct routing *r);
 void verify_deps_free(struct verify_deps *d);
 const struct verify_report *verify_deps_report(const struct verify_deps *d);
-int verify_with_deps(const struct verify_deps *d, const struct fabric *f,
-		     const struct routing *r, struct verify_report *rep);
+int verify_with_deps(const struct verify_deps *d, const struct fabric *f, const struct routing *r,
+		     struct verify_report *rep);
 
 /* True when the report shows no unreachable pair, no forwarding loop and no credit loop. */
 int verify_ok(const struct verify_report *rep);

@@ -49,7 +49,7 @@ struct source_groups {
 
 #define WALKER_SEEN_VLS 8
 #define WALKER_SEEN_MAX_BYTES (256ull << 20)
-#define WALKER_BY_LID_MAX_BYTES (1ull << 30)
+#define WALKER_BY_LID_MAX_BYTES ROUTING_BY_LID_MAX_BYTES
 
 struct walker {
 	const struct fabric *f;

@@ -179,6 +179,27 @@ int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f)
 	return 0;
 }
 
+uint8_t *routing_lfts_by_lid(const struct routing *r, uint64_t max_bytes)
+{
+	uint32_t nsw = r->nswitches, len = r->lft_len, s, l, b;
+	uint8_t *by_lid;
+
+	if ((uint64_t)nsw * len > max_bytes)
+		return NULL;
+	by_lid = malloc((size_t)nsw * len + 1);
+	if (!by_lid)
+		return NULL;
+	/* 64 LIDs of a row at a time: one cache line read, 64 written a block apart. */
+	for (b = 0; b < len; b += 64)
+		for (s = 0; s < nsw; s++) {
+			const uint8_t *row = routing_lft(r, s);
+
+			for (l = b; l < b + 64 && l < len; l++)
+				by_lid[(size_t)l * nsw + s] = row[l];
+		}
+	return by_lid;
+}
+
 /* The SL a packet entering at switch src_sw takes towards dlid. */
 static uint8_t sl_from_switch(const struct routing *r, uint32_t src_sw, uint32_t dlid)
 {

@@ -133,6 +133,15 @@ int routing_alloc_sl_by_dlid(struct routing *r);
  */
 int routing_alloc_sl_by_pair(struct routing *r, const struct fabric *f);
 
+/*
+ * A copy of r's LFTs LID by LID: entry (dlid, sw) at [dlid * nswitches + sw].  Walking one
+ * destination's in-tree across every switch reads the switch-major table with a cache miss per
+ * switch; the copy reads one block.  NULL when it would exceed max_bytes or memory ran out, and
+ * the caller then reads r itself.  Only for tables that no longer change.
+ */
+#define ROUTING_BY_LID_MAX_BYTES (1ull << 30)
+uint8_t *routing_lfts_by_lid(const struct routing *r, uint64_t max_bytes);
+
 /* The switch whose LFTs a packet from slid meets first, FAB_NONE when none (see fabric.h). */
 uint32_t routing_lid_switch(const struct fabric *f, uint32_t lid);
 
