@@ -147,7 +147,7 @@ static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl
 	sn_assert(vl_in < VERIFY_MAX_VLS && vl_out < VERIFY_MAX_VLS);
 	sn_assert(from < w->f->nports && to < w->f->nports && w->f->nports <= 1u << 28);
 	w->rep->vls_used |= (uint16_t)((1u << vl_in) | (1u << vl_out));
-	if (w->seen && vl_in == vl_out && vl_in < WALKER_SEEN_VLS) {
+	if (w->seen && vl_in == vl_out && vl_in < w->seen_vls) {
 		const struct fab_port *o = &w->f->ports[to];
 		const struct fab_node *n = &w->f->nodes[o->node];
 		uint64_t bit =
@@ -156,7 +156,7 @@ static void add_dep(struct walker *w, unsigned vl_in, uint32_t from, unsigned vl
 			o->num;
 
 		sn_assert(w->f->ports[w->f->ports[from].remote].node == o->node);
-		bit = bit * WALKER_SEEN_VLS + vl_in;
+		bit = bit * w->seen_vls + vl_in;
 		if (w->seen[bit >> 6] & (1ull << (bit & 63)))
 			return;
 		w->seen[bit >> 6] |= 1ull << (bit & 63);
@@ -182,9 +182,11 @@ static int seen_open(struct walker *w)
 		turns += np * np;
 	}
 	w->turn_off[f->nswitches] = (uint32_t)turns;
-	if (turns * WALKER_SEEN_VLS / 8 > WALKER_SEEN_MAX_BYTES)
+	w->seen_vls = w->r->vls_used >= 1 && w->r->vls_used < WALKER_SEEN_VLS ? w->r->vls_used
+									      : WALKER_SEEN_VLS;
+	if (turns * w->seen_vls / 8 > WALKER_SEEN_MAX_BYTES)
 		return 0;
-	w->seen = calloc((size_t)(turns * WALKER_SEEN_VLS / 64 + 1), sizeof(uint64_t));
+	w->seen = calloc((size_t)(turns * w->seen_vls / 64 + 1), sizeof(uint64_t));
 	return w->seen ? 0 : -1;
 }
 

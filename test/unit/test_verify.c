@@ -143,6 +143,29 @@ static void test_credit_loop_found(void)
 }
 
 /*
+ * The routing says it uses one VL (the walker then keeps turn bits for VL 0 only), but its SL
+ * maps to VL 2: the ring's credit loop there is still found.
+ */
+static void test_vl_count_understated(void)
+{
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+
+	CHECK(build_ring(&f, 5) == 0);
+	CHECK(routing_init(&r, &f, "understated") == 0);
+	route_clockwise(&f, &r, 5);
+	r.vls_used = 1;
+	r.sl2vl_uniform[0] = 2;
+	CHECK(verify_routing(&f, &r, &v) == 0);
+	CHECK(v.vls_used == 1u << 2 && v.credit_loop_vls == 1u << 2);
+	CHECK(v.cycle_len == 5 && strstr(v.cycle, "(VL 2)") != NULL);
+	CHECK(!verify_ok(&v));
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
  * SL2VL moves packets that enter switch 0 from switch 4 to VL 1 for one hop; switch 1 maps them
  * back to VL 0.  The ring's dependency cycle then runs through both VLs, and a verifier that
  * looked at each VL alone, or forgot which VL a packet arrives on, would miss it.
@@ -448,6 +471,7 @@ int main(void)
 {
 	test_credit_loop_found();
 	test_cycle_across_vls();
+	test_vl_count_understated();
 	test_unreachable_and_forwarding_loop();
 	test_grouped_lmc();
 	test_grouped_hosts_sls_and_dead_port();
