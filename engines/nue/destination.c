@@ -471,7 +471,7 @@ void nue_remove_loads(struct nue *n, uint32_t lid, uint32_t d)
 /* ------------------------------------------------------------- routes another engine made */
 
 /* Uses every turn of the routes in n->out in the selected layer; -1 when one closes a cycle. */
-static int use_route_turns(struct nue *n)
+int nue_use_route_turns(struct nue *n)
 {
 	uint32_t s, in, out;
 
@@ -501,7 +501,7 @@ int nue_seed_kept(struct nue *n, struct fab_error *err)
 			routing_lft(n->r, s)[lid] = routing_lft(kr, s)[lid];
 		if (nue_routes_from_tables(n, lid, d, err))
 			return -1;
-		if (use_route_turns(n)) {
+		if (nue_use_route_turns(n)) {
 			fab_error_set(
 				err,
 				"internal error: the kept routes to LID %u close a cycle with "

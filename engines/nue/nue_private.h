@@ -204,6 +204,7 @@ int nue_shortest_from_cas(struct nue *n, uint32_t d);
 int nue_route_lid(struct nue *n, uint32_t lid, struct fab_error *err);
 int nue_routes_from_tables(struct nue *n, uint32_t lid, uint32_t d, struct fab_error *err);
 void nue_remove_loads(struct nue *n, uint32_t lid, uint32_t d);
+int nue_use_route_turns(struct nue *n);
 int nue_seed_kept(struct nue *n, struct fab_error *err);
 
 /* setup.c: memory, indexes and the destination order */

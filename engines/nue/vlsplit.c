@@ -10,17 +10,6 @@
 #include "engines/nue/nue_private.h"
 #include "lib/assert.h"
 
-/* Marks the turns of the routes in n->out used in the selected layer; -1 if one closes a cycle. */
-static int mark_route_turns(struct nue *n)
-{
-	uint32_t s, in, out;
-
-	for (s = 0; s < n->nsw; s++)
-		if (nue_route_turn(n, s, &in, &out) && cdg_try_add(&n->g, in, out, CDG_USED) < 0)
-			return -1;
-	return 0;
-}
-
 /*
  * The dependency graph of each VL the single layer's destinations are spread over: the turns of
  * its own destinations' routes.  Each is a part of the one acyclic layer, so none closes a cycle,
@@ -60,7 +49,7 @@ int nue_split_over_vls(struct nue *n, struct fab_error *err)
 		cdg_select(&n->g, &n->layer_cdg[n->lid_layer[lid]]);
 		if (nue_routes_from_tables(n, lid, d, err))
 			return -1;
-		if (mark_route_turns(n)) {
+		if (nue_use_route_turns(n)) {
 			fab_error_set(err,
 				      "internal error: the single layer's routes to LID %u "
 				      "do not fit its VL",
