@@ -39,6 +39,8 @@
 #   aggregate and the slowest flow as fractions of the injection rate.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
+# shellcheck source=test/bench/lib.sh
+. "$top/test/bench/lib.sh"
 : "${SARNUE_BIN:=$top/sarnue}" "${SARNUE_PLUGIN_DIR:=$top/.libs}"
 quick=0 big=0 offline=0 dumps=0 vls="1 8" only="" repeat=1 extra="" optimal=0
 engines="sar-updn sar-nue sar-dfsssp sar-dmodk updn nue dfsssp ftree minhop lash"
@@ -118,10 +120,6 @@ osm_route_seconds() {
 		index($0, "building routing with \x27" eng "\x27") { start = t($0) }
 		start && / tables configured on all switches/ { printf "%.3f", t($0) - start; exit }
 	' "$1"
-}
-
-json_field() {
-	sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2" | head -n 1
 }
 
 # OpenSM's settings for engine $1 on $2 VLs.

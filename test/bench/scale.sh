@@ -23,6 +23,8 @@
 #   of gigabytes at this size, and is not written.
 set -u
 top=$(cd -- "$(dirname -- "$0")/../.." && pwd)
+# shellcheck source=test/bench/lib.sh
+. "$top/test/bench/lib.sh"
 : "${SARNUE_BIN:=$top/sarnue}"
 only="" engines="sar-updn sar-dmodk sar-nue sar-dfsssp" vls="1 8" limit=600 baseline="" dumps=0
 usage() {
@@ -59,10 +61,6 @@ fabrics=(
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sarnue-scale.XXXXXXXX") || exit 1
 trap 'rm -rf -- "$tmp"' EXIT
-
-json_field() {
-	sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2" | head -n 1
-}
 
 # route BINARY ENGINE VLS [ARG...]: runs one routing; sets JSON (empty when it failed or
 # was stopped), WALL (seconds) and STATUS.
