@@ -15,10 +15,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check/maxconc.h"
 #include "lib/minheap.h"
+#include "lib/clock.h"
 
 #define NO_EDGE UINT32_MAX
 
@@ -40,14 +40,6 @@ struct mc_state {
 	double *x, *y, *len, *soft;
 	double eta;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Non-negative doubles order like their bit patterns: the heap's integer keys. */
 static uint64_t key_of(double v)
@@ -308,7 +300,7 @@ int maxconc_solve(const struct mc_graph *g, const struct mc_demand *d, double fl
 		  double tolerance, double max_seconds, struct mc_result *res)
 {
 	struct mc_state s;
-	double t0 = now(), gamma;
+	double t0 = sn_now(), gamma;
 	uint32_t e;
 	int ret = -1;
 
@@ -324,7 +316,7 @@ int maxconc_solve(const struct mc_graph *g, const struct mc_demand *d, double fl
 	memcpy(s.x, s.y, sizeof(*s.x) * g->nedges);
 	res->iterations = 1;
 	res->upper = fmax(busiest(&s), floor);
-	while (!converged(res, tolerance) && now() - t0 < max_seconds) {
+	while (!converged(res, tolerance) && sn_now() - t0 < max_seconds) {
 		uint32_t cut;
 
 		s.eta = sharpness(g->nedges, fmax(tolerance, res->upper / res->lower - 1) / 2,
@@ -342,7 +334,7 @@ int maxconc_solve(const struct mc_graph *g, const struct mc_demand *d, double fl
 	res->converged = converged(res, tolerance);
 	ret = 0;
 out:
-	res->seconds = now() - t0;
+	res->seconds = sn_now() - t0;
 	state_free(&s);
 	return ret;
 }

@@ -21,7 +21,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef HAVE_GLPK
 #include <glpk.h>
@@ -30,14 +29,7 @@
 #include "check/maxconc.h"
 #include "check/verify.h"
 #include "cli/optimal.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "lib/clock.h"
 
 /* A channel's capacity: its link's rate over unit, the fastest link's (1 on one-speed fabrics). */
 static double capacity(const struct fabric *f, uint32_t p, double unit)
@@ -499,7 +491,7 @@ int optimal_compare(const struct fabric *f, const struct routing *r, const struc
 {
 	struct switch_demands sd = { 0 };
 	uint32_t *chan = malloc(sizeof(*chan) * (f->nports + 1)), nchan;
-	double t0 = now(), unit = fastest_rate(f);
+	double t0 = sn_now(), unit = fastest_rate(f);
 	uint64_t size;
 	int ret = -1;
 
@@ -516,7 +508,7 @@ int optimal_compare(const struct fabric *f, const struct routing *r, const struc
 	if (size <= prm->lp_limit) {
 		ret = lp_optimum(f, &sd, chan, nchan, unit, res, err);
 		res->method = OPTIMUM_EXACT;
-		res->seconds = now() - t0;
+		res->seconds = sn_now() - t0;
 		snprintf(res->how, sizeof(res->how),
 			 "exact: multicommodity-flow LP, one commodity per destination switch, "
 			 "%llu variables, %.2f s",
@@ -527,7 +519,7 @@ int optimal_compare(const struct fabric *f, const struct routing *r, const struc
 	if (prm->max_seconds > 0) {
 		ret = approximate(f, &sd, chan, nchan, unit, prm, res, err);
 		res->method = OPTIMUM_BOUNDS;
-		res->seconds = now() - t0;
+		res->seconds = sn_now() - t0;
 		describe_approximation(res, size, prm);
 		goto out;
 	}

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check/metrics.h"
 #include "engines/dfsssp/dfsssp.h"
@@ -20,6 +19,7 @@
 #include "lib/threads.h"
 #include "engines/updn/updn.h"
 #include "lib/assert.h"
+#include "lib/clock.h"
 
 const char *const engine_names[] = { "sar-updn", "sar-nue", "sar-dfsssp", "sar-dmodk", NULL };
 
@@ -31,14 +31,6 @@ int engine_known(const char *name)
 		if (!strcmp(engine_names[i], name))
 			return 1;
 	return 0;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /*
@@ -772,7 +764,7 @@ static int verify_result(const struct fabric *f, const struct routing *r, struct
 			 const struct progress_hook *progress, struct engine_result *res,
 			 struct fab_error *err)
 {
-	double t0 = now();
+	double t0 = sn_now();
 	const struct verify_report *v = &res->verify;
 	int rc;
 
@@ -785,7 +777,7 @@ static int verify_result(const struct fabric *f, const struct routing *r, struct
 			fab_error_set(err, "verifier ran out of memory");
 			return -1;
 		}
-		res->verify_seconds = now() - t0;
+		res->verify_seconds = sn_now() - t0;
 		res->verified = 1;
 	}
 	if (v->unreachable) {
@@ -811,7 +803,7 @@ static void measure_quality(const struct fabric *f, const struct routing *r,
 {
 	struct metrics_options mo;
 	struct metrics_efi e;
-	double t0 = now();
+	double t0 = sn_now();
 
 	metrics_options_default(&mo);
 	if (metrics_efi(f, r, &mo, &e))
@@ -821,7 +813,7 @@ static void measure_quality(const struct fabric *f, const struct routing *r,
 	res->efi_mean = e.dist.mean;
 	res->channels = e.nchannels;
 	res->dark_channels = e.dist.zero;
-	res->quality_seconds = now() - t0;
+	res->quality_seconds = sn_now() - t0;
 	metrics_efi_free(&e);
 }
 
@@ -854,7 +846,7 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 {
 	struct cpu_gate *spare_cpu = ctx ? ctx->spare_cpu : NULL;
 	struct verify_feed *feed = NULL;
-	double t0 = now();
+	double t0 = sn_now();
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -878,7 +870,7 @@ int engine_run_ctx(const char *name, const struct fabric *f, const struct sarnue
 	rc = o->planes ? run_planes(name, f, o, ctx, r, res, err)
 		       : run_plain(name, f, o, ctx, 0, r, res, err);
 	cpu_gate_open(spare_cpu);
-	res->route_seconds = now() - t0;
+	res->route_seconds = sn_now() - t0;
 	/* Time the engine spent verifying its own final tables is verification time. */
 	if (res->verified && res->route_seconds > res->verify_seconds)
 		res->route_seconds -= res->verify_seconds;

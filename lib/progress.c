@@ -4,9 +4,9 @@
  * are even enough for that, and the words say "about".
  */
 #include "lib/progress.h"
+#include "lib/clock.h"
 
 #include <string.h>
-#include <time.h>
 
 void progress_hook_init(struct progress_hook *h, progress_fn *fn, void *ctx)
 {
@@ -35,11 +35,8 @@ void progress_note(const struct progress_hook *h, const char *phase)
 
 static double monotonic_seconds(void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return sn_now();
 }
 
 static double now(const struct progress *p)

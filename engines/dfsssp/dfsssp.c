@@ -36,13 +36,13 @@
 #include "lib/scan.h"
 #include "lib/input.h"
 #include "lib/assert.h"
+#include "lib/clock.h"
 
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Work the improvement step may do, in units of the job phase's Dijkstra work. */
 #define IMPROVE_BUDGET 8
@@ -86,14 +86,6 @@ struct dfsssp {
 	const struct dfsssp_memo *prev;
 	uint8_t *kept;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void dfsssp_free(struct dfsssp *d)
 {
@@ -914,12 +906,12 @@ static int improve_jobs(struct dfsssp *d, struct dfsssp_report *rep)
 
 static int improve(struct dfsssp *d, struct dfsssp_report *rep, struct fab_error *err)
 {
-	double t0 = now();
+	double t0 = sn_now();
 	int ret = 0;
 
 	if (!d->o->skip_improve)
 		ret = improve_jobs(d, rep);
-	rep->improve_seconds = now() - t0;
+	rep->improve_seconds = sn_now() - t0;
 	if (ret)
 		fab_error_set(err, "out of memory");
 	return ret;
@@ -1075,7 +1067,7 @@ int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct rou
 {
 	struct dfsssp d = { .f = f, .o = o, .r = r };
 	uint64_t key = 0;
-	double t0 = now();
+	double t0 = sn_now();
 	int ret = -1;
 
 	memset(rep, 0, sizeof(*rep));
@@ -1094,10 +1086,10 @@ int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct rou
 	r->sl_uniform = 0;
 	if (route_all(&d, rep, err))
 		goto out;
-	rep->paths_seconds = now() - t0;
-	t0 = now();
+	rep->paths_seconds = sn_now() - t0;
+	t0 = sn_now();
 	ret = assign_layers(&d, r, rep, err);
-	rep->layers_seconds = now() - t0;
+	rep->layers_seconds = sn_now() - t0;
 	if (!ret && o->memo) {
 		/* The memo takes the signatures over; a memo that cannot be kept is dropped. */
 		if (dfsssp_memo_store(o->memo, key, r, d.g.nsw, d.sig))
