@@ -237,12 +237,6 @@ static inline unsigned walker_lft(const struct walker *w, uint32_t sw, unsigned 
 	return routing_lft(w->r, sw)[dlid];
 }
 
-/* The LFTs LID by LID (routing_lfts_by_lid), for tables that no longer change. */
-static void walker_by_lid(struct walker *w)
-{
-	w->lft_by_lid = routing_lfts_by_lid(w->r, WALKER_BY_LID_MAX_BYTES);
-}
-
 /* Why a route stops at a step other than SWITCH or DELIVERED, as the report words it. */
 static const char *lft_step_failure(enum lft_step step)
 {
@@ -980,7 +974,7 @@ int verify_routing_progress(const struct fabric *f, const struct routing *r,
 
 	if (verify_walker_open(&w, &groups, f, r, rep))
 		goto out;
-	walker_by_lid(&w);
+	w.lft_by_lid = routing_lfts_by_lid(w.r, WALKER_BY_LID_MAX_BYTES);
 	w.progress = progress;
 	if (verify_walker_check(&w, 1, f->max_lid + 1))
 		goto out;
@@ -1008,7 +1002,7 @@ struct verify_deps *verify_deps_new(const struct fabric *f, const struct routing
 	unicast.mcast = NULL;
 	bad = verify_walker_open(&w, &groups, f, &unicast, &d->rep);
 	if (!bad)
-		walker_by_lid(&w);
+		w.lft_by_lid = routing_lfts_by_lid(w.r, WALKER_BY_LID_MAX_BYTES);
 	bad = bad || verify_walker_check(&w, 1, f->max_lid + 1) || verify_walker_close(&w);
 	if (!bad) {
 		d->deps = w.deps; /* kept: the walker no longer owns them */

@@ -301,10 +301,10 @@ static unsigned dfsssp_vls(const struct fabric *f, const struct sarnue_options *
 
 /*
  * Nue as the options configure it, on vls VLs: sar-nue's and the Nue that routes what DFSSSP's
- * layers cannot hold are one engine with one set of settings (threads, both destination orders,
- * rebalancing), so on a fat tree both follow its topology order.
+ * layers cannot hold (engines/overflow.c, which passes dopts for the job map and measured traffic)
+ * are one engine with one set of settings (threads, both destination orders, rebalancing), so on a
+ * fat tree both follow its topology order.
  */
-/* Nue's options; with dopts (DFSSSP's overflow) its job map and measured traffic too. */
 struct nue_opts engine_nue_opts(const struct sarnue_options *o, const struct engine_ctx *ctx,
 				unsigned vls, const struct dfsssp_opts *dopts)
 {

@@ -672,6 +672,18 @@ static void test_engine_ctx(void)
  * Whole destinations that fit into one acyclic layer keep exactly DFSSSP's LFT columns (the
  * paths do not depend on the VLs); Nue routes the others on the second VL; all verified.
  */
+/* Whether every switch forwards dlid on the same port in a and b. */
+static int same_column(const struct fabric *f, const struct routing *a, const struct routing *b,
+		       uint32_t dlid)
+{
+	uint32_t s;
+
+	for (s = 0; s < f->nswitches; s++)
+		if (routing_lft(a, s)[dlid] != routing_lft(b, s)[dlid])
+			return 0;
+	return 1;
+}
+
 /* The 3x3x3 torus, one host per switch. */
 static int build_torus333(struct fabric *f)
 {
@@ -700,7 +712,7 @@ static void test_overflow_keeps_fitting(void)
 	struct engine_result res;
 	struct fab_error err = { "" };
 	struct routing r, plain;
-	uint32_t dlid, s, kept = 0, moved = 0, same = 0;
+	uint32_t dlid, kept = 0, moved = 0, same = 0;
 	uint16_t src;
 	struct fabric f;
 
@@ -722,12 +734,10 @@ static void test_overflow_keeps_fitting(void)
 	CHECK(strstr(res.warning, "keep their paths on 1 VL(s)") != NULL);
 	src = f.ports[f.endports[0]].base_lid;
 	for (dlid = 1; dlid <= f.max_lid; dlid++) {
-		int equal = 1;
+		int equal = same_column(&f, &r, &plain, dlid);
 
 		if (f.lid_port[dlid] == FAB_NONE)
 			continue;
-		for (s = 0; s < f.nswitches; s++)
-			equal &= routing_lft(&r, s)[dlid] == routing_lft(&plain, s)[dlid];
 		if (routing_path_sl(&r, src, (uint16_t)dlid) == 0) {
 			kept++;
 			same += equal;
@@ -768,7 +778,7 @@ static void test_one_vl_shares_with_nue(void)
 	struct engine_result res;
 	struct fab_error err = { "" };
 	struct routing r, plain;
-	uint32_t dlid, s, lids = 0, same = 0, terminals_same = 0;
+	uint32_t dlid, lids = 0, same = 0, terminals_same = 0;
 	double fitted;
 	struct fabric f;
 
@@ -785,13 +795,11 @@ static void test_one_vl_shares_with_nue(void)
 	CHECK(strstr(res.warning, "routed with Nue on the same VL around them") != NULL);
 	fitted = fact_of(&res, "destinations_fitted");
 	for (dlid = 1; dlid <= f.max_lid; dlid++) {
-		int equal = 1;
+		int equal = same_column(&f, &r, &plain, dlid);
 
 		if (f.lid_port[dlid] == FAB_NONE)
 			continue;
 		lids++;
-		for (s = 0; s < f.nswitches; s++)
-			equal &= routing_lft(&r, s)[dlid] == routing_lft(&plain, s)[dlid];
 		same += equal;
 		terminals_same += equal && !fabric_is_switch(&f, f.ports[f.lid_port[dlid]].node);
 	}
