@@ -316,6 +316,7 @@ struct nue_opts engine_nue_opts(const struct sarnue_options *o, const struct eng
 		.skip_rebalance = !o->nue_rebalance,
 		.threads = o->nue_threads,
 		.orders = o->nue_orders,
+		.group = (enum nue_group)o->nue_group,
 		.layer_tries = o->nue_layer_tries,
 		.partition = o->nue_partition_metis ? NUE_PARTITION_METIS : NUE_PARTITION_AUTO,
 		.spare_cpu = ctx ? ctx->spare_cpu : NULL,
@@ -521,6 +522,7 @@ void engine_nue_summary(const struct nue_report *rep, struct engine_result *res)
 	engine_fact(res, "layers_routed_once", rep->layers_deferred);
 	engine_fact(res, "first_passes_again", rep->passes_again);
 	engine_fact(res, "one_layer_alone", rep->one_layer_alone);
+	engine_fact(res, "grouped_destinations", rep->grouped);
 	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
 	if (rep->torus.dims)
 		add_torus_shape(res, &rep->torus);
@@ -541,6 +543,9 @@ void engine_nue_summary(const struct nue_report *rep, struct engine_result *res)
 		    rep->aside_attempts, rep->shortcuts, rep->moved_aside, rep->job_destinations,
 		    (unsigned long long)rep->cycle_searches,
 		    (unsigned long long)rep->searches_spared);
+	if (rep->grouped)
+		add_summary(res, ", %u destinations on the routes of another LID of their switch",
+			    rep->grouped);
 	if (rep->second_order)
 		add_summary(res, ", equally far destinations by descending LID");
 	else if (rep->by_lid)

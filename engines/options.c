@@ -26,6 +26,10 @@ const char options_help[] =
 	"                            in ascending and in descending LID order, side by\n"
 	"                            side on two CPUs, and keeps the better (default 2);\n"
 	"                            1: ascending only (faster on a single CPU)\n"
+	"  nue_group=auto|yes|no     with one VL, outside fat trees, sar-nue routes the\n"
+	"                            LIDs of one switch's terminals over the same routes\n"
+	"                            (several times faster; the balance may get better\n"
+	"                            or worse); auto: from 20,000 end ports on (default)\n"
 	"  nue_layer_tries=1..6      with more than one VL, sar-nue routes a layer in which\n"
 	"                            destinations fell back again, up to this many times\n"
 	"                            in all, new turns costing more each time (tries 4 to\n"
@@ -130,6 +134,7 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_vls = 1;
 	o->nue_rebalance = 1;
 	o->nue_orders = 2;
+	o->nue_group = SARNUE_GROUP_AUTO;
 	o->nue_layer_tries = 6;
 	o->verify = 1;
 	o->quality = 1;
@@ -178,6 +183,22 @@ static int parse_guid_list(struct sarnue_options *o, const char *v)
 	memcpy(o->updn_roots, guids, sizeof(guids[0]) * n);
 	o->n_updn_roots = n;
 	return 0;
+}
+
+/* nue_group: no, auto or yes. */
+static int parse_group(const char *v, int *out)
+{
+	static const char *const names[] = {
+		[SARNUE_GROUP_NO] = "no", [SARNUE_GROUP_AUTO] = "auto", [SARNUE_GROUP_YES] = "yes"
+	};
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(v, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return -1;
 }
 
 static int parse_bool(const char *v, int *out)
@@ -403,6 +424,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_bool(v, &o->nue_rebalance);
 	if (!strcmp(key, "nue_orders"))
 		return num_parse_uint(v, 1, 2, &o->nue_orders);
+	if (!strcmp(key, "nue_group"))
+		return parse_group(v, &o->nue_group);
 	if (!strcmp(key, "nue_layer_tries"))
 		return num_parse_uint(v, 1, 6, &o->nue_layer_tries);
 	if (!strcmp(key, "nue_layers"))

@@ -14,6 +14,13 @@
 #include "fabric/loaders.h"
 #include "lib/progress.h"
 
+/* nue_group, as enum nue_group (engines/nue/nue.h) counts them. */
+enum {
+	SARNUE_GROUP_NO,
+	SARNUE_GROUP_AUTO,
+	SARNUE_GROUP_YES
+};
+
 #define OPT_PATH_MAX 1024
 #define OPT_DEFAULT_CTL_SOCKET "/run/sarnue/ctl.sock"
 /* traffic=perfmgr: the matrix comes from OpenSM's PerfMgr counters, not from a file. */
@@ -53,6 +60,7 @@ struct sarnue_options {
 	int nue_rebalance;    /* sar-nue routes every CA LID once more against the final weights */
 	unsigned nue_threads; /* 0: auto; 1 or 2 threads for sar-nue's candidates */
 	unsigned nue_orders;  /* 1, or 2: one VL also routed with ties by descending LID */
+	int nue_group;	      /* SARNUE_GROUP_*: one VL, a switch's LIDs share routes */
 	unsigned nue_layer_tries;      /* 1..6 routings of a layer with fall-backs, k > 1 */
 	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/layersfile.c), or empty */
 	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */

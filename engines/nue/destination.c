@@ -425,6 +425,39 @@ int nue_route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	return 0;
 }
 
+/* The most LIDs of switch d's terminals that share one set of routes: all, or one each. */
+uint32_t nue_group_cap(const struct nue *n, uint32_t d)
+{
+	return n->group_lids && n->ca_lids[d] > 1 ? n->ca_lids[d] : 1;
+}
+
+/*
+ * Whether lid takes the routes just committed for prev, the LID before it in the layer's order,
+ * which has members LIDs in its group so far: both a terminal's of the same switch, prev on
+ * routes of its own (not the escape paths), both in the job phase or neither.
+ */
+int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid, uint32_t members)
+{
+	uint32_t d = n->lid_sw[lid];
+
+	return n->group_lids && prev && n->lid_sw[prev] == d && n->lid_exit[lid] &&
+	       n->lid_exit[prev] && !n->escaped[prev] && members < nue_group_cap(n, d) &&
+	       nue_job_phase_dest(n, lid) == nue_job_phase_dest(n, prev);
+}
+
+/*
+ * Routes lid along the routes in n->out, which the LID before it of the same switch has just
+ * committed (nue_joins_group): they take no turn the layer does not hold yet, so no search.
+ */
+int nue_route_lid_as_previous(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	if (nue_job_phase_dest(n, lid))
+		n->rep->job_destinations++;
+	n->wet.n = 0;
+	n->rep->grouped++;
+	return nue_commit_lid(n, lid, err);
+}
+
 /*
  * Rebuilds n->out, depths and n->topo from the tables' routes towards lid; -1 (an internal error,
  * said in err) if they leave a switch through no channel or loop.

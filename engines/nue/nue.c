@@ -191,7 +191,7 @@ static uint64_t routed_before(const struct nue *n, unsigned layer)
 static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32_t give_up,
 		       struct fab_error *err)
 {
-	uint32_t i, fallbacks = n->rep->fallbacks;
+	uint32_t i, fallbacks = n->rep->fallbacks, prev = 0, members = 0;
 
 	sn_assert(layer < n->k && layer < NUE_MAX_VLS);
 	nue_order_layer(n, layer);
@@ -248,7 +248,17 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 	if (n->expensive_checks)
 		sn_assert(cdg_is_acyclic(&n->g) != 0);
 	for (i = 0; i < n->ndest; i++) {
-		int rc = nue_route_lid(n, n->dest[i], err);
+		uint32_t lid = n->dest[i];
+		int rc;
+
+		if (nue_joins_group(n, prev, lid, members)) {
+			rc = nue_route_lid_as_previous(n, lid, err);
+			members++;
+		} else {
+			rc = nue_route_lid(n, lid, err);
+			members = 1;
+		}
+		prev = lid;
 
 		/* The layers before this one are done: a pass counts every destination once. */
 		progress_step(n->o->progress, "routing", routed_before(n, layer) + i + 1,
@@ -327,7 +337,7 @@ static void reset_run(struct nue *n)
 	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->aside_attempts = 0;
 	rep->shortcuts = 0;
 	rep->moved_aside = rep->vl_rerouted = 0;
-	rep->job_destinations = rep->moved = rep->rerouted = 0;
+	rep->job_destinations = rep->moved = rep->rerouted = rep->grouped = 0;
 	rep->layers_rerouted = rep->layers_deferred = rep->passes_again = 0;
 	memset(rep->fallbacks_per_layer, 0, sizeof(rep->fallbacks_per_layer));
 	n->nfell_back = 0;

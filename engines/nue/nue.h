@@ -17,6 +17,7 @@
 #define NUE_FEW_FALLBACKS_PERCENT 5   /* of a layer's destinations: tries wait for moves */
 #define NUE_DEFER_TRIES_FROM 1000     /* destinations of a layer: its tries cost seconds */
 #define NUE_ONE_LAYER_ALONE_FROM 2048 /* LIDs of a tree-like fabric: see one_layer_alone */
+#define NUE_GROUP_FROM 20000 /* end ports from which nue_group=auto groups; see nue_groups_lids */
 
 struct cpu_gate;
 
@@ -34,6 +35,13 @@ enum nue_partitioner {
 	NUE_PARTITION_METIS, /* METIS (the built-in fallback without it) on any fabric */
 };
 
+/* Whether one switch's LIDs share routes with one layer; see nue_groups_lids (workers.c). */
+enum nue_group {
+	NUE_GROUP_NO,
+	NUE_GROUP_AUTO,
+	NUE_GROUP_YES
+};
+
 struct nue_opts {
 	unsigned vls;		    /* k, 1..15 */
 	const struct job_map *jobs; /* bound to the fabric, or NULL */
@@ -47,6 +55,7 @@ struct nue_opts {
 	int skip_rebalance;   /* no final pass against the final weights (faster) */
 	unsigned threads;     /* 0: two when two CPUs are online, else one; 1 or 2 */
 	unsigned orders;      /* one layer: 2 also routes ties by descending LID; else 1 */
+	enum nue_group group; /* one layer: LIDs of one switch's terminals share routes */
 	unsigned layer_tries; /* k > 1: routings of a layer with fall-backs, 1..6 (0: 6) */
 	/* layers of this many destinations leave few fall-backs to moves (0: NUE_DEFER_TRIES_FROM)
 	 */
@@ -97,6 +106,7 @@ struct nue_report {
 	uint32_t layers_deferred; /* layers kept after one try, fall-backs left to moves */
 	uint32_t passes_again; /* first passes routed again with every try, moves falling short */
 	uint32_t rerouted;     /* destinations whose routes the final pass changed */
+	uint32_t grouped;      /* took the routes of the LID before them at their switch */
 	uint32_t vl_rerouted;  /* one layer over k VLs: routed again in their VL alone */
 	int single_layer;      /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
 	int second_order;      /* k = 1: equally far destinations by descending LID won */

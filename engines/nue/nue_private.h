@@ -99,9 +99,11 @@ struct nue {
 	int need_shortest; /* give up at a CA route that is not shortest; see nue_route_lid */
 	/* Equally far destinations by descending LID; see nue_route_one_layer. */
 	int ties_descending;
-	int deferred_any;    /* some layer of some candidate skipped its tries */
-	int no_deferral;     /* route_layer_best makes every try: a candidate routed again */
-	int by_lid;	     /* destinations by LID alone, not far-first; see order_far_first */
+	int deferred_any; /* some layer of some candidate skipped its tries */
+	int no_deferral;  /* route_layer_best makes every try: a candidate routed again */
+	int by_lid;	  /* destinations by LID alone, not far-first; see order_far_first */
+	/* The LIDs of one switch's terminals share the first one's routes; see nue_groups_lids. */
+	int group_lids;
 	uint32_t *topo_rank; /* [lid]: place in a fat tree's topology order, or NULL */
 	/*
 	 * On a recognised fat tree, the heap item of each switch and back (see topology_rank in
@@ -125,6 +127,7 @@ struct nue {
 	uint64_t *dist;
 	uint32_t *out;
 	uint32_t *kept_out; /* [nsw]: routes a rebalancing step may return to */
+	uint32_t *group;    /* [max_lid + 1]: LIDs rerouted together (rebalance.c) */
 	uint64_t efi_cap;   /* no channel's EFI may exceed it after a rebalancing step */
 	uint8_t *done;
 	struct minheap heap;
@@ -233,6 +236,10 @@ int nue_run_candidates(struct nue *n, struct nue_best *b, int probe, const enum 
 
 /* rebalance.c: the final pass against the final weights */
 int nue_reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err);
+uint32_t nue_group_cap(const struct nue *n, uint32_t d);
+int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid, uint32_t members);
+int nue_route_lid_as_previous(struct nue *n, uint32_t lid, struct fab_error *err);
+int nue_reroute_group(struct nue *n, const uint32_t *lid, uint32_t cnt, struct fab_error *err);
 int nue_rebalance(struct nue *n, struct fab_error *err);
 
 /* vlsplit.c: one layer spread over k VLs */

@@ -53,39 +53,94 @@ static int race_lost(struct nue *n, int wait)
 	}
 }
 
+/* Makes the routes in n->kept_out official again for every LID of a group. */
+static void put_back_group(struct nue *n, const uint32_t *lid, uint32_t cnt, uint32_t d)
+{
+	uint32_t i;
+
+	for (i = 0; i < cnt; i++)
+		put_back_kept(n, lid[i], d);
+}
+
 /*
- * Routes lid again in its layer once every destination is routed.  The first routes of a
- * destination saw only the loads of those routed before it; now the weights hold every other
- * destination's routes, so its routes move off the channels that filled up after it.  The
+ * Routes the LIDs of a group again in their layer once every destination is routed: LIDs of one
+ * switch whose routes are the same (see nue_group_of), so they move together.  The first routes
+ * of a destination saw only the loads of those routed before it; now the weights hold every
+ * other destination's routes, so its routes move off the channels that filled up after it.  The
  * Dijkstra minimises the summed load, not the highest, so new routes that would lift a channel
  * above the maximum EFI at the start of the pass are refused: the pass never raises it.  Old
  * turns stay in the dependency graph (other routes may share them), so new routes only add
  * dependencies and the layer stays acyclic.  1 when the routes changed, 0 when the old ones
  * stay, -1 on an internal error.
  */
-int nue_reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+int nue_reroute_group(struct nue *n, const uint32_t *lid, uint32_t cnt, struct fab_error *err)
 {
-	uint32_t d = n->lid_sw[lid];
+	uint32_t d = n->lid_sw[lid[0]], i;
 
-	if (nue_routes_from_tables(n, lid, d, err))
+	if (nue_routes_from_tables(n, lid[0], d, err))
 		return -1;
 	memcpy(n->kept_out, n->out, sizeof(uint32_t) * n->nsw);
-	nue_remove_loads(n, lid, d);
-	if (!nue_attempt(n, d, nue_weights_of(n, lid))) {
+	for (i = 0; i < cnt; i++)
+		nue_remove_loads(n, lid[i], d);
+	if (!nue_attempt(n, d, nue_weights_of(n, lid[0]))) {
 		nue_undo_attempt(n);
-		put_back_kept(n, lid, d);
+		put_back_group(n, lid, cnt, d);
 		return 0;
 	}
-	if (nue_commit_lid(n, lid, err))
-		return -1;
-	if (!n->escaped[lid] && over_cap(n, d)) {
-		nue_remove_loads(n, lid, d);
-		put_back_kept(n, lid, d);
+	for (i = 0; i < cnt; i++)
+		if (nue_commit_lid(n, lid[i], err))
+			return -1;
+	if (!n->escaped[lid[0]] && over_cap(n, d)) {
+		for (i = 0; i < cnt; i++)
+			nue_remove_loads(n, lid[i], d);
+		put_back_group(n, lid, cnt, d);
 		return 0;
 	}
-	if (n->escaped[lid])
-		nue_leave_escape_paths(n, lid);
+	for (i = 0; i < cnt; i++)
+		if (n->escaped[lid[i]])
+			nue_leave_escape_paths(n, lid[i]);
 	return memcmp(n->out, n->kept_out, sizeof(uint32_t) * n->nsw) != 0;
+}
+
+int nue_reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	return nue_reroute_group(n, &lid, 1, err);
+}
+
+/* Whether lid's routes are those of first, a LID of the same switch. */
+static int same_routes(const struct nue *n, uint32_t first, uint32_t lid)
+{
+	uint32_t s, d = n->lid_sw[first];
+
+	for (s = 0; s < n->nsw; s++)
+		if (s != d && routing_lft(n->r, s)[lid] != routing_lft(n->r, s)[first])
+			return 0;
+	return 1;
+}
+
+/* Whether the rebalancing pass reroutes lid, a LID of the current layer. */
+static int rebalanced(const struct nue *n, uint32_t lid, unsigned layer)
+{
+	return n->lid_sw[lid] != FAB_NONE && n->lid_exit[lid] && n->lid_layer[lid] == layer &&
+	       !nue_kept(n, lid);
+}
+
+/* The LIDs after first (up to last) that join its group; see nue_reroute_group. */
+static uint32_t group_of(struct nue *n, uint32_t first, uint32_t last, unsigned layer)
+{
+	uint32_t lid, cnt = 1;
+
+	n->group[0] = first;
+	for (lid = first + 1; lid <= last && cnt < nue_group_cap(n, n->lid_sw[first]); lid++) {
+		if (!rebalanced(n, lid, layer))
+			continue;
+		if (n->lid_sw[lid] != n->lid_sw[first] || n->escaped[lid] != n->escaped[first] ||
+		    nue_job_phase_dest(n, lid) != nue_job_phase_dest(n, first) ||
+		    !same_routes(n, first, lid))
+			break;
+		n->group[cnt++] = lid;
+	}
+	return cnt;
 }
 
 /*
@@ -116,7 +171,7 @@ int nue_reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 int nue_rebalance(struct nue *n, struct fab_error *err)
 {
 	int promise = n->k == 1;
-	uint32_t lid;
+	uint32_t lid, cnt;
 	unsigned layer;
 	int rc;
 
@@ -124,20 +179,22 @@ int nue_rebalance(struct nue *n, struct fab_error *err)
 	for (layer = 0; layer < n->k; layer++) {
 		if (n->layer_cdg)
 			nue_select_layer(n, layer);
-		for (lid = 1; lid <= n->f->max_lid; lid++) {
-			if (n->lid_sw[lid] == FAB_NONE || !n->lid_exit[lid] ||
-			    n->lid_layer[lid] != layer || nue_kept(n, lid))
+		for (lid = 1; lid <= n->f->max_lid; lid += cnt) {
+			cnt = 1;
+			if (!rebalanced(n, lid, layer))
 				continue;
 			rc = race_lost(n, 0);
 			if (rc)
 				goto out;
 			if (promise && !n->race)
 				routing_columns_final(n->r, lid);
+			cnt = group_of(n, lid, n->f->max_lid, layer);
 			n->move_aside = n->k == 1 || n->escaped[lid];
-			rc = nue_reroute_lid(n, lid, err);
+			rc = nue_reroute_group(n, n->group, cnt, err);
 			if (rc < 0)
 				goto out;
-			n->rep->rerouted += (uint32_t)rc;
+			n->rep->rerouted += (uint32_t)rc * cnt;
+			cnt = n->group[cnt - 1] - lid + 1;
 		}
 	}
 	rc = race_lost(n, 1);

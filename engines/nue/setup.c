@@ -46,6 +46,7 @@ static int nue_alloc(struct nue *n)
 	n->dist = malloc(sizeof(uint64_t) * sw);
 	n->out = malloc(sizeof(uint32_t) * sw);
 	n->kept_out = malloc(sizeof(uint32_t) * sw);
+	n->group = malloc(sizeof(uint32_t) * ((size_t)n->f->max_lid + 1));
 	n->done = malloc(sw);
 	n->depth = malloc(sizeof(uint32_t) * sw);
 	n->acc = malloc(sizeof(uint32_t) * sw);
@@ -59,8 +60,9 @@ static int nue_alloc(struct nue *n)
 	    !n->fell_back || !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count ||
 	    !n->ca_count || !n->w_all || !n->w_job || !n->src_lids || !n->ca_lids || !n->has_ca ||
 	    !n->ca_ports || !n->efi || !n->esc_up || !n->esc_sub || !n->esc_order ||
-	    !n->esc_child_off || !n->esc_child || !n->dist || !n->out || !n->kept_out || !n->done ||
-	    !n->depth || !n->acc || !n->scratch || !n->children || !n->topo || !n->seen || !n->hop)
+	    !n->esc_child_off || !n->esc_child || !n->dist || !n->out || !n->kept_out ||
+	    !n->group || !n->done || !n->depth || !n->acc || !n->scratch || !n->children ||
+	    !n->topo || !n->seen || !n->hop)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -140,6 +142,7 @@ void nue_free(struct nue *n)
 	free(n->dist);
 	free(n->out);
 	free(n->kept_out);
+	free(n->group);
 	free(n->done);
 	free(n->depth);
 	free(n->acc);

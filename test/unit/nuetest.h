@@ -1,10 +1,12 @@
 /*
  * nuetest.h - what the unit tests of the Nue engine share: routing a test fabric with Nue into
  * a fresh routing, with options or with k layers and an optional job map; routing and verifying it;
- * the links of a Kautz graph.
+ * comparing two routings; the links of a Kautz graph.
  */
 #ifndef SARNUE_NUETEST_H
 #define SARNUE_NUETEST_H
+
+#include <string.h>
 
 #include "engines/nue/nue.h"
 #include "fabric/routing.h"
@@ -55,6 +57,20 @@ static inline void route_and_verify(struct fabric *f, unsigned k, const char *wh
 	for (lid = 1; k > 1 && lid <= f->max_lid; lid++)
 		CHECK(routing_path_sl(&r, 1, (uint16_t)lid) < k);
 	routing_free(&r);
+}
+
+/* Same tables, hop counts and path SLs. */
+static inline int same_routing(const struct routing *a, const struct routing *b, uint32_t max_lid)
+{
+	size_t cells = (size_t)a->nswitches * a->lft_len;
+	uint32_t lid;
+
+	if (memcmp(a->lft, b->lft, cells) || memcmp(a->hops, b->hops, cells))
+		return 0;
+	for (lid = 1; lid <= max_lid; lid++)
+		if (routing_path_sl(a, 1, (uint16_t)lid) != routing_path_sl(b, 1, (uint16_t)lid))
+			return 0;
+	return 1;
 }
 
 /*

@@ -394,8 +394,6 @@ static void test_fallbacks_move(void)
 	fabric_free(&f);
 }
 
-static int same_routing(const struct routing *a, const struct routing *b, uint32_t max_lid);
-
 /*
  * Routes the Kautz graph K(3,3) with shuffled ports on k layers, each routed up to tries times;
  * with defer, a layer's few fall-backs wait for the moves whatever its size.
@@ -649,19 +647,6 @@ static int route_threads(struct fabric *f, unsigned k, unsigned threads, struct 
 	if (rc)
 		fprintf(stderr, "k=%u, %u thread(s): nue failed: %s\n", k, threads, err.msg);
 	return rc;
-}
-
-static int same_routing(const struct routing *a, const struct routing *b, uint32_t max_lid)
-{
-	size_t cells = (size_t)a->nswitches * a->lft_len;
-	uint32_t lid;
-
-	if (memcmp(a->lft, b->lft, cells) || memcmp(a->hops, b->hops, cells))
-		return 0;
-	for (lid = 1; lid <= max_lid; lid++)
-		if (routing_path_sl(a, 1, (uint16_t)lid) != routing_path_sl(b, 1, (uint16_t)lid))
-			return 0;
-	return 1;
 }
 
 /*

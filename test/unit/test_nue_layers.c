@@ -1,7 +1,7 @@
 /*
  * test_nue_layers.c - unit tests of where Nue puts its destinations: switch layers files (the
- * operator's own layers, their errors) and the torus blocks that sar-nue uses on a recognised
- * torus or mesh instead of METIS.
+ * operator's own layers, their errors), the torus blocks that sar-nue uses on a recognised torus
+ * or mesh instead of METIS, and the groups of one switch's LIDs that share routes with one VL.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,9 +301,111 @@ static void test_switch_layers_file(void)
 	free(part);
 	fabric_free(&f);
 }
+/* The switch a terminal LID hangs off, or FAB_NONE for a switch's own LID. */
+static uint32_t terminal_switch(const struct fabric *f, uint32_t lid)
+{
+	uint32_t p = f->lid_port[lid];
+
+	if (p == FAB_NONE || fabric_is_switch(f, f->ports[p].node))
+		return FAB_NONE;
+	return fabric_endport_switch(f, p);
+}
+
+/* Terminal LIDs whose routes, from every switch but their own, are a lower LID's of it. */
+static uint32_t lids_sharing_routes(const struct fabric *f, const struct routing *r)
+{
+	uint32_t a, b, s, sw, cnt = 0;
+
+	for (b = 1; b <= f->max_lid; b++) {
+		sw = terminal_switch(f, b);
+		for (a = 1; sw != FAB_NONE && a < b; a++) {
+			if (terminal_switch(f, a) != sw)
+				continue;
+			for (s = 0; s < r->nswitches; s++)
+				if (s != sw && routing_lft(r, s)[a] != routing_lft(r, s)[b])
+					break;
+			if (s == r->nswitches) {
+				cnt++;
+				break;
+			}
+		}
+	}
+	return cnt;
+}
+
+/*
+ * Routes f with one VL and nue_group=group (threads as given), verifies the tables, and checks
+ * that every LID the report counts as grouped shares the routes of another LID of its switch.
+ * The number grouped is returned.
+ */
+static uint32_t route_grouped(struct fabric *f, enum nue_group group, unsigned threads,
+			      struct routing *r)
+{
+	struct nue_opts o = {
+		.no_mcast_tree = 1, .vls = 1, .orders = 2, .group = group, .threads = threads
+	};
+	struct fab_error err = { "" };
+	struct nue_report rep;
+	struct verify_report v;
+
+	CHECK(route_with(f, &o, r, &rep, &err) == 0);
+	CHECK(verify_routing(f, r, &v) == 0 && verify_ok(&v));
+	CHECK(lids_sharing_routes(f, r) >= rep.grouped);
+	return rep.grouped;
+}
+
+/*
+ * nue_group: with one VL the LIDs of one switch's terminals share the routes of the first of
+ * them, in the first pass and through the rebalancing pass, and the tables stay deadlock-free.
+ * A 5x5x5 torus without switch 7 (4 hosts per switch) and a random graph of 40 switches: with
+ * yes, every switch's LIDs but one are grouped (3 per switch on the torus), on one thread or two
+ * with the same tables; with no, or auto below NUE_GROUP_FROM end ports, none; on a fat tree never.
+ */
+static void test_groups(void)
+{
+	static unsigned links[3 * 125 + 60][2];
+	struct routing a, b;
+	struct fabric f;
+	uint32_t grouped, i;
+	unsigned n = testfab_torus(links, 5, 5, 5, 7);
+
+	CHECK(testfab_build(&f, 124, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	grouped = route_grouped(&f, NUE_GROUP_YES, 2, &a);
+	CHECK(grouped > 0 && grouped <= 124 * 3);
+	CHECK(lids_sharing_routes(&f, &a) == 124 * 3);
+	CHECK(route_grouped(&f, NUE_GROUP_YES, 1, &b) == grouped);
+	CHECK(same_routing(&a, &b, f.max_lid));
+	routing_free(&a);
+	routing_free(&b);
+	CHECK(route_grouped(&f, NUE_GROUP_NO, 2, &a) == 0);
+	CHECK(lids_sharing_routes(&f, &a) < 124 * 3);
+	routing_free(&a);
+	CHECK(route_grouped(&f, NUE_GROUP_AUTO, 2, &a) == 0);
+	routing_free(&a);
+	fabric_free(&f);
+
+	srand(3);
+	n = testfab_ring(links, 40);
+	for (i = 0; i < 60; i++) {
+		links[n][0] = (unsigned)rand() % 40;
+		links[n][1] = (unsigned)rand() % 40;
+		n += links[n][0] != links[n][1];
+	}
+	CHECK(testfab_build(&f, 40, 3, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(route_grouped(&f, NUE_GROUP_YES, 2, &a) > 0);
+	routing_free(&a);
+	fabric_free(&f);
+
+	CHECK(testfab_4ary_3tree(&f) == 0);
+	CHECK(route_grouped(&f, NUE_GROUP_YES, 2, &a) == 0);
+	routing_free(&a);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_switch_layers_file();
 	test_torus_blocks();
+	test_groups();
 	return CHECK_RESULT();
 }
