@@ -337,7 +337,7 @@ static void reset_run(struct nue *n)
 	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->aside_attempts = 0;
 	rep->shortcuts = 0;
 	rep->moved_aside = rep->vl_rerouted = 0;
-	rep->job_destinations = rep->moved = rep->rerouted = rep->grouped = 0;
+	rep->job_destinations = rep->moved = rep->rerouted = rep->grouped = rep->joined = 0;
 	rep->layers_rerouted = rep->layers_deferred = rep->passes_again = 0;
 	memset(rep->fallbacks_per_layer, 0, sizeof(rep->fallbacks_per_layer));
 	n->nfell_back = 0;
@@ -377,6 +377,46 @@ static int score_escape_routes(struct nue *n, uint32_t lid, int remove)
 	return 0;
 }
 
+/* A terminal LID of lid's switch, in its job phase, on routes of its own; 0 if none. */
+static uint32_t routed_mate(const struct nue *n, uint32_t lid)
+{
+	uint32_t m, d = n->lid_sw[lid];
+	int job = nue_job_phase_dest(n, lid);
+
+	for (m = 1; m <= n->f->max_lid; m++)
+		if (m != lid && n->lid_sw[m] == d && n->lid_exit[m] && !n->escaped[m] &&
+		    nue_job_phase_dest(n, m) == job)
+			return m;
+	return 0;
+}
+
+/*
+ * lid, on escape paths in its home layer with its escape score taken off, takes the routes of
+ * a LID of its switch in that LID's layer: they hold no turn the layer lacks.  1 when it did,
+ * 0 when LIDs share no routes or none of its switch has routes of its own, -1 on an internal
+ * error.
+ */
+static int join_mate(struct nue *n, uint32_t lid, struct fab_error *err)
+{
+	uint32_t m = n->group_lids ? routed_mate(n, lid) : 0, d = n->lid_sw[lid];
+	unsigned home = n->lid_layer[lid], layer;
+
+	if (!m)
+		return 0;
+	layer = n->lid_layer[m];
+	nue_select_layer(n, layer);
+	if (nue_routes_from_tables(n, m, d, err))
+		return -1;
+	n->wet.n = 0;
+	nue_leave_escape_paths(n, lid);
+	n->lid_layer[lid] = (uint8_t)layer;
+	sn_assert(n->rep->dests_per_layer[home] > 0);
+	n->rep->dests_per_layer[home]--;
+	n->rep->dests_per_layer[layer]++;
+	n->rep->joined++;
+	return nue_commit_lid(n, lid, err) ? -1 : 1;
+}
+
 /*
  * Destinations that fell back try every other layer, the next ones first, once all layers are
  * routed: a layer whose routes run elsewhere often still has the turns this destination needs.
@@ -384,12 +424,15 @@ static int score_escape_routes(struct nue *n, uint32_t lid, int remove)
  * layer j's dependency graph like any other.  The escape paths it leaves hold no turn of their
  * own (they were marked before the layer's first route), so nothing needs undoing in its own
  * layer but the score.  The fall-back itself happened when the impasse did, so the balancing
- * weights every later destination saw are those of a run without moves.
+ * weights every later destination saw are those of a run without moves.  When LIDs of a switch
+ * share routes (groups_lids), a destination no layer takes joins those of a LID of its switch
+ * with routes of its own (join_mate).
  */
 static int move_fallbacks(struct nue *n, struct fab_error *err)
 {
 	uint32_t i, lid;
 	unsigned home, j;
+	int rc;
 
 	n->impasse_turn_cost = n->sources;
 	for (i = 0; i < n->nfell_back; i++) {
@@ -417,6 +460,11 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 			break;
 		}
 		if (j < n->k)
+			continue;
+		rc = join_mate(n, lid, err);
+		if (rc < 0)
+			return -1;
+		if (rc)
 			continue;
 		nue_select_layer(n, home);
 		if (score_escape_routes(n, lid, 0))
@@ -843,6 +891,27 @@ chosen:
 	return rc;
 }
 
+/*
+ * The LIDs of one switch's terminals may share the routes of the first of them (nue_joins_group):
+ * the others take no new turn and cost no search.  With one layer the rebalancing pass moves
+ * them together too (nue_reroute_group); with more it routes them one by one, which balanced
+ * better there (random graph of 2,000 switches, 8 VLs: maximum EFI 112,510 against 127,000 moved
+ * together).  Fewer distinct routes leave a layer's dependency graph more room, which mostly
+ * balances better; but the routes from one source switch to all of a group's LIDs share every
+ * channel, where routed one by one they could spread.  On fat trees each source's up-links must
+ * spread over a leaf's destinations (a 3-level tree grouped had 11 times the maximum EFI), so
+ * tree-like fabrics never group.  With one layer the balance got better on most fabrics measured
+ * and worse on some (dragonfly a16p8h8 +55%): nue_group=auto groups from NUE_GROUP_FROM end ports
+ * on, where route time matters most.  With more layers it balanced better or within 1.4% on
+ * every fabric measured, so auto groups at any size.  Figures: Groups in doc/nue.md.
+ */
+static int groups_lids(const struct nue *n)
+{
+	if (n->o->group == NUE_GROUP_NO || nue_tree_like(n))
+		return 0;
+	return n->o->group == NUE_GROUP_YES || n->k > 1 || n->f->nendports >= NUE_GROUP_FROM;
+}
+
 /* Kept routes share layer 0 with the multicast tree's turns, which made sure they fit. */
 static int kept_fits(const struct nue_opts *o, struct fab_error *err)
 {
@@ -886,6 +955,7 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 		fab_error_set(err, "out of memory for the SL of %u LIDs", f->max_lid);
 		goto out;
 	}
+	n.group_lids = groups_lids(&n);
 	if (route_best(&n, err))
 		goto out;
 	rep->destinations = (uint32_t)destinations(&n);

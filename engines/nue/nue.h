@@ -17,7 +17,8 @@
 #define NUE_FEW_FALLBACKS_PERCENT 5   /* of a layer's destinations: tries wait for moves */
 #define NUE_DEFER_TRIES_FROM 1000     /* destinations of a layer: its tries cost seconds */
 #define NUE_ONE_LAYER_ALONE_FROM 2048 /* LIDs of a tree-like fabric: see one_layer_alone */
-#define NUE_GROUP_FROM 20000 /* end ports from which nue_group=auto groups; see nue_groups_lids */
+#define NUE_GROUP_FROM \
+	20000 /* end ports from which nue_group=auto groups; see groups_lids (nue.c) */
 
 struct cpu_gate;
 
@@ -35,7 +36,7 @@ enum nue_partitioner {
 	NUE_PARTITION_METIS, /* METIS (the built-in fallback without it) on any fabric */
 };
 
-/* Whether one switch's LIDs share routes with one layer; see nue_groups_lids (workers.c). */
+/* Whether one switch's LIDs share routes; see groups_lids (nue.c). */
 enum nue_group {
 	NUE_GROUP_NO,
 	NUE_GROUP_AUTO,
@@ -107,6 +108,7 @@ struct nue_report {
 	uint32_t passes_again; /* first passes routed again with every try, moves falling short */
 	uint32_t rerouted;     /* destinations whose routes the final pass changed */
 	uint32_t grouped;      /* took the routes of the LID before them at their switch */
+	uint32_t joined;       /* fell back, moved to no layer, took a switch mate's routes */
 	uint32_t vl_rerouted;  /* one layer over k VLs: routed again in their VL alone */
 	int single_layer;      /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
 	int second_order;      /* k = 1: equally far destinations by descending LID won */

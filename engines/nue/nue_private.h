@@ -102,7 +102,8 @@ struct nue {
 	int deferred_any; /* some layer of some candidate skipped its tries */
 	int no_deferral;  /* route_layer_best makes every try: a candidate routed again */
 	int by_lid;	  /* destinations by LID alone, not far-first; see order_far_first */
-	/* The LIDs of one switch's terminals share the first one's routes; see nue_groups_lids. */
+	/* The LIDs of one switch's terminals share the first one's routes; see groups_lids (nue.c).
+	 */
 	int group_lids;
 	uint32_t *topo_rank; /* [lid]: place in a fat tree's topology order, or NULL */
 	/*

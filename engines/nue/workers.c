@@ -63,7 +63,8 @@ static struct nue_worker *worker_new(const struct nue *n)
 			     .r = &w->r,
 			     .rep = &w->rep,
 			     .k = n->k,
-			     .no_deferral = n->no_deferral };
+			     .no_deferral = n->no_deferral,
+			     .group_lids = n->group_lids };
 	w->part = n->part;
 	w->engine = n->r->engine;
 	return w;
@@ -208,29 +209,6 @@ static int race_orders(struct nue *n, struct nue_worker *w, int other_thread, st
 }
 
 /*
- * With one layer, the LIDs of one switch's terminals may share the routes of the first of them
- * (nue_joins_group): the others take no new turn and cost no search, and the rebalancing pass
- * moves the group together (nue_reroute_group).  Fewer distinct routes leave the layer's
- * dependency graph more room, which often balances better; but the routes from one source switch
- * to all of a group's LIDs then share every channel, where routing them one by one could spread
- * them.  Offline, one VL, both orders grouped, maximum EFI and route time before -> after: random
- * graph of 1,000 switches with 10,000 hosts 271,520 -> 240,800 and 4.6 -> 1.1 s; of 2,000
- * switches with 20,000 hosts 1,198,190 with 24 fall-backs -> 851,600 with none and 23.2 -> 4.6 s;
- * 10x10x10 torus with 1% of links removed 265,640 -> 235,875; 12x12x12 torus so 697,724 ->
- * 306,368; dragonfly a12p6h6 116,940 -> 85,464; but the 8x8x8 torus 48,176 -> 54,192 and the
- * dragonfly a16p8h8 304,184 -> 472,128, where spreading over other groups matters.  On fat
- * trees each source's up-links must spread over a leaf's destinations (16x the maximum EFI on a
- * 3-level tree grouped), so tree-like fabrics never group.  nue_group=auto groups from
- * NUE_GROUP_FROM end ports on, where the time matters most (route time is outage time in OpenSM).
- */
-static int nue_groups_lids(const struct nue *n)
-{
-	if (n->o->group == NUE_GROUP_NO || nue_tree_like(n))
-		return 0;
-	return n->o->group == NUE_GROUP_YES || n->f->nendports >= NUE_GROUP_FROM;
-}
-
-/*
  * One layer.  Which turns close the layer is decided by the order of the destinations, and
  * far-first (order_far_first) leaves many destinations equally far from the root, in LID order.
  * With nue_orders=2 the first pass is routed twice, equally far destinations by ascending and by
@@ -259,7 +237,6 @@ int nue_route_one_layer(struct nue *n, struct fab_error *err)
 	int beside, rc;
 
 	sn_assert(n->k == 1);
-	n->group_lids = nue_groups_lids(n);
 	if (n->o->orders < 2) {
 		cpu_gate_open(n->o->spare_cpu);
 		return nue_route_candidate(n, SWW_CA_SWITCHES, err);

@@ -1,11 +1,12 @@
 /*
  * nuetest.h - what the unit tests of the Nue engine share: routing a test fabric with Nue into
  * a fresh routing, with options or with k layers and an optional job map; routing and verifying it;
- * comparing two routings; the links of a Kautz graph.
+ * comparing two routings; the links of a Kautz graph, shuffled.
  */
 #ifndef SARNUE_NUETEST_H
 #define SARNUE_NUETEST_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "engines/nue/nue.h"
@@ -71,6 +72,22 @@ static inline int same_routing(const struct routing *a, const struct routing *b,
 		if (routing_path_sl(a, 1, (uint16_t)lid) != routing_path_sl(b, 1, (uint16_t)lid))
 			return 0;
 	return 1;
+}
+
+/* The links in a random order (srand(seed)): other port numbers, other ties. */
+static inline void shuffle_links(unsigned (*links)[2], unsigned n, unsigned seed)
+{
+	unsigned i;
+
+	srand(seed);
+	for (i = n - 1; i > 0; i--) {
+		unsigned j = (unsigned)rand() % (i + 1), a = links[i][0], b = links[i][1];
+
+		links[i][0] = links[j][0];
+		links[i][1] = links[j][1];
+		links[j][0] = a;
+		links[j][1] = b;
+	}
 }
 
 /*

@@ -302,21 +302,6 @@ static void test_torus_no_fallback(void)
 	fabric_free(&f);
 }
 
-static void shuffle_links(unsigned (*links)[2], unsigned n, unsigned seed)
-{
-	unsigned i;
-
-	srand(seed);
-	for (i = n - 1; i > 0; i--) {
-		unsigned j = (unsigned)rand() % (i + 1), a = links[i][0], b = links[i][1];
-
-		links[i][0] = links[j][0];
-		links[i][1] = links[j][1];
-		links[j][0] = a;
-		links[j][1] = b;
-	}
-}
-
 /*
  * A shortcut through a former island can lower the distance of a switch that already routes
  * through the shortened neighbour.  Rerouting it onto its own channel released the turns it and

@@ -1,7 +1,7 @@
 /*
  * test_nue_layers.c - unit tests of where Nue puts its destinations: switch layers files (the
  * operator's own layers, their errors), the torus blocks that sar-nue uses on a recognised torus
- * or mesh instead of METIS, and the groups of one switch's LIDs that share routes with one VL.
+ * or mesh instead of METIS, and the groups of one switch's LIDs that share routes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,10 +402,59 @@ static void test_groups(void)
 	fabric_free(&f);
 }
 
+/* Routes f with k layers, each once, and nue_group=group; verified; the report in rep. */
+static void route_layers_grouped(struct fabric *f, unsigned k, enum nue_group group,
+				 struct nue_report *rep)
+{
+	struct nue_opts o = { .no_mcast_tree = 1, .vls = k, .layer_tries = 1, .group = group };
+	struct fab_error err = { "" };
+	struct verify_report v;
+	struct routing r;
+
+	CHECK(route_with(f, &o, &r, rep, &err) == 0);
+	CHECK(verify_routing(f, &r, &v) == 0 && verify_ok(&v));
+	routing_free(&r);
+}
+
+/*
+ * With several layers the LIDs of a switch share routes in the first pass (the rebalancing pass
+ * then routes them one by one), and a destination that fell back and no other layer takes joins
+ * a switch mate's routes in the mate's layer.  Kautz graph K(3,3) with 4 hosts per switch and
+ * shuffled ports, 2 to 8 layers routed once each: every routing verified, every switch's other
+ * LIDs grouped in some layer; with the ports of seed 14 and 2 layers one fall-back joins a mate
+ * and none is left, where without groups none joins.
+ */
+static void test_groups_layers(void)
+{
+	static unsigned links[108 * 3][2];
+	unsigned n = kautz_links(links, 3, 3), seed, k;
+	struct nue_report rep;
+	struct fabric f;
+
+	for (seed = 1; seed <= 14; seed++) {
+		shuffle_links(links, n, seed);
+		CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
+		testfab_set_vls(&f, 8);
+		for (k = 2; k <= 8; k *= 2) {
+			route_layers_grouped(&f, k, NUE_GROUP_YES, &rep);
+			CHECK(rep.grouped > 200 && rep.grouped <= 108 * 3);
+		}
+		fabric_free(&f);
+	}
+	CHECK(testfab_build(&f, 108, 4, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 2);
+	route_layers_grouped(&f, 2, NUE_GROUP_YES, &rep);
+	CHECK(rep.joined == 1 && rep.fallbacks == 0);
+	route_layers_grouped(&f, 2, NUE_GROUP_NO, &rep);
+	CHECK(rep.joined == 0 && rep.grouped == 0);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_switch_layers_file();
 	test_torus_blocks();
 	test_groups();
+	test_groups_layers();
 	return CHECK_RESULT();
 }
