@@ -377,6 +377,22 @@ static int score_escape_routes(struct nue *n, uint32_t lid, int remove)
 	return 0;
 }
 
+/*
+ * lid, on escape paths in its home layer, leaves them for the routes in n->out in the selected
+ * layer: its layer, the counts per layer and the tables follow.  0 or -1 on an internal error.
+ */
+static int leave_for_layer(struct nue *n, uint32_t lid, unsigned layer, struct fab_error *err)
+{
+	unsigned home = n->lid_layer[lid];
+
+	nue_leave_escape_paths(n, lid);
+	n->lid_layer[lid] = (uint8_t)layer;
+	sn_assert(n->rep->dests_per_layer[home] > 0);
+	n->rep->dests_per_layer[home]--;
+	n->rep->dests_per_layer[layer]++;
+	return nue_commit_lid(n, lid, err);
+}
+
 /* A terminal LID of lid's switch, in its job phase, on routes of its own; 0 if none. */
 static uint32_t routed_mate(const struct nue *n, uint32_t lid)
 {
@@ -399,7 +415,7 @@ static uint32_t routed_mate(const struct nue *n, uint32_t lid)
 static int join_mate(struct nue *n, uint32_t lid, struct fab_error *err)
 {
 	uint32_t m = n->group_lids ? routed_mate(n, lid) : 0, d = n->lid_sw[lid];
-	unsigned home = n->lid_layer[lid], layer;
+	unsigned layer;
 
 	if (!m)
 		return 0;
@@ -408,13 +424,8 @@ static int join_mate(struct nue *n, uint32_t lid, struct fab_error *err)
 	if (nue_routes_from_tables(n, m, d, err))
 		return -1;
 	n->wet.n = 0;
-	nue_leave_escape_paths(n, lid);
-	n->lid_layer[lid] = (uint8_t)layer;
-	sn_assert(n->rep->dests_per_layer[home] > 0);
-	n->rep->dests_per_layer[home]--;
-	n->rep->dests_per_layer[layer]++;
 	n->rep->joined++;
-	return nue_commit_lid(n, lid, err) ? -1 : 1;
+	return leave_for_layer(n, lid, layer, err) ? -1 : 1;
 }
 
 /*
@@ -449,13 +460,8 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 			nue_select_layer(n, layer);
 			if (!nue_try_route(n, lid, 0))
 				continue;
-			nue_leave_escape_paths(n, lid);
-			n->lid_layer[lid] = (uint8_t)layer;
-			sn_assert(n->rep->dests_per_layer[home] > 0);
-			n->rep->dests_per_layer[home]--;
-			n->rep->dests_per_layer[layer]++;
 			n->rep->moved++;
-			if (nue_commit_lid(n, lid, err))
+			if (leave_for_layer(n, lid, layer, err))
 				return -1;
 			break;
 		}

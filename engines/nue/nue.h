@@ -17,8 +17,7 @@
 #define NUE_FEW_FALLBACKS_PERCENT 5   /* of a layer's destinations: tries wait for moves */
 #define NUE_DEFER_TRIES_FROM 1000     /* destinations of a layer: its tries cost seconds */
 #define NUE_ONE_LAYER_ALONE_FROM 2048 /* LIDs of a tree-like fabric: see one_layer_alone */
-#define NUE_GROUP_FROM \
-	20000 /* end ports from which nue_group=auto groups; see groups_lids (nue.c) */
+#define NUE_GROUP_FROM 20000	      /* end ports: nue_group=auto groups one VL; see nue.c */
 
 struct cpu_gate;
 
@@ -56,7 +55,7 @@ struct nue_opts {
 	int skip_rebalance;   /* no final pass against the final weights (faster) */
 	unsigned threads;     /* 0: two when two CPUs are online, else one; 1 or 2 */
 	unsigned orders;      /* one layer: 2 also routes ties by descending LID; else 1 */
-	enum nue_group group; /* one layer: LIDs of one switch's terminals share routes */
+	enum nue_group group; /* a switch's terminals' LIDs share routes; see nue.c */
 	unsigned layer_tries; /* k > 1: routings of a layer with fall-backs, 1..6 (0: 6) */
 	/* layers of this many destinations leave few fall-backs to moves (0: NUE_DEFER_TRIES_FROM)
 	 */

@@ -99,12 +99,10 @@ struct nue {
 	int need_shortest; /* give up at a CA route that is not shortest; see nue_route_lid */
 	/* Equally far destinations by descending LID; see nue_route_one_layer. */
 	int ties_descending;
-	int deferred_any; /* some layer of some candidate skipped its tries */
-	int no_deferral;  /* route_layer_best makes every try: a candidate routed again */
-	int by_lid;	  /* destinations by LID alone, not far-first; see order_far_first */
-	/* The LIDs of one switch's terminals share the first one's routes; see groups_lids (nue.c).
-	 */
-	int group_lids;
+	int deferred_any;    /* some layer of some candidate skipped its tries */
+	int no_deferral;     /* route_layer_best makes every try: a candidate routed again */
+	int by_lid;	     /* destinations by LID alone, not far-first; see order_far_first */
+	int group_lids;	     /* a switch's LIDs share routes; see groups_lids (nue.c) */
 	uint32_t *topo_rank; /* [lid]: place in a fat tree's topology order, or NULL */
 	/*
 	 * On a recognised fat tree, the heap item of each switch and back (see topology_rank in
@@ -210,6 +208,9 @@ int nue_routes_from_tables(struct nue *n, uint32_t lid, uint32_t d, struct fab_e
 void nue_remove_loads(struct nue *n, uint32_t lid, uint32_t d);
 int nue_use_route_turns(struct nue *n);
 int nue_seed_kept(struct nue *n, struct fab_error *err);
+uint32_t nue_group_cap(const struct nue *n, uint32_t d);
+int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid, uint32_t members);
+int nue_route_lid_as_previous(struct nue *n, uint32_t lid, struct fab_error *err);
 
 /* setup.c: memory, indexes and the destination order */
 void nue_free(struct nue *n);
@@ -237,9 +238,6 @@ int nue_run_candidates(struct nue *n, struct nue_best *b, int probe, const enum 
 
 /* rebalance.c: the final pass against the final weights */
 int nue_reroute_lid(struct nue *n, uint32_t lid, struct fab_error *err);
-uint32_t nue_group_cap(const struct nue *n, uint32_t d);
-int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid, uint32_t members);
-int nue_route_lid_as_previous(struct nue *n, uint32_t lid, struct fab_error *err);
 int nue_reroute_group(struct nue *n, const uint32_t *lid, uint32_t cnt, struct fab_error *err);
 int nue_rebalance(struct nue *n, struct fab_error *err);
 

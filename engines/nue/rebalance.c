@@ -64,7 +64,7 @@ static void put_back_group(struct nue *n, const uint32_t *lid, uint32_t cnt, uin
 
 /*
  * Routes the LIDs of a group again in their layer once every destination is routed: LIDs of one
- * switch whose routes are the same (see nue_group_of), so they move together.  The first routes
+ * switch whose routes are the same (see group_of), so they move together.  The first routes
  * of a destination saw only the loads of those routed before it; now the weights hold every
  * other destination's routes, so its routes move off the channels that filled up after it.  The
  * Dijkstra minimises the summed load, not the highest, so new routes that would lift a channel
