@@ -901,15 +901,16 @@ chosen:
  * The LIDs of one switch's terminals may share the routes of the first of them (nue_joins_group):
  * the others take no new turn and cost no search.  With one layer the rebalancing pass moves
  * them together too (nue_reroute_group); with more it routes them one by one, which balanced
- * better there (random graph of 2,000 switches, 8 VLs: maximum EFI 112,510 against 127,000 moved
- * together).  Fewer distinct routes leave a layer's dependency graph more room, which mostly
- * balances better; but the routes from one source switch to all of a group's LIDs share every
- * channel, where routed one by one they could spread.  On fat trees each source's up-links must
- * spread over a leaf's destinations (a 3-level tree grouped had 11 times the maximum EFI), so
- * tree-like fabrics never group.  With one layer the balance got better on most fabrics measured
- * and worse on some (dragonfly a16p8h8 +55%): nue_group=auto groups from NUE_GROUP_FROM end ports
- * on, where route time matters most.  With more layers it balanced better or within 1.4% on
- * every fabric measured, so auto groups at any size.  Figures: Groups in doc/nue.md.
+ * better there at twice the time (8 VLs, maximum EFI: random graph of 1,000 switches 34,140
+ * against 55,200 moved together, dragonfly a12p6h6 10,512 against 14,508).  Fewer distinct routes
+ * leave a layer's dependency graph more room, which mostly balances better; but the routes from one
+ * source switch to all of a group's LIDs share every channel, where routed one by one they could
+ * spread.  On fat trees each source's up-links must spread over a leaf's destinations (a 3-level
+ * tree grouped had 11 times the maximum EFI), so tree-like fabrics never group.  With one layer the
+ * balance got better on most fabrics measured and worse on some (dragonfly a16p8h8 +55%):
+ * nue_group=auto groups from NUE_GROUP_FROM end ports on, where route time matters most.  With more
+ * layers it balanced better or within 1.4% on every fabric measured, so auto groups at any size.
+ * Figures: Groups in doc/nue.md.
  */
 static int groups_lids(const struct nue *n)
 {
