@@ -134,7 +134,7 @@ void options_defaults(struct sarnue_options *o)
 	o->nue_vls = 1;
 	o->nue_rebalance = 1;
 	o->nue_orders = 2;
-	o->nue_group = SARNUE_GROUP_AUTO;
+	o->nue_group = OPT_NUE_GROUP_AUTO;
 	o->nue_layer_tries = 6;
 	o->verify = 1;
 	o->quality = 1;
@@ -183,22 +183,6 @@ static int parse_guid_list(struct sarnue_options *o, const char *v)
 	memcpy(o->updn_roots, guids, sizeof(guids[0]) * n);
 	o->n_updn_roots = n;
 	return 0;
-}
-
-/* nue_group: no, auto or yes. */
-static int parse_group(const char *v, int *out)
-{
-	static const char *const names[] = {
-		[SARNUE_GROUP_NO] = "no", [SARNUE_GROUP_AUTO] = "auto", [SARNUE_GROUP_YES] = "yes"
-	};
-	int i;
-
-	for (i = 0; i < 3; i++)
-		if (!strcmp(v, names[i])) {
-			*out = i;
-			return 0;
-		}
-	return -1;
 }
 
 static int parse_bool(const char *v, int *out)
@@ -328,6 +312,13 @@ static const struct opt_keyword dump_keywords[] = {
 	{ NULL, 0 },
 };
 
+static const struct opt_keyword nue_group_keywords[] = {
+	{ "no", OPT_NUE_GROUP_NO },
+	{ "auto", OPT_NUE_GROUP_AUTO },
+	{ "yes", OPT_NUE_GROUP_YES },
+	{ NULL, 0 },
+};
+
 static const struct opt_keyword dump_path_sl_keywords[] = {
 	{ "auto", OPT_DUMP_PATH_SL_AUTO },
 	{ "full", OPT_DUMP_PATH_SL_FULL },
@@ -353,6 +344,7 @@ enum keyword_field {
 	KW_ON_TIMEOUT,
 	KW_DUMP,
 	KW_DUMP_PATH_SL,
+	KW_NUE_GROUP,
 };
 
 static void set_keyword_field(struct sarnue_options *o, enum keyword_field field, int value)
@@ -378,6 +370,9 @@ static void set_keyword_field(struct sarnue_options *o, enum keyword_field field
 	case KW_DUMP_PATH_SL:
 		o->dump_path_sl = (enum opt_dump_path_sl)value;
 		break;
+	case KW_NUE_GROUP:
+		o->nue_group = (enum opt_nue_group)value;
+		break;
 	}
 }
 
@@ -395,6 +390,7 @@ static int keyword_option(struct sarnue_options *o, const char *key, const char 
 		{ "update_on_timeout", on_timeout_keywords, KW_ON_TIMEOUT },
 		{ "dump", dump_keywords, KW_DUMP },
 		{ "dump_path_sl", dump_path_sl_keywords, KW_DUMP_PATH_SL },
+		{ "nue_group", nue_group_keywords, KW_NUE_GROUP },
 	};
 	size_t i;
 	int value;
@@ -424,8 +420,6 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return parse_bool(v, &o->nue_rebalance);
 	if (!strcmp(key, "nue_orders"))
 		return num_parse_uint(v, 1, 2, &o->nue_orders);
-	if (!strcmp(key, "nue_group"))
-		return parse_group(v, &o->nue_group);
 	if (!strcmp(key, "nue_layer_tries"))
 		return num_parse_uint(v, 1, 6, &o->nue_layer_tries);
 	if (!strcmp(key, "nue_layers"))

@@ -14,13 +14,6 @@
 #include "fabric/loaders.h"
 #include "lib/progress.h"
 
-/* nue_group, as enum nue_group (engines/nue/nue.h) counts them. */
-enum {
-	SARNUE_GROUP_NO,
-	SARNUE_GROUP_AUTO,
-	SARNUE_GROUP_YES
-};
-
 #define OPT_PATH_MAX 1024
 #define OPT_DEFAULT_CTL_SOCKET "/run/sarnue/ctl.sock"
 /* traffic=perfmgr: the matrix comes from OpenSM's PerfMgr counters, not from a file. */
@@ -37,6 +30,14 @@ enum opt_dump_path_sl {
 	OPT_DUMP_PATH_SL_AUTO, /* compact when every path uses SL 0, else full */
 	OPT_DUMP_PATH_SL_FULL,
 	OPT_DUMP_PATH_SL_COMPACT,
+};
+
+/* Whether sar-nue routes a switch's LIDs over the same routes (engines/nue/nue.h, enum nue_group).
+ */
+enum opt_nue_group {
+	OPT_NUE_GROUP_NO,
+	OPT_NUE_GROUP_AUTO,
+	OPT_NUE_GROUP_YES,
 };
 
 /* Escape routing of the high-LID plane (planes=on). */
@@ -60,7 +61,7 @@ struct sarnue_options {
 	int nue_rebalance;    /* sar-nue routes every CA LID once more against the final weights */
 	unsigned nue_threads; /* 0: auto; 1 or 2 threads for sar-nue's candidates */
 	unsigned nue_orders;  /* 1, or 2: one VL also routed with ties by descending LID */
-	int nue_group;	      /* SARNUE_GROUP_*: one VL, a switch's LIDs share routes */
+	enum opt_nue_group nue_group;  /* a switch's LIDs share routes (sar-nue) */
 	unsigned nue_layer_tries;      /* 1..6 routings of a layer with fall-backs, k > 1 */
 	char nue_layers[OPT_PATH_MAX]; /* switch layers file (fabric/layersfile.c), or empty */
 	int nue_partition_metis;       /* nue_partition=metis: no torus blocks */

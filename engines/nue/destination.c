@@ -425,23 +425,15 @@ int nue_route_lid(struct nue *n, uint32_t lid, struct fab_error *err)
 	return 0;
 }
 
-/* The most LIDs of switch d's terminals that share one set of routes: all, or one each. */
-uint32_t nue_group_cap(const struct nue *n, uint32_t d)
-{
-	return n->group_lids && n->ca_lids[d] > 1 ? n->ca_lids[d] : 1;
-}
-
 /*
- * Whether lid takes the routes just committed for prev, the LID before it in the layer's order,
- * which has members LIDs in its group so far: both a terminal's of the same switch, prev on
- * routes of its own (not the escape paths), both in the job phase or neither.
+ * Whether lid takes the routes just committed for prev, the LID before it in the layer's order:
+ * both a terminal's of the same switch, prev on routes of its own (not the escape paths), both
+ * in the job phase or neither.  A group ends where another switch's LIDs begin.
  */
-int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid, uint32_t members)
+int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid)
 {
-	uint32_t d = n->lid_sw[lid];
-
-	return n->group_lids && prev && n->lid_sw[prev] == d && n->lid_exit[lid] &&
-	       n->lid_exit[prev] && !n->escaped[prev] && members < nue_group_cap(n, d) &&
+	return n->group_lids && prev && n->lid_sw[prev] == n->lid_sw[lid] && n->lid_exit[lid] &&
+	       n->lid_exit[prev] && !n->escaped[prev] &&
 	       nue_job_phase_dest(n, lid) == nue_job_phase_dest(n, prev);
 }
 

@@ -191,7 +191,7 @@ static uint64_t routed_before(const struct nue *n, unsigned layer)
 static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32_t give_up,
 		       struct fab_error *err)
 {
-	uint32_t i, fallbacks = n->rep->fallbacks, prev = 0, members = 0;
+	uint32_t i, fallbacks = n->rep->fallbacks, prev = 0;
 
 	sn_assert(layer < n->k && layer < NUE_MAX_VLS);
 	nue_order_layer(n, layer);
@@ -251,13 +251,10 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		uint32_t lid = n->dest[i];
 		int rc;
 
-		if (nue_joins_group(n, prev, lid, members)) {
+		if (nue_joins_group(n, prev, lid))
 			rc = nue_route_lid_as_previous(n, lid, err);
-			members++;
-		} else {
+		else
 			rc = nue_route_lid(n, lid, err);
-			members = 1;
-		}
 		prev = lid;
 
 		/* The layers before this one are done: a pass counts every destination once. */

@@ -208,8 +208,7 @@ int nue_routes_from_tables(struct nue *n, uint32_t lid, uint32_t d, struct fab_e
 void nue_remove_loads(struct nue *n, uint32_t lid, uint32_t d);
 int nue_use_route_turns(struct nue *n);
 int nue_seed_kept(struct nue *n, struct fab_error *err);
-uint32_t nue_group_cap(const struct nue *n, uint32_t d);
-int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid, uint32_t members);
+int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid);
 int nue_route_lid_as_previous(struct nue *n, uint32_t lid, struct fab_error *err);
 
 /* setup.c: memory, indexes and the destination order */

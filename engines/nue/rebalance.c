@@ -131,10 +131,10 @@ static uint32_t group_of(struct nue *n, uint32_t first, uint32_t last, unsigned 
 	uint32_t lid, cnt = 1;
 
 	n->group[0] = first;
-	/* With k > 1 one by one: see groups_lids (nue.c). */
-	if (n->k > 1)
+	/* Without groups, or with k > 1, one by one: see groups_lids (nue.c). */
+	if (!n->group_lids || n->k > 1)
 		return 1;
-	for (lid = first + 1; lid <= last && cnt < nue_group_cap(n, n->lid_sw[first]); lid++) {
+	for (lid = first + 1; lid <= last; lid++) {
 		if (!rebalanced(n, lid, layer))
 			continue;
 		if (n->lid_sw[lid] != n->lid_sw[first] || n->escaped[lid] != n->escaped[first] ||

@@ -43,11 +43,11 @@ static void test_valid(void)
 	CHECK(options_parse_line(&o, "nue_layer_tries=7", "epo", 0, collect, &e) == 1);
 	CHECK(o.nue_layer_tries == 2 &&
 	      strstr(e.last, "bad value for nue_layer_tries: '7'") != NULL);
-	CHECK(o.nue_group == SARNUE_GROUP_AUTO);
+	CHECK(o.nue_group == OPT_NUE_GROUP_AUTO);
 	CHECK(options_parse_line(&o, "nue_group=yes", "epo", 0, collect, &e) == 0);
-	CHECK(o.nue_group == SARNUE_GROUP_YES);
+	CHECK(o.nue_group == OPT_NUE_GROUP_YES);
 	CHECK(options_parse_line(&o, "nue_group=always", "epo", 0, collect, &e) == 1);
-	CHECK(o.nue_group == SARNUE_GROUP_YES &&
+	CHECK(o.nue_group == OPT_NUE_GROUP_YES &&
 	      strstr(e.last, "bad value for nue_group: 'always'") != NULL);
 	CHECK(options_parse_line(&o, "nue_orders=0", "epo", 0, collect, &e) == 1);
 	CHECK(o.nue_orders == 1 && strstr(e.last, "bad value for nue_orders: '0'") != NULL);
