@@ -906,14 +906,18 @@ chosen:
  * tree grouped had 11 times the maximum EFI), so tree-like fabrics never group.  With one layer the
  * balance got better on most fabrics measured and worse on some (dragonfly a16p8h8 +55%):
  * nue_group=auto groups from NUE_GROUP_FROM end ports on, where route time matters most.  With more
- * layers it balanced better or within 1.4% on every fabric measured, so auto groups at any size.
- * Figures: Groups in doc/nue.md.
+ * layers it balanced better from 5,000 hosts on (up to 42% lower maximum EFI), but 0.4% to 6.8%
+ * worse on four fabrics of 432 to 2,048 hosts inside OpenSM, which route in under a second
+ * anyway: auto groups k layers from NUE_GROUP_LAYERS_FROM end ports on.  Figures: Groups in
+ * doc/nue.md.
  */
 static int groups_lids(const struct nue *n)
 {
 	if (n->o->group == NUE_GROUP_NO || nue_tree_like(n))
 		return 0;
-	return n->o->group == NUE_GROUP_YES || n->k > 1 || n->f->nendports >= NUE_GROUP_FROM;
+	if (n->o->group == NUE_GROUP_YES)
+		return 1;
+	return n->f->nendports >= (n->k > 1 ? NUE_GROUP_LAYERS_FROM : NUE_GROUP_FROM);
 }
 
 /* Kept routes share layer 0 with the multicast tree's turns, which made sure they fit. */

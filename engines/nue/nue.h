@@ -18,6 +18,7 @@
 #define NUE_DEFER_TRIES_FROM 1000     /* destinations of a layer: its tries cost seconds */
 #define NUE_ONE_LAYER_ALONE_FROM 2048 /* LIDs of a tree-like fabric: see one_layer_alone */
 #define NUE_GROUP_FROM 20000	      /* end ports: nue_group=auto groups one VL; see nue.c */
+#define NUE_GROUP_LAYERS_FROM 4096    /* end ports: nue_group=auto groups k > 1 layers; nue.c */
 
 struct cpu_gate;
 
