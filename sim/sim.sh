@@ -591,7 +591,10 @@ _sim_opensm_cmd() {
 		[[ -e $supp ]] || _sim_write_valgrind_supp "$supp" || { _sim_fail "cannot write $supp"; return 1; }
 		local -a vgopts
 		read -r -a vgopts <<<"${SIM_VALGRIND_OPTS:---leak-check=full --errors-for-leak-kinds=definite}"
-		_sim_cmd+=(valgrind --tool=memcheck --error-exitcode=99 "--log-file=$_sim_vglog" "--suppressions=$supp")
+		# 40 callers: a leak is forgiven only when its whole stack is OpenSM's
+		# (_sim_vg_only_opensm_leaks), which needs the stack down to the thread's start.
+		_sim_cmd+=(valgrind --tool=memcheck --error-exitcode=99 --num-callers=40
+			"--log-file=$_sim_vglog" "--suppressions=$supp")
 		# SIM_VALGRIND_SUPP: more suppression files (space separated), e.g. the plugin's.
 		for f in ${SIM_VALGRIND_SUPP:-}; do
 			_sim_cmd+=("--suppressions=$f")
@@ -621,16 +624,60 @@ _sim_write_valgrind_supp() {
 	} >"$supp"
 }
 
+# OpenSM 3.3.23's own threads (PerfMgr's sweep among them) lose what they hold when SIGTERM
+# comes mid-sweep, so which blocks are lost depends on the moment.  Prints the bytes lost and
+# succeeds when every error in VGLOG is such a leak: a block definitely lost whose every frame,
+# down to its thread's start, is an allocator, the thread start, or code of OpenSM and its
+# libraries (/usr/sbin/opensm, lib*osm*, libopensm).  A frame of the plugin, or of anything
+# else, a stack cut short, or any other error (valgrind counts its contexts), keeps the error.
+_sim_vg_only_opensm_leaks() {
+	awk '
+	function close_block() {
+		if (!inblk) return
+		if (!(leak && started && !foreign)) bad = 1
+		inblk = 0
+	}
+	{ sub(/^==[0-9]+== ?/, "") }
+	/^ *$/ { close_block(); next }
+	/^[^ ]/ && /(definitely lost in loss record|Invalid|uninitialised|Mismatched|overlap|Process terminating)/ {
+		close_block(); inblk = 1; errors++
+		leak = ($0 ~ /definitely lost in loss record/); started = 0; foreign = 0
+		if (leak) { split($0, w, " "); gsub(/,/, "", w[1]); lost += w[1] }
+		next
+	}
+	inblk && /^ +(at|by) 0x/ {
+		if ($0 ~ / (start_thread|clone|clone3) \(/) { started = 1; next }
+		if ($0 ~ / (malloc|calloc|realloc|strdup|strndup) \(/) next
+		if ($0 ~ /\(in [^)]*\/(opensm|lib[^\/)]*osm[^\/)]*|libopensm[^\/)]*)\)$/) next
+		foreign = 1
+		next
+	}
+	/^ERROR SUMMARY: [0-9]+ errors from [0-9]+ contexts/ { split($0, w, " "); contexts = w[6] }
+	END {
+		close_block()
+		# An error of a kind not named above would not be counted: then the counts differ.
+		if (bad || !errors || errors != contexts) exit 1
+		printf "%d", lost
+	}
+	' "$1"
+}
+
 # Reports valgrind's verdict from its log; fails on errors.
 _sim_valgrind_verdict() {
 	local vglog=$1 rc=$2
 	[[ -n $vglog ]] || return 0
-	local summary
+	local summary lost
 	summary=$(grep -h 'ERROR SUMMARY:' "$vglog" 2>/dev/null | tail -n 1 | sed 's/^==[0-9]*== //') || true
+	if [[ $rc == 99 ]] && lost=$(_sim_vg_only_opensm_leaks "$vglog"); then
+		_sim_msg "valgrind: clean but for OpenSM's own threads, which lost $lost bytes at exit (no frame of the plugin): $summary"
+		return 0
+	fi
 	if [[ $rc == 99 ]] || ! grep -q 'ERROR SUMMARY: 0 errors' "$vglog" 2>/dev/null; then
 		_sim_fail "valgrind: memcheck found errors: ${summary:-no summary} (log $vglog)"
-		grep -h -E 'Invalid|uninitialised|definitely lost|Process terminating' "$vglog" 2>/dev/null |
-			head -n 10 | sed 's/^/sim:   | /' >&2 || true
+		# Each error with the first frames of its stack, so that a run on a machine
+		# that keeps no temp dir still says whose error it was.
+		grep -h -A 12 -E 'Invalid|uninitialised|definitely lost in|Process terminating' "$vglog" 2>/dev/null |
+			grep -v -E '^==[0-9]+== *$' | head -n 40 | sed 's/^/sim:   | /' >&2 || true
 		return 1
 	fi
 	_sim_msg "valgrind: clean: $summary"
