@@ -636,6 +636,12 @@ static int run_nue(const struct fabric *f, const struct sarnue_options *o, struc
 	no.traffic = demand.loaded ? &demand.traffic : NULL;
 	no.traffic_floor = demand.own_jobs ? 0 : 1;
 	no.layers = layers;
+	ret = nue_keep_dmodk(f, o, &no, r, res, err);
+	if (ret) {
+		ret = ret < 0 ? -1 : 0;
+		goto out;
+	}
+	ret = -1;
 	if (nue_route(f, &no, r, &rep, err))
 		goto out;
 	engine_nue_summary(&rep, res);

@@ -22,6 +22,11 @@ const char options_help[] =
 	"  nue_vls=N                 virtual lanes for sar-nue, 1..15 (default 1)\n"
 	"  nue_rebalance=yes|no      sar-nue routes every CA LID once more against the\n"
 	"                            final link loads, for balance (default yes)\n"
+	"  nue_dmodk=yes|no          on a complete fat tree of 2,048 end ports or more,\n"
+	"                            without a job map or measured traffic, sar-nue keeps\n"
+	"                            D-mod-k's routes (at the cut bound of the maximum EFI)\n"
+	"                            on VL 0 and routes only what does not fit beside the\n"
+	"                            multicast tree (default yes)\n"
 	"  nue_orders=1|2            with one VL, sar-nue routes equally far destinations\n"
 	"                            in ascending and in descending LID order, side by\n"
 	"                            side on two CPUs, and keeps the better (default 2);\n"
@@ -134,6 +139,7 @@ void options_defaults(struct sarnue_options *o)
 	memset(o, 0, sizeof(*o));
 	o->nue_vls = 1;
 	o->nue_rebalance = 1;
+	o->nue_dmodk = 1;
 	o->nue_orders = 2;
 	o->nue_group = OPT_NUE_GROUP_AUTO;
 	o->nue_layer_tries = 6;
@@ -419,6 +425,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 		return num_parse_uint(v, 1, 15, &o->nue_vls);
 	if (!strcmp(key, "nue_rebalance"))
 		return parse_bool(v, &o->nue_rebalance);
+	if (!strcmp(key, "nue_dmodk"))
+		return parse_bool(v, &o->nue_dmodk);
 	if (!strcmp(key, "nue_orders"))
 		return num_parse_uint(v, 1, 2, &o->nue_orders);
 	if (!strcmp(key, "nue_layer_tries"))

@@ -59,6 +59,7 @@ struct sarnue_options {
 	unsigned n_updn_roots;
 	unsigned nue_vls;     /* 1..15, used by sar-nue */
 	int nue_rebalance;    /* sar-nue routes every CA LID once more against the final weights */
+	int nue_dmodk;        /* sar-nue keeps D-mod-k's routes on a large complete fat tree */
 	unsigned nue_threads; /* 0: auto; 1 or 2 threads for sar-nue's candidates */
 	unsigned nue_orders;  /* 1, or 2: one VL also routed with ties by descending LID */
 	enum opt_nue_group nue_group;  /* a switch's LIDs share routes (sar-nue) */

@@ -1,8 +1,9 @@
 /*
- * overflow.c - sar-dfsssp when its path layering needs more layers than there are VLs: whole
- * destinations keep DFSSSP's paths where they fit into acyclic layers (engines/fit.h), and Nue
- * routes the others, on VLs of their own or, with one VL, around the fitted routes.  Called by
- * dispatch.c after dfsssp_route; the verifier checks the union as for any routing.
+ * overflow.c - another engine's routes kept whole where they fit into acyclic layers
+ * (engines/fit.h), Nue routing the other destinations: sar-dfsssp when its path layering needs
+ * more layers than there are VLs (on VLs of their own or, with one VL, around the fitted
+ * routes), and sar-nue on a complete fat tree, around D-mod-k's routes.  Called by dispatch.c;
+ * the verifier checks the union as for any routing.
  */
 #include "engines/overflow.h"
 
@@ -10,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engines/dmodk/dmodk.h"
 #include "engines/fit.h"
 #include "engines/mcasttree.h"
+#include "fabric/fattree.h"
+#include "lib/threads.h"
 #include "lib/assert.h"
 
 /*
@@ -235,8 +239,8 @@ out:
 	return ret;
 }
 
-/* Nue's columns for the LIDs it routed; the kept ones are DFSSSP's in both tables. */
-static void take_nue_columns(struct routing *r, const struct routing *nr)
+/* nr's tables into r, whose shape they have: Nue's columns with the kept ones in them. */
+static void take_columns(struct routing *r, const struct routing *nr)
 {
 	size_t cells = (size_t)r->nswitches * r->lft_len;
 
@@ -278,36 +282,39 @@ static int one_vl_to_nue(const struct fabric *f, const struct sarnue_options *o,
 	return dfsssp_overflow_to_nue(f, o, ctx, dopts, &more, r, res, err);
 }
 
-int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
-		      const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
-		      const struct dfsssp_report *drep, struct routing *r,
-		      struct engine_result *res, struct fab_error *err)
+/*
+ * Fits r's whole destinations into one VL beside the multicast tree's turns (none without
+ * no->no_mcast_tree clear), terminals first, then lets Nue route the destinations that do not
+ * fit around the fitted ones, when every terminal fits.  no is Nue's options for one VL.
+ */
+int engine_keep_one_vl(const struct fabric *f, struct nue_opts no, const struct job_map *jobs,
+		       struct routing *r, struct keep_result *kr, struct fab_error *err)
 {
-	struct nue_opts no = engine_nue_opts(o, ctx, 1, dopts);
 	uint8_t *kept = malloc(r->lft_len);
-	struct nue_report rep = { 0 };
-	uint32_t ndest = 0, nterm = 0, lid;
-	uint32_t *order = destination_order(f, dopts->jobs, 1, &ndest, &nterm);
+	uint32_t *order = destination_order(f, jobs, 1, &kr->ndest, &kr->nterm), lid;
 	struct mcast_tree mc;
 	struct routing nr;
 	int64_t placed = -1;
 	int ret = -1;
 
-	sn_assert(dopts->fit_whole && !dopts->no_mcast_tree);
+	sn_assert(no.vls == 1);
 	memset(&mc, 0, sizeof(mc));
 	memset(&nr, 0, sizeof(nr));
-	if (!kept || !order || mcast_tree_choose(f, &mc)) {
+	memset(&kr->rep, 0, sizeof(kr->rep));
+	if (!kept || !order || (!no.no_mcast_tree && mcast_tree_choose(f, &mc))) {
 		fab_error_set(err, "out of memory");
 		goto out;
 	}
 	/* The multicast tree's turns first: Nue's escape paths on VL 0 are among them. */
-	placed = fit_destinations(f, r, order, ndest, nterm, 1, &mc, kept, err);
-	if (placed < 0 || placed == ndest) {
-		ret = placed < 0 ? -1 : 0;
+	placed = fit_destinations(f, r, order, kr->ndest, kr->nterm, 1,
+				  no.no_mcast_tree ? NULL : &mc, kept, err);
+	if (placed < 0 || placed == kr->ndest) {
+		ret = placed < 0 ? -1 : KEEP_ALL;
 		goto out;
 	}
-	if (placed < nterm) {
-		ret = one_vl_to_nue(f, o, ctx, dopts, drep, r, res, err) ? -1 : 1;
+	/* Nue keeps routes only beside the multicast tree (nue_opts.kept). */
+	if (placed < kr->nterm || no.no_mcast_tree) {
+		ret = KEEP_NONE;
 		goto out;
 	}
 	for (lid = 0; lid < r->lft_len; lid++)
@@ -319,18 +326,113 @@ int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
 		fab_error_set(err, "out of memory");
 		goto out;
 	}
-	if (nue_route(f, &no, &nr, &rep, err))
+	if (nue_route(f, &no, &nr, &kr->rep, err))
 		goto out;
 	/* Every destination is either kept or Nue's. */
-	sn_assert((int64_t)rep.kept == placed && rep.kept + rep.destinations == ndest);
-	take_nue_columns(r, &nr);
+	sn_assert((int64_t)kr->rep.kept == placed &&
+		  kr->rep.kept + kr->rep.destinations == kr->ndest);
+	take_columns(r, &nr);
 	r->vls_used = 1;
-	one_vl_report(drep, &rep, ndest, res);
-	ret = 1;
+	ret = KEEP_WITH_NUE;
 out:
 	routing_free(&nr);
 	mcast_tree_free(&mc);
 	free(order);
 	free(kept);
 	return ret;
+}
+
+int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
+		      const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
+		      const struct dfsssp_report *drep, struct routing *r,
+		      struct engine_result *res, struct fab_error *err)
+{
+	struct keep_result kr;
+	int rc;
+
+	sn_assert(dopts->fit_whole && !dopts->no_mcast_tree);
+	rc = engine_keep_one_vl(f, engine_nue_opts(o, ctx, 1, dopts), dopts->jobs, r, &kr, err);
+	switch (rc) {
+	case KEEP_ALL:
+		return 0;
+	case KEEP_NONE:
+		return one_vl_to_nue(f, o, ctx, dopts, drep, r, res, err) ? -1 : 1;
+	case KEEP_WITH_NUE:
+		one_vl_report(drep, &kr.rep, kr.ndest, res);
+		return 1;
+	default:
+		return -1;
+	}
+}
+
+/* Whether sar-nue keeps D-mod-k's routes (nue_dmodk): see nue_keep_dmodk. */
+static int dmodk_for_nue(const struct fabric *f, const struct sarnue_options *o,
+			 const struct nue_opts *no)
+{
+	struct fab_error why;
+	struct fat_tree t;
+	int fits;
+
+	if (!o->nue_dmodk || no->jobs || no->traffic || no->layers || no->kept ||
+	    f->nendports < NUE_ONE_LAYER_ALONE_FROM)
+		return 0;
+	fat_tree_init(&t);
+	fits = !fat_tree_recognise(f, &t, &why) && t.complete && !t.nservice;
+	fat_tree_free(&t);
+	return fits;
+}
+
+static void dmodk_kept_report(const struct dmodk_report *drep, const struct keep_result *kr,
+			      int outcome, struct engine_result *res)
+{
+	uint32_t on_nue = outcome == KEEP_WITH_NUE ? kr->rep.destinations : 0;
+
+	snprintf(
+		res->summary, sizeof(res->summary),
+		"complete fat tree of %s: D-mod-k's routes kept on VL 0 for %u of %u destination"
+		" LIDs (maximum EFI cut bound %llu), %u routed by Nue around them (%u fall-backs to"
+		" escape paths)",
+		drep->shape, kr->ndest - on_nue, kr->ndest, (unsigned long long)drep->efi_bound,
+		on_nue, kr->rep.fallbacks);
+	res->fallbacks = kr->rep.fallbacks;
+	engine_fact(res, "vls", 1);
+	engine_fact(res, "destinations_dmodk", kr->ndest - on_nue);
+	engine_fact(res, "destinations_on_nue", on_nue);
+	engine_fact(res, "nue_fallbacks", kr->rep.fallbacks);
+	engine_fact(res, "max_efi_cut_bound", (double)drep->efi_bound);
+}
+
+int nue_keep_dmodk(const struct fabric *f, const struct sarnue_options *o,
+		   const struct nue_opts *no, struct routing *r, struct engine_result *res,
+		   struct fab_error *err)
+{
+	struct nue_opts one = *no;
+	struct dmodk_report drep;
+	struct keep_result kr;
+	struct routing dr;
+	int rc = -1;
+
+	if (!dmodk_for_nue(f, o, no))
+		return 0;
+	/* D-mod-k and the fitting run on one CPU: the other may verify meanwhile. */
+	cpu_gate_open(no->spare_cpu);
+	if (routing_init(&dr, f, r->engine)) {
+		fab_error_set(err, "out of memory for D-mod-k's tables");
+		return -1;
+	}
+	if (dmodk_route_progress(f, o->progress, &dr, &drep, err))
+		goto out;
+	one.vls = 1;
+	rc = engine_keep_one_vl(f, one, NULL, &dr, &kr, err);
+	if (rc == KEEP_ALL || rc == KEEP_WITH_NUE) {
+		take_columns(r, &dr);
+		r->vls_used = 1;
+		dmodk_kept_report(&drep, &kr, rc, res);
+		rc = 1;
+	} else if (rc == KEEP_NONE) {
+		rc = 0;
+	}
+out:
+	routing_free(&dr);
+	return rc;
 }

@@ -1,7 +1,7 @@
 /*
- * overflow.h - sar-dfsssp beyond its VLs (overflow.c): the destinations DFSSSP's layers cannot
- * hold are routed by Nue.  Also the two pieces of dispatch.c both share: Nue as the options
- * configure it, and its summary.
+ * overflow.h - another engine's routes kept where they fit, Nue for the rest (overflow.c):
+ * sar-dfsssp beyond its VLs, and sar-nue around D-mod-k's routes on a complete fat tree.  Also
+ * the two pieces of dispatch.c both share: Nue as the options configure it, and its summary.
  */
 #ifndef SARNUE_OVERFLOW_H
 #define SARNUE_OVERFLOW_H
@@ -38,6 +38,29 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
 			const struct dfsssp_report *drep, struct routing *r,
 			struct engine_result *res, struct fab_error *err);
 
+/* What engine_keep_one_vl did with r's routes. */
+enum keep_outcome {
+	KEEP_ALL,      /* every destination fits: r unchanged, Nue not asked */
+	KEEP_WITH_NUE, /* every terminal fits: r holds them and Nue's routes for the rest */
+	KEEP_NONE,     /* a terminal does not fit (or no multicast tree to keep routes beside) */
+};
+
+struct keep_result {
+	uint32_t ndest, nterm; /* destination LIDs; terminals' among them */
+	struct nue_report rep; /* Nue's, with KEEP_WITH_NUE */
+};
+
+/*
+ * Another engine's routes in r kept whole on one VL: r's destinations (terminals first, jobs'
+ * hosts among them first) are fitted into it beside the multicast tree's turns (unless
+ * no.no_mcast_tree).  When every terminal fits, the destinations that fit keep r's routes and
+ * Nue (no, for one VL) routes the others around them (nue_opts.kept): together acyclic, as the
+ * kept routes and the tree's turns are, Nue adds only turns that keep the layer so, and its
+ * escape paths are among the tree's turns.  An enum keep_outcome, or -1 with err.
+ */
+int engine_keep_one_vl(const struct fabric *f, struct nue_opts no, const struct job_map *jobs,
+		       struct routing *r, struct keep_result *kr, struct fab_error *err);
+
 /*
  * One VL (dopts->fit_whole, r holds DFSSSP's paths): whole destinations are fitted into it beside
  * the multicast tree's turns, the terminals' LIDs (jobs' hosts first) before the switches' own.
@@ -54,5 +77,18 @@ int dfsssp_fit_one_vl(const struct fabric *f, const struct sarnue_options *o,
 		      const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
 		      const struct dfsssp_report *drep, struct routing *r,
 		      struct engine_result *res, struct fab_error *err);
+
+/*
+ * sar-nue on a complete fat tree (recognised, no missing link, no service port) of
+ * NUE_ONE_LAYER_ALONE_FROM end ports or more, without a job map, measured traffic, given layers
+ * or kept routes (no), and with nue_dmodk: D-mod-k's routes, up* then down*, shortest and at the
+ * cut bound of the maximum EFI, which no routing can beat, are kept whole on VL 0 beside the
+ * multicast tree's turns (engine_keep_one_vl); Nue routes only the destinations that do not fit
+ * (switch LIDs reached through a turn leaf).  1 when r holds that routing (res the summary and
+ * facts), 0 when Nue must route as usual (r untouched), -1 with err.
+ */
+int nue_keep_dmodk(const struct fabric *f, const struct sarnue_options *o,
+		   const struct nue_opts *no, struct routing *r, struct engine_result *res,
+		   struct fab_error *err);
 
 #endif
