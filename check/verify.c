@@ -21,7 +21,9 @@
  *
  * verify_feed (verify.h, verify_feed.c) runs the same passes on a thread of its own while an
  * engine that promises final LFT columns (sar-nue on one layer) is still routing, on a copy of
- * those columns that is compared with the final tables at the end.
+ * those columns that is compared with the final tables at the end.  After a routing, on large
+ * tables, verify_routing_threads walks the upper half of the destination LIDs on a second thread
+ * with a walker of its own and merges its counts and dependencies before the cycle search.
  */
 #include "check/verify.h"
 
@@ -29,6 +31,7 @@
 #include "lib/assert.h"
 #include "check/mcastcheck.h"
 #include "check/walker.h"
+#include "lib/threads.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -919,7 +922,8 @@ int verify_walker_check(struct walker *w, unsigned from, unsigned to)
 		if (w->f->lid_port[dlid] == FAB_NONE)
 			continue;
 		w->rep->destinations++;
-		progress_step(w->progress, "verifying", dlid, w->f->max_lid);
+		progress_step(w->progress, "verifying", dlid,
+			      w->progress_end ? w->progress_end : w->f->max_lid);
 		check_destination(w, dlid);
 		if (w->oom)
 			return -1;
@@ -965,23 +969,132 @@ int verify_routing(const struct fabric *f, const struct routing *r, struct verif
 	return verify_routing_progress(f, r, rep, NULL);
 }
 
-int verify_routing_progress(const struct fabric *f, const struct routing *r,
-			    struct verify_report *rep, const struct progress_hook *progress)
-{
+/* The upper destination LIDs, walked on a thread of their own (verify_routing_threads). */
+struct upper_half {
 	struct walker w;
 	struct source_groups groups;
-	int ret = -1;
+	struct verify_report rep;
+	unsigned from;
+	int rc;
+	pthread_t thread;
+};
+
+static void *upper_half_main(void *arg)
+{
+	struct upper_half *h = arg;
+
+	h->rc = verify_walker_check(&h->w, h->from, h->w.f->max_lid + 1);
+	return NULL;
+}
+
+/* The LID below which half of the destination LIDs lie. */
+static unsigned middle_lid(const struct fabric *f)
+{
+	unsigned dlid, n = 0, half;
+
+	for (dlid = 1; dlid <= f->max_lid; dlid++)
+		n += f->lid_port[dlid] != FAB_NONE;
+	half = n / 2;
+	for (dlid = 1, n = 0; dlid <= f->max_lid && n < half; dlid++)
+		n += f->lid_port[dlid] != FAB_NONE;
+	return dlid;
+}
+
+/*
+ * Starts h on the LIDs from middle_lid on, sharing w's read-only copy of the LFTs; 0 when its
+ * thread runs, -1 when there is no second CPU, no thread or no memory (w then walks them all).
+ */
+static int upper_half_start(struct upper_half *h, const struct walker *w)
+{
+	if (verify_walker_open(&h->w, &h->groups, w->f, w->r, &h->rep))
+		goto fail;
+	h->w.lft_by_lid = w->lft_by_lid;
+	h->from = middle_lid(w->f);
+	if (!thread_start_beside(&h->thread, upper_half_main, h))
+		return 0;
+fail:
+	h->w.lft_by_lid = NULL;
+	verify_walker_free(&h->w, &h->groups);
+	return -1;
+}
+
+/*
+ * Adds the upper half's outcome to w's, which walked the lower LIDs.  The first unreachable pair
+ * and the first loop stay w's when it has one: its LIDs come first.  -1 without memory.
+ */
+static int merge_upper_half(struct walker *w, const struct walker *u)
+{
+	struct verify_report *a = w->rep;
+	const struct verify_report *b = u->rep;
+	size_t i;
+
+	a->destinations += b->destinations;
+	a->pairs += b->pairs;
+	if (!a->unreachable)
+		memcpy(a->first_unreachable, b->first_unreachable, sizeof(a->first_unreachable));
+	if (!a->loops)
+		memcpy(a->first_loop, b->first_loop, sizeof(a->first_loop));
+	a->unreachable += b->unreachable;
+	a->loops += b->loops;
+	for (i = 0; i <= VERIFY_MAX_HOPS; i++)
+		a->hop_hist[i] += b->hop_hist[i];
+	if (u->delivered && (!w->delivered || b->min_hops < a->min_hops))
+		a->min_hops = b->min_hops;
+	if (b->max_hops > a->max_hops)
+		a->max_hops = b->max_hops;
+	a->sls_used |= b->sls_used;
+	a->vls_used |= b->vls_used;
+	w->hop_sum += u->hop_sum;
+	w->delivered += u->delivered;
+	for (i = 0; i < u->deps.count; i++)
+		if (deps_add(&w->deps, dep_from(u->deps.list[i]), dep_to(u->deps.list[i])))
+			return -1;
+	return 0;
+}
+
+int verify_routing_threads(const struct fabric *f, const struct routing *r,
+			   struct verify_report *rep, const struct progress_hook *progress,
+			   unsigned threads)
+{
+	uint64_t cells = (uint64_t)f->nswitches * f->max_lid;
+	struct upper_half h = { .rc = 0 };
+	unsigned to = f->max_lid + 1;
+	struct walker w;
+	struct source_groups groups;
+	int ret = -1, split = 0;
 
 	if (verify_walker_open(&w, &groups, f, r, rep))
 		goto out;
 	w.lft_by_lid = routing_lfts_by_lid(w.r, WALKER_BY_LID_MAX_BYTES);
 	w.progress = progress;
-	if (verify_walker_check(&w, 1, f->max_lid + 1))
-		goto out;
-	ret = verify_walker_close(&w);
+	if (threads == 2 || (threads == 0 && cells >= VERIFY_SPLIT_FROM_CELLS))
+		split = !upper_half_start(&h, &w);
+	if (split) {
+		/* Both halves take about as long: the lower one's share tells how far both are. */
+		to = h.from;
+		w.progress_end = to - 1;
+	}
+	if (verify_walker_check(&w, 1, to))
+		w.oom = 1;
+	if (split) {
+		pthread_join(h.thread, NULL);
+		if (h.rc || merge_upper_half(&w, &h.w))
+			w.oom = 1;
+		h.w.lft_by_lid = NULL;
+		verify_walker_free(&h.w, &h.groups);
+	}
+	rep->threads = split ? 2 : 1;
+	if (!w.oom)
+		ret = verify_walker_close(&w);
 out:
 	verify_walker_free(&w, &groups);
 	return ret;
+}
+
+int verify_routing_progress(const struct fabric *f, const struct routing *r,
+			    struct verify_report *rep, const struct progress_hook *progress)
+{
+	return verify_routing_threads(f, r, rep, progress, 0);
 }
 
 struct verify_deps {

@@ -39,6 +39,7 @@ struct verify_report {
 	unsigned min_hops, max_hops;
 	double mean_hops;
 	uint16_t sls_used, vls_used; /* bit masks */
+	unsigned threads;	     /* walks side by side (verify_routing_threads) */
 };
 
 /*
@@ -67,6 +68,18 @@ int verify_routing(const struct fabric *f, const struct routing *r, struct verif
 /* Same, reporting the destination LIDs checked through progress (may be NULL). */
 int verify_routing_progress(const struct fabric *f, const struct routing *r,
 			    struct verify_report *rep, const struct progress_hook *progress);
+
+/*
+ * Same, the destination LIDs split in two halves walked side by side when threads is 2, or when
+ * it is 0 and the LFTs hold VERIFY_SPLIT_FROM_CELLS entries or more (switches x LIDs); each half
+ * has its own walker, and the upper half's counts and dependencies join the lower's before the
+ * credit-loop search.  The report is the same as on one thread (threads 1), but for which cycle
+ * is printed when there are several.  Without a second CPU one thread walks them all.
+ */
+#define VERIFY_SPLIT_FROM_CELLS (8ull << 20)
+int verify_routing_threads(const struct fabric *f, const struct routing *r,
+			   struct verify_report *rep, const struct progress_hook *progress,
+			   unsigned threads);
 
 /*
  * Verification beside the routing.  verify_feed_attach hooks r (routing_columns_final): from the

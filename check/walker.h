@@ -81,6 +81,7 @@ struct walker {
 	int oom;
 	struct source_groups *groups;	      /* NULL: every pair is walked on its own */
 	const struct progress_hook *progress; /* destination LIDs checked; NULL: nobody listens */
+	unsigned progress_end;	 /* LID progress counts up to, 0: max_lid (the lower half's end) */
 	struct mcast_deps mdeps; /* the multicast trees' dependencies, for the cycle's labels */
 };
 

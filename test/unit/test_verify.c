@@ -6,6 +6,7 @@
  * routing with a per-port SL2VL table that repeats the uniform map is walked pair by pair.
  */
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "check.h"
@@ -467,6 +468,68 @@ static void test_feed_broken_promise(void)
 	fabric_free(&f);
 }
 
+/*
+ * r verified on one thread and on two (each walking half the destination LIDs) gives the same
+ * report; only which cycle is printed may differ.  The split must have happened when there is a
+ * second CPU.
+ */
+static int same_split(const struct fabric *f, const struct routing *r, struct verify_report *one)
+{
+	struct verify_report two;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (verify_routing_threads(f, r, one, NULL, 1) ||
+	    verify_routing_threads(f, r, &two, NULL, 2) || one->threads != 1 ||
+	    two.threads != (cpus > 1 ? 2u : 1u))
+		return 0;
+	if (one->cycle_len && two.cycle_len && one->credit_loop_vls == two.credit_loop_vls) {
+		memcpy(two.cycle, one->cycle, sizeof(two.cycle));
+		two.cycle_len = one->cycle_len;
+	}
+	two.threads = 1;
+	return same_report(one, &two);
+}
+
+/* Unreachable pairs, forwarding loops and credit loops, and a clean fat tree, in two halves. */
+static void test_split_halves(void)
+{
+	struct verify_report v;
+	struct routing r;
+	struct fabric f;
+	uint32_t lid, host[6], n;
+	char want[32];
+
+	CHECK(build_ring(&f, 6) == 0);
+	CHECK(routing_init(&r, &f, "clockwise") == 0);
+	route_clockwise(&f, &r, 6);
+	CHECK(same_split(&f, &r, &v) && v.credit_loop_vls == 1 && v.cycle_len > 0);
+	/*
+	 * Host LIDs of both halves broken: the lowest and the second highest lose an entry, the
+	 * highest bounces between switches 2 and 3.  The first unreachable pair named is the
+	 * lower half's.
+	 */
+	for (lid = 1, n = 0; lid <= f.max_lid; lid++)
+		if (f.lid_port[lid] != FAB_NONE && !fabric_is_switch(&f, f.ports[f.lid_port[lid]].node))
+			host[n++] = lid;
+	CHECK(n == 6);
+	routing_lft(&r, 1)[host[0]] = FAB_NO_PORT;
+	routing_lft(&r, 4)[host[4]] = FAB_NO_PORT;
+	routing_lft(&r, 2)[host[5]] = 3;
+	routing_lft(&r, 3)[host[5]] = 2;
+	CHECK(same_split(&f, &r, &v) && v.unreachable > 0 && v.loops > 0);
+	snprintf(want, sizeof(want), "LID %u", host[0]);
+	CHECK(strstr(v.first_unreachable, want) != NULL);
+	routing_free(&r);
+	fabric_free(&f);
+
+	CHECK(testfab_fat_tree(&f, 2) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(route_engine("sar-updn", &f, 1, &r) == 0);
+	CHECK(same_split(&f, &r, &v) && verify_ok(&v) && v.destinations == 82);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_credit_loop_found();
@@ -478,5 +541,6 @@ int main(void)
 	test_grouped_broken();
 	test_feed_matches();
 	test_feed_broken_promise();
+	test_split_halves();
 	return CHECK_RESULT();
 }
