@@ -524,6 +524,7 @@ void engine_nue_summary(const struct nue_report *rep, struct engine_result *res)
 	engine_fact(res, "one_layer_alone", rep->one_layer_alone);
 	engine_fact(res, "grouped_destinations", rep->grouped);
 	engine_fact(res, "fallbacks_joined", rep->joined);
+	engine_fact(res, "one_order_for_memory", rep->one_order_for_memory);
 	add_summary(res, "%u VL%s (%s", rep->vls, rep->vls == 1 ? "" : "s", rep->partitioner);
 	if (rep->torus.dims)
 		add_torus_shape(res, &rep->torus);
@@ -550,6 +551,8 @@ void engine_nue_summary(const struct nue_report *rep, struct engine_result *res)
 	if (rep->joined)
 		add_summary(res, ", %u fall-backs moved onto another LID's routes at their switch",
 			    rep->joined);
+	if (rep->one_order_for_memory)
+		add_summary(res, ", one destination order (two would need their tables twice)");
 	if (rep->second_order)
 		add_summary(res, ", equally far destinations by descending LID");
 	else if (rep->by_lid)

@@ -19,6 +19,7 @@
 #define NUE_ONE_LAYER_ALONE_FROM 2048 /* LIDs of a tree-like fabric: see one_layer_alone */
 #define NUE_GROUP_FROM 20000	      /* end ports: nue_group=auto groups one VL; see nue.c */
 #define NUE_GROUP_LAYERS_FROM 4096    /* end ports: nue_group=auto groups k > 1 layers; nue.c */
+#define NUE_TWO_ORDERS_MAX_BYTES (512ull << 20) /* one order's LFT and hop tables; workers.c */
 
 struct cpu_gate;
 
@@ -63,6 +64,8 @@ struct nue_opts {
 	uint32_t defer_tries_from;
 	/* tree-like fabrics of this many LIDs keep a shortest single layer alone (0: default) */
 	uint32_t one_layer_alone_from;
+	/* one order alone when its LFT and hop tables exceed this (0: NUE_TWO_ORDERS_MAX_BYTES) */
+	uint64_t two_orders_max_bytes;
 	struct cpu_gate *spare_cpu; /* opened when no helper thread of ours needs the 2nd CPU */
 	const uint8_t *layers; /* layer of each of f->endports (0..vls-1), or NULL: partition */
 	enum nue_partitioner partition; /* without layers */
@@ -112,7 +115,8 @@ struct nue_report {
 	uint32_t vl_rerouted;  /* one layer over k VLs: routed again in their VL alone */
 	int single_layer;      /* k > 1: NUE_ONE_LAYER_* when one layer's routes won */
 	int second_order;      /* k = 1: equally far destinations by descending LID won */
-	int by_lid;	       /* destinations by LID alone (tree-like fabric, see nue.c) */
+	int one_order_for_memory; /* k = 1: the second order's tables would exceed the limit */
+	int by_lid;		  /* destinations by LID alone (tree-like fabric, see nue.c) */
 	int at_cut_bound;    /* k > 1, complete fat tree: the single layer reached the cut bound */
 	int one_layer_alone; /* k > 1, large tree-like fabric: the shortest single layer kept */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */

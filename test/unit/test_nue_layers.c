@@ -450,11 +450,42 @@ static void test_groups_layers(void)
 	fabric_free(&f);
 }
 
+/*
+ * With one VL, where one order's LFT and hop tables exceed two_orders_max_bytes, the second
+ * order is not routed: the report says so and the tables are those of nue_orders=1.
+ * A 5x5x5 torus without switch 2, 2 hosts per switch, where by default the second order wins.
+ */
+static void test_one_order_for_memory(void)
+{
+	static unsigned links[3 * 125][2];
+	struct nue_opts two = { .no_mcast_tree = 1, .vls = 1, .orders = 2 }, one = two, small = two;
+	struct fab_error err = { "" };
+	struct nue_report rep;
+	struct routing a, b, c;
+	struct fabric f;
+	unsigned n = testfab_torus(links, 5, 5, 5, 2);
+
+	one.orders = 1;
+	small.two_orders_max_bytes = 1;
+	CHECK(testfab_build(&f, 124, 2, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(route_with(&f, &two, &a, &rep, &err) == 0);
+	CHECK(!rep.one_order_for_memory && rep.second_order);
+	CHECK(route_with(&f, &small, &b, &rep, &err) == 0);
+	CHECK(rep.one_order_for_memory && !rep.second_order);
+	CHECK(route_with(&f, &one, &c, &rep, &err) == 0);
+	CHECK(same_routing(&b, &c, f.max_lid) && !same_routing(&a, &b, f.max_lid));
+	routing_free(&a);
+	routing_free(&b);
+	routing_free(&c);
+	fabric_free(&f);
+}
+
 int main(void)
 {
 	test_switch_layers_file();
 	test_torus_blocks();
 	test_groups();
 	test_groups_layers();
+	test_one_order_for_memory();
 	return CHECK_RESULT();
 }
