@@ -283,9 +283,9 @@ static int one_vl_to_nue(const struct fabric *f, const struct sarnue_options *o,
 }
 
 /*
- * Fits r's whole destinations into one VL beside the multicast tree's turns (none without
- * no->no_mcast_tree clear), terminals first, then lets Nue route the destinations that do not
- * fit around the fitted ones, when every terminal fits.  no is Nue's options for one VL.
+ * Fits r's whole destinations into one VL beside the multicast tree's turns (no tree with
+ * no.no_mcast_tree), terminals first, then lets Nue route the destinations that do not fit
+ * around the fitted ones, when every terminal fits.  no is Nue's options for one VL.
  */
 int engine_keep_one_vl(const struct fabric *f, struct nue_opts no, const struct job_map *jobs,
 		       struct routing *r, struct keep_result *kr, struct fab_error *err)
@@ -414,7 +414,7 @@ int nue_keep_dmodk(const struct fabric *f, const struct sarnue_options *o,
 
 	if (!dmodk_for_nue(f, o, no))
 		return 0;
-	/* D-mod-k and the fitting run on one CPU: the other may verify meanwhile. */
+	/* No helper thread of ours: the caller's work beside the routing may take the other CPU. */
 	cpu_gate_open(no->spare_cpu);
 	if (routing_init(&dr, f, r->engine)) {
 		fab_error_set(err, "out of memory for D-mod-k's tables");

@@ -209,6 +209,19 @@ static int race_orders(struct nue *n, struct nue_worker *w, int other_thread, st
 }
 
 /*
+ * Whether the second order's own LFT and hop tables would take more than
+ * NUE_TWO_ORDERS_MAX_BYTES.  On Fishnet-lite of 9,702 switches and 48,510 LIDs each order's
+ * tables took 0.9 GB and the routing peaked at 2.3 GB; one order keeps it under 2 GB.
+ */
+static int two_orders_too_big(const struct nue *n)
+{
+	uint64_t limit =
+		n->o->two_orders_max_bytes ? n->o->two_orders_max_bytes : NUE_TWO_ORDERS_MAX_BYTES;
+
+	return (uint64_t)n->r->nswitches * n->r->lft_len * 2 > limit;
+}
+
+/*
  * One layer.  Which turns close the layer is decided by the order of the destinations, and
  * far-first (order_far_first) leaves many destinations equally far from the root, in LID order.
  * With nue_orders=2 the first pass is routed twice, equally far destinations by ascending and by
@@ -230,19 +243,6 @@ static int race_orders(struct nue *n, struct nue_worker *w, int other_thread, st
  * 24-port switches with 900 hosts and 2% removed fell back by LID and started again far-first,
  * 1,640 and no fall-back).  With nue_orders=1 the order stays far-first there.
  */
-/*
- * Whether the second order's own LFT and hop tables would take more than
- * NUE_TWO_ORDERS_MAX_BYTES.  On Fishnet-lite of 9,702 switches and 48,510 LIDs each order's
- * tables took 0.9 GB and the routing peaked at 2.3 GB; one order keeps it under 2 GB.
- */
-static int two_orders_too_big(const struct nue *n)
-{
-	uint64_t limit =
-		n->o->two_orders_max_bytes ? n->o->two_orders_max_bytes : NUE_TWO_ORDERS_MAX_BYTES;
-
-	return (uint64_t)n->r->nswitches * n->r->lft_len * 2 > limit;
-}
-
 int nue_route_one_layer(struct nue *n, struct fab_error *err)
 {
 	struct nue_worker *w;
