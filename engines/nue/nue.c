@@ -154,7 +154,10 @@ static uint32_t layer_root(struct nue *n, unsigned layer)
 	sn_assert(layer < n->k);
 	if (n->layer_cdg && n->layer_root[layer] != FAB_NONE)
 		return n->layer_root[layer];
-	root = nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL);
+	if (n->layer_cdg && n->roots && layer > 0)
+		root = nue_shared_root(n, layer);
+	else
+		root = nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL);
 	if (n->layer_cdg)
 		n->layer_root[layer] = root;
 	return root;
@@ -793,10 +796,14 @@ static int run_weight_candidates(struct nue *n, struct nue_best *b, int probe,
 {
 	static const enum sw_weights cand[] = { SWW_CA_SWITCHES, SWW_NONE };
 	struct nue_worker *w = NULL;
+	struct shared_roots roots;
 	int rc;
 
-	if (nue_threads_to_use(n->o) > 1)
+	if (nue_threads_to_use(n->o) > 1) {
+		if (!shared_roots_init(&roots, n))
+			n->roots = &roots;
 		w = nue_worker_start(n);
+	}
 	if (!w)
 		cpu_gate_open(n->o->spare_cpu);
 	rc = nue_run_candidates(n, b, probe, cand, w ? 1 : 2, err);
@@ -804,6 +811,11 @@ static int run_weight_candidates(struct nue *n, struct nue_best *b, int probe,
 		if (nue_worker_finish(n, &b->score, w, err))
 			rc = -1;
 		nue_worker_free(w);
+	}
+	if (n->roots) {
+		n->rep->roots_shared += roots.nchosen;
+		n->roots = NULL;
+		shared_roots_destroy(&roots);
 	}
 	/* The worker's report when its routing won. */
 	b->rep = *n->rep;

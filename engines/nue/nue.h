@@ -120,8 +120,10 @@ struct nue_report {
 	int at_cut_bound;    /* k > 1, complete fat tree: the single layer reached the cut bound */
 	int one_layer_alone; /* k > 1, large tree-like fabric: the shortest single layer kept */
 	int switch_lids_unweighted; /* no switch LID's routes counted in the weights */
-	uint64_t cycle_searches;    /* turns that needed a search of the dependency graph */
-	uint64_t searches_spared;   /* turns refused unsearched: they close a committed cycle */
+	/* k > 1 on two threads: layer roots chosen once for both weight candidates */
+	uint32_t roots_shared;
+	uint64_t cycle_searches;  /* turns that needed a search of the dependency graph */
+	uint64_t searches_spared; /* turns refused unsearched: they close a committed cycle */
 };
 
 /*

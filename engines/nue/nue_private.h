@@ -12,6 +12,7 @@
 #ifndef SARNUE_NUE_PRIVATE_H
 #define SARNUE_NUE_PRIVATE_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "engines/cdg.h"
@@ -86,6 +87,7 @@ struct nue {
 	struct cdg_layer *layer_cdg;	 /* [k] */
 	uint32_t *layer_esc_up;		 /* [k * nsw] */
 	uint32_t *layer_root;		 /* [k]: each layer's root once chosen, else FAB_NONE */
+	struct shared_roots *roots;	 /* shared with the other candidate's thread, or NULL */
 	uint32_t *fell_back, nfell_back; /* LIDs on escape paths, for move_fallbacks() */
 	struct layer_mark mark;		 /* the run before the current layer's first try */
 
@@ -162,6 +164,18 @@ struct order_race {
 	enum race_state state;
 };
 
+/*
+ * The roots of layers 1..k-1, chosen once for both weight candidates of route_best, which share
+ * the partition; see nue_shared_root (workers.c).
+ */
+struct shared_roots {
+	pthread_mutex_t lock;
+	pthread_cond_t chosen;
+	uint8_t state[NUE_MAX_VLS]; /* ROOT_FREE, ROOT_BUSY (being chosen), ROOT_CHOSEN */
+	uint32_t root[NUE_MAX_VLS];
+	uint32_t nchosen; /* roots chosen here, each for both candidates */
+};
+
 /* A candidate routing's results: tables and the layer of every LID. */
 struct nue_tables {
 	uint8_t *lft, *hops, *layer;
@@ -214,6 +228,8 @@ int nue_route_lid_as_previous(struct nue *n, uint32_t lid, struct fab_error *err
 /* setup.c: memory, indexes and the destination order */
 void nue_free(struct nue *n);
 void nue_order_layer(struct nue *n, unsigned layer);
+uint32_t nue_count_layer(const struct nue *n, unsigned layer, uint32_t *dest_count,
+			 uint32_t *ca_count);
 int nue_prepare(struct nue *n, const uint8_t *part, struct fab_error *err);
 
 /* nue.c: layers, channel order and candidate routings */
@@ -254,6 +270,9 @@ struct nue_worker *nue_worker_start(const struct nue *n);
 int nue_worker_finish(struct nue *n, struct nue_score *best, struct nue_worker *w,
 		      struct fab_error *err);
 unsigned nue_threads_to_use(const struct nue_opts *o);
+int shared_roots_init(struct shared_roots *sr, const struct nue *n);
+void shared_roots_destroy(struct shared_roots *sr);
+uint32_t nue_shared_root(struct nue *n, unsigned layer);
 enum race_state nue_settle_race(struct order_race *race, int wait);
 int nue_route_one_layer(struct nue *n, struct fab_error *err);
 

@@ -288,19 +288,20 @@ static void relax_from(struct nue *n, uint32_t x, const uint64_t *w)
 	}
 }
 
-static uint32_t run_dijkstra(struct nue *n, const uint64_t *w)
+/* Settles what the heap holds; the switches settled in this attempt so far (see nue_attempt). */
+static uint32_t run_dijkstra(struct nue *n, const uint64_t *w, uint32_t *reached)
 {
-	uint32_t x, reached = 0, s;
+	uint32_t x;
 
 	while ((x = nue_heap_pop(n)) != MINHEAP_ABSENT) {
 		/* Popped with a route: the destination itself or over a channel towards it. */
 		sn_assert(x < n->nsw && n->dist[x] != INF_DIST && n->out[x] != FAB_NONE);
+		/* A shortcut (relax_from) pushes a settled switch again. */
+		*reached += !n->done[x];
 		n->done[x] = 1;
 		relax_from(n, x, w);
 	}
-	for (s = 0; s < n->nsw; s++)
-		reached += n->done[s];
-	return reached;
+	return *reached;
 }
 
 /* Cost first; the channel numbers make the order total, hence the result deterministic. */
@@ -356,6 +357,34 @@ static int collect_candidates(struct nue *n, uint32_t u, const uint64_t *w, uint
 	return 0;
 }
 
+/*
+ * Moves the cheapest of candidates i..count-1 to position i.  Backtracking mostly connects an
+ * island with one of its first candidates, so picking those one at a time costs less than
+ * sorting them all, which took 3% of sar-nue's route time with 8 VLs on the random graph of
+ * 4,000 switches; after BACKTRACK_PICKS the rest is sorted.  The order is total (see
+ * cmp_candidate): the candidates are tried in the same sequence.
+ */
+#define BACKTRACK_PICKS 4
+
+static void pick_cheapest(struct nue *n, uint32_t i, uint32_t count)
+{
+	uint64_t tmp[3];
+	uint32_t j, best = i;
+
+	if (i == BACKTRACK_PICKS) {
+		qsort(n->cand + 3 * (size_t)i, count - i, 3 * sizeof(uint64_t), cmp_candidate);
+		return;
+	}
+	if (i > BACKTRACK_PICKS)
+		return;
+	for (j = i + 1; j < count; j++)
+		if (cmp_candidate(n->cand + 3 * (size_t)j, n->cand + 3 * (size_t)best) < 0)
+			best = j;
+	memcpy(tmp, n->cand + 3 * (size_t)i, sizeof(tmp));
+	memcpy(n->cand + 3 * (size_t)i, n->cand + 3 * (size_t)best, sizeof(tmp));
+	memcpy(n->cand + 3 * (size_t)best, tmp, sizeof(tmp));
+}
+
 /* Thesis algorithm 6.5: connect one island switch, cheapest candidate first. */
 static int backtrack(struct nue *n, const uint64_t *w)
 {
@@ -364,11 +393,15 @@ static int backtrack(struct nue *n, const uint64_t *w)
 	for (u = 0; u < n->nsw; u++)
 		if (!n->done[u] && collect_candidates(n, u, w, &count))
 			return 0;
-	qsort(n->cand, count, 3 * sizeof(uint64_t), cmp_candidate);
 	for (i = 0; i < count; i++) {
-		uint32_t in = (uint32_t)n->cand[3 * i + 1], c = (uint32_t)n->cand[3 * i + 2];
-		uint32_t island = n->g.tail[in], a = n->g.tail[c], a2 = n->g.head[c];
+		uint32_t in, c, island, a, a2;
 
+		pick_cheapest(n, i, count);
+		in = (uint32_t)n->cand[3 * i + 1];
+		c = (uint32_t)n->cand[3 * i + 2];
+		island = n->g.tail[in];
+		a = n->g.tail[c];
+		a2 = n->g.head[c];
 		sn_assert(n->g.head[in] == a && n->done[a] && n->done[a2]);
 		if (n->done[island] || !reroute(n, a, c, in))
 			continue;
@@ -532,7 +565,7 @@ void nue_use_escape_paths(struct nue *n, uint32_t d)
 /* Dijkstra with backtracking towards d; 1 when every switch is reached. */
 int nue_attempt(struct nue *n, uint32_t d, const uint64_t *w)
 {
-	uint32_t s;
+	uint32_t s, reached = 0;
 
 	sn_assert(d < n->nsw);
 	for (s = 0; s < n->nsw; s++) {
@@ -545,7 +578,7 @@ int nue_attempt(struct nue *n, uint32_t d, const uint64_t *w)
 	n->dist[d] = 0;
 	n->out[d] = AT_DEST;
 	nue_heap_set(n, d, 0);
-	while (run_dijkstra(n, w) < n->nsw)
+	while (run_dijkstra(n, w, &reached) < n->nsw)
 		if (!backtrack(n, w))
 			return 0;
 	return 1;

@@ -271,6 +271,29 @@ static uint64_t dest_class(const struct nue *n, uint32_t lid)
 	return n->lid_exit[lid] ? 0x80000000ull : 0x80000001ull;
 }
 
+static int in_layer(const struct nue *n, uint32_t lid, unsigned layer)
+{
+	return n->lid_sw[lid] != FAB_NONE && n->lid_layer[lid] == layer && !nue_kept(n, lid);
+}
+
+/* The layer's destinations and CA or router LIDs per switch ([nsw] each); the CA LIDs' sum. */
+uint32_t nue_count_layer(const struct nue *n, unsigned layer, uint32_t *dest_count,
+			 uint32_t *ca_count)
+{
+	uint32_t lid, nca = 0;
+
+	memset(dest_count, 0, sizeof(uint32_t) * n->nsw);
+	memset(ca_count, 0, sizeof(uint32_t) * n->nsw);
+	for (lid = 1; lid <= n->f->max_lid; lid++) {
+		if (!in_layer(n, lid, layer))
+			continue;
+		dest_count[n->lid_sw[lid]]++;
+		ca_count[n->lid_sw[lid]] += n->lid_exit[lid] != 0;
+		nca += n->lid_exit[lid] != 0;
+	}
+	return nca;
+}
+
 /*
  * The layer's destinations in routing order: LIDs of job nodes first, largest job first; then
  * CA and router LIDs; then switch LIDs, as the reference routes terminals before switches.
@@ -282,17 +305,11 @@ void nue_order_layer(struct nue *n, unsigned layer)
 
 	/* A LID fits the low 16 bits of a sort key. */
 	sn_assert(layer < n->k && n->f->max_lid <= FAB_MAX_LID);
-	memset(n->dest_count, 0, sizeof(uint32_t) * n->nsw);
-	memset(n->ca_count, 0, sizeof(uint32_t) * n->nsw);
-	n->ndest = n->nca = 0;
-	for (lid = 1; lid <= n->f->max_lid; lid++) {
-		if (n->lid_sw[lid] == FAB_NONE || n->lid_layer[lid] != layer || nue_kept(n, lid))
-			continue;
-		n->dest_count[n->lid_sw[lid]]++;
-		n->ca_count[n->lid_sw[lid]] += n->lid_exit[lid] != 0;
-		n->nca += n->lid_exit[lid] != 0;
-		n->keys[n->ndest++] = dest_class(n, lid) << 16 | lid;
-	}
+	n->nca = nue_count_layer(n, layer, n->dest_count, n->ca_count);
+	n->ndest = 0;
+	for (lid = 1; lid <= n->f->max_lid; lid++)
+		if (in_layer(n, lid, layer))
+			n->keys[n->ndest++] = dest_class(n, lid) << 16 | lid;
 	sort_u64(n->keys, n->ndest);
 	for (i = 0; i < n->ndest; i++)
 		n->dest[i] = (uint32_t)(n->keys[i] & 0xffff);

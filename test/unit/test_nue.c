@@ -688,7 +688,9 @@ static void test_verify_beside(void)
 /*
  * The candidate without switch-LID weights runs on a second thread; the routing kept must be
  * the one a single thread keeps, whichever candidate wins (on this Kautz graph the one with
- * switch-LID weights at 2 layers, the other at 8).
+ * switch-LID weights at 2 layers, the other at 8).  The two threads choose the roots of layers
+ * 1..k-1 once for both (each chooses layer 0's itself), and they are the roots one thread
+ * chooses.
  */
 static void test_threads(void)
 {
@@ -708,6 +710,9 @@ static void test_threads(void)
 		CHECK(one_rep.fallbacks == two_rep.fallbacks && one_rep.moved == two_rep.moved);
 		CHECK(one_rep.rerouted == two_rep.rerouted);
 		CHECK(one_rep.switch_lids_unweighted == two_rep.switch_lids_unweighted);
+		CHECK(!memcmp(one_rep.root_guid, two_rep.root_guid, sizeof(one_rep.root_guid)));
+		CHECK(one_rep.roots_shared == 0);
+		CHECK(two_rep.roots_shared == layers[i] - 1);
 		CHECK(!memcmp(one_rep.dests_per_layer, two_rep.dests_per_layer,
 			      sizeof(one_rep.dests_per_layer)));
 		unweighted_kept += two_rep.switch_lids_unweighted;
