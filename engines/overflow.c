@@ -382,18 +382,19 @@ static int dmodk_for_nue(const struct fabric *f, const struct sarnue_options *o,
 	return fits;
 }
 
+/* vls: the VLs sar-nue was given (nue_vls), of which D-mod-k's routes use one. */
 static void dmodk_kept_report(const struct dmodk_report *drep, const struct keep_result *kr,
-			      int outcome, struct engine_result *res)
+			      int outcome, unsigned vls, struct engine_result *res)
 {
 	uint32_t on_nue = outcome == KEEP_WITH_NUE ? kr->rep.destinations : 0;
 
 	snprintf(
 		res->summary, sizeof(res->summary),
 		"complete fat tree of %s: D-mod-k's routes kept on VL 0 for %u of %u destination"
-		" LIDs (maximum EFI cut bound %llu), %u routed by Nue around them (%u fall-backs to"
-		" escape paths)",
-		drep->shape, kr->ndest - on_nue, kr->ndest, (unsigned long long)drep->efi_bound,
-		on_nue, kr->rep.fallbacks);
+		" LIDs (1 of %u VL%s used, maximum EFI cut bound %llu), %u routed by Nue around them"
+		" (%u fall-backs to escape paths)",
+		drep->shape, kr->ndest - on_nue, kr->ndest, vls, vls == 1 ? "" : "s",
+		(unsigned long long)drep->efi_bound, on_nue, kr->rep.fallbacks);
 	res->fallbacks = kr->rep.fallbacks;
 	engine_fact(res, "vls", 1);
 	engine_fact(res, "destinations_dmodk", kr->ndest - on_nue);
@@ -427,7 +428,7 @@ int nue_keep_dmodk(const struct fabric *f, const struct sarnue_options *o,
 	if (rc == KEEP_ALL || rc == KEEP_WITH_NUE) {
 		take_columns(r, &dr);
 		r->vls_used = 1;
-		dmodk_kept_report(&drep, &kr, rc, res);
+		dmodk_kept_report(&drep, &kr, rc, no->vls, res);
 		rc = 1;
 	} else if (rc == KEEP_NONE) {
 		rc = 0;

@@ -68,6 +68,8 @@ offline ft3k fattree --radix 36 --hosts 3000 --levels 3
 t_grep "ft3k: sar-nue keeps D-mod-k's routes for every LID" \
 	"D-mod-k's routes kept on VL 0 for 3458 of 3458 destination LIDs" "$tmp/ft3k.out"
 t_grep "ft3k: on one VL" '^VLs used: +1$' "$tmp/ft3k.out"
+t_grep "ft3k: the summary says how many VLs were given" '\(1 of 8 VLs used, maximum EFI' \
+	"$tmp/ft3k.out"
 route_args=(-e sar-dmodk)
 no_ibdmchk=1
 offline ft3kdmodk fattree --radix 36 --hosts 3000 --levels 3
