@@ -33,24 +33,33 @@ int thread_start_beside(pthread_t *thread, void *(*fn)(void *), void *arg)
 	return rc;
 }
 
-int cpu_gate_init(struct cpu_gate *g)
+int lock_and_cond_init(pthread_mutex_t *lock, pthread_cond_t *cond)
 {
-	g->open = 0;
-	if (pthread_mutex_init(&g->lock, NULL))
+	if (pthread_mutex_init(lock, NULL))
 		return -1;
-	if (pthread_cond_init(&g->opened, NULL)) {
-		pthread_mutex_destroy(&g->lock);
+	if (pthread_cond_init(cond, NULL)) {
+		pthread_mutex_destroy(lock);
 		return -1;
 	}
 	return 0;
 }
 
+void lock_and_cond_destroy(pthread_mutex_t *lock, pthread_cond_t *cond)
+{
+	pthread_cond_destroy(cond);
+	pthread_mutex_destroy(lock);
+}
+
+int cpu_gate_init(struct cpu_gate *g)
+{
+	g->open = 0;
+	return lock_and_cond_init(&g->lock, &g->opened);
+}
+
 void cpu_gate_destroy(struct cpu_gate *g)
 {
-	if (!g)
-		return;
-	pthread_cond_destroy(&g->opened);
-	pthread_mutex_destroy(&g->lock);
+	if (g)
+		lock_and_cond_destroy(&g->lock, &g->opened);
 }
 
 void cpu_gate_open(struct cpu_gate *g)

@@ -133,19 +133,12 @@ int shared_roots_init(struct shared_roots *sr, const struct nue *n)
 		if (sr->root[layer] != FAB_NONE)
 			sr->state[layer] = ROOT_CHOSEN;
 	}
-	if (pthread_mutex_init(&sr->lock, NULL))
-		return -1;
-	if (pthread_cond_init(&sr->chosen, NULL)) {
-		pthread_mutex_destroy(&sr->lock);
-		return -1;
-	}
-	return 0;
+	return lock_and_cond_init(&sr->lock, &sr->chosen);
 }
 
 void shared_roots_destroy(struct shared_roots *sr)
 {
-	pthread_cond_destroy(&sr->chosen);
-	pthread_mutex_destroy(&sr->lock);
+	lock_and_cond_destroy(&sr->lock, &sr->chosen);
 }
 
 /*
