@@ -27,11 +27,11 @@ struct cpu_gate {
 	int open;
 };
 
-/* A closed gate; -1 when the mutex or condition cannot be created. */
 /* A mutex and the condition waited for under it, made together; 0, or -1 with neither made. */
 int lock_and_cond_init(pthread_mutex_t *lock, pthread_cond_t *cond);
 void lock_and_cond_destroy(pthread_mutex_t *lock, pthread_cond_t *cond);
 
+/* A closed gate; -1 when the mutex or condition cannot be created. */
 int cpu_gate_init(struct cpu_gate *g);
 void cpu_gate_destroy(struct cpu_gate *g);
 void cpu_gate_open(struct cpu_gate *g);

@@ -142,11 +142,11 @@ void shared_roots_destroy(struct shared_roots *sr)
 }
 
 /*
- * The root of a layer n has not routed yet, chosen from the layer's destinations as
- * nue_order_layer will find them: before move_fallbacks every LID is in its home layer, the
- * same in both candidates.  FAB_NONE when memory is short.
+ * The root of a layer, chosen from the layer's destinations as nue_order_layer counts them (for
+ * a layer n has not routed yet, as it will count them: before move_fallbacks every LID is in its
+ * home layer, the same in both candidates).  FAB_NONE when memory is short.
  */
-static uint32_t choose_ahead(const struct nue *n, unsigned layer)
+static uint32_t choose_root(const struct nue *n, unsigned layer)
 {
 	uint32_t *dest = malloc(sizeof(uint32_t) * n->nsw), *ca = malloc(sizeof(uint32_t) * n->nsw);
 	uint32_t nca, root = FAB_NONE;
@@ -161,14 +161,12 @@ static uint32_t choose_ahead(const struct nue *n, unsigned layer)
 }
 
 /* Chooses the root of layer (marked busy by the caller) unlocked, then publishes it. */
-static uint32_t choose_and_publish(struct nue *n, struct shared_roots *sr, unsigned layer,
-				   int current)
+static uint32_t choose_and_publish(const struct nue *n, struct shared_roots *sr, unsigned layer)
 {
 	uint32_t root;
 
 	pthread_mutex_unlock(&sr->lock);
-	root = current ? nue_central_switch(n->f, n->dest_count, n->nca ? n->ca_count : NULL)
-		       : choose_ahead(n, layer);
+	root = choose_root(n, layer);
 	pthread_mutex_lock(&sr->lock);
 	sr->root[layer] = root;
 	sr->state[layer] = ROOT_CHOSEN;
@@ -212,13 +210,13 @@ uint32_t nue_shared_root(struct nue *n, unsigned layer)
 		}
 		if (sr->state[layer] == ROOT_FREE) {
 			sr->state[layer] = ROOT_BUSY;
-			root = choose_and_publish(n, sr, layer, 1);
+			root = choose_and_publish(n, sr, layer);
 			break;
 		}
 		ahead = free_layer_after(n, sr, layer);
 		if (ahead) {
 			sr->state[ahead] = ROOT_BUSY;
-			choose_and_publish(n, sr, ahead, 0);
+			choose_and_publish(n, sr, ahead);
 			continue;
 		}
 		pthread_cond_wait(&sr->chosen, &sr->lock);
