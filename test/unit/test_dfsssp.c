@@ -113,6 +113,34 @@ static void test_ring_two_layers(void)
 	fabric_free(&f);
 }
 
+/*
+ * The layering moves the dependency counts of a dependency's paths a batch of LIDs at a time,
+ * summed up each destination's tree (move_batch in vlassign.c).  With SARNUE_DEBUG_CHECKS=1 it
+ * counts every layer afresh at the end and stops the program if the sums differ.  A 6x6 torus
+ * with 3 hosts per switch: 144 LIDs, so batches span several, and 3 or more layers.
+ */
+static void test_layer_counts_checked(void)
+{
+	static unsigned links[2 * 36][2];
+	unsigned hosts[36], i;
+	struct dfsssp_opts o = { .max_vls = 8 };
+	struct dfsssp_report rep;
+	struct routing r;
+	struct fabric f;
+
+	for (i = 0; i < 36; i++)
+		hosts[i] = 3;
+	CHECK(setenv("SARNUE_DEBUG_CHECKS", "1", 1) == 0);
+	CHECK(build(&f, 36, hosts, (const unsigned(*)[2])links, testfab_torus(links, 6, 6, 1, -1),
+		    0) == 0);
+	CHECK(route(&f, &o, &r, &rep) == 0);
+	CHECK(rep.layers_needed >= 3 && rep.moved > 0);
+	CHECK(verified(&f, &r));
+	routing_free(&r);
+	fabric_free(&f);
+	CHECK(unsetenv("SARNUE_DEBUG_CHECKS") == 0);
+}
+
 static void test_torus(void)
 {
 	unsigned links[64][2], hosts[16], i;
@@ -1106,6 +1134,7 @@ int main(void)
 {
 	test_ring_two_layers();
 	test_torus();
+	test_layer_counts_checked();
 	test_parallel_links();
 	test_lmc_spreading();
 	test_alg51_effective_efi();
