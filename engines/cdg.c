@@ -49,6 +49,7 @@ static int alloc_arrays(struct cdg *g)
 	size_t n = g->nch ? g->nch : 1;
 
 	g->turn_off = malloc((n + 1) * sizeof(uint32_t));
+	g->rev_turn_off = malloc(n * sizeof(uint32_t));
 	g->seen = calloc(n, sizeof(uint32_t));
 	g->fqueue = malloc(n * sizeof(uint32_t));
 	g->bqueue = malloc(n * sizeof(uint32_t));
@@ -57,8 +58,8 @@ static int alloc_arrays(struct cdg *g)
 	g->fparent = malloc(n * sizeof(uint32_t));
 	g->bparent = malloc(n * sizeof(uint32_t));
 	g->keys = malloc(n * sizeof(uint64_t));
-	if (!g->turn_off || !g->seen || !g->fqueue || !g->bqueue || !g->fwd || !g->bwd ||
-	    !g->fparent || !g->bparent)
+	if (!g->turn_off || !g->rev_turn_off || !g->seen || !g->fqueue || !g->bqueue || !g->fwd ||
+	    !g->bwd || !g->fparent || !g->bparent)
 		return -1;
 	return g->keys ? 0 : -1;
 }
@@ -88,6 +89,8 @@ int cdg_build(struct cdg *g, const struct fabric *f)
 		turns += f->sw_adj_off[h + 1] - f->sw_adj_off[h];
 	}
 	g->turn_off[g->nch] = (uint32_t)turns;
+	for (c = 0; c < g->nch; c++)
+		g->rev_turn_off[c] = g->turn_off[g->rev[c]];
 	g->nturns = turns;
 	if (turns > UINT32_MAX)
 		goto fail;
@@ -104,6 +107,7 @@ void cdg_free(struct cdg *g)
 {
 	swgraph_free(&g->sg);
 	free(g->turn_off);
+	free(g->rev_turn_off);
 	cdg_layer_free(&g->built);
 	free(g->seen);
 	free(g->fqueue);
@@ -242,11 +246,12 @@ static uint32_t next_stamp(struct cdg *g)
 static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint32_t fs, uint32_t bs,
 			struct search_meet *meet)
 {
-	uint32_t c = f->queue[f->head++], h = g->head[c], o;
+	uint32_t c = f->queue[f->head++], h = g->head[c], o, end = g->sw_off[h + 1];
+	const uint8_t *turn = g->turn + g->turn_off[c] - g->sw_off[h];
 
 	f->visited[f->n++] = c;
-	for (o = g->sw_off[h]; o < g->sw_off[h + 1]; o++) {
-		if (!is_used(g->turn[g->turn_off[c] + (o - g->sw_off[h])]))
+	for (o = g->sw_off[h]; o < end; o++) {
+		if (!is_used(turn[o]))
 			continue;
 		if (g->seen[o] == bs) {
 			meet->from = c;
@@ -268,14 +273,18 @@ static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint3
 static int step_backward(struct cdg *g, struct search_side *b, uint64_t lb, uint32_t fs,
 			 uint32_t bs, struct search_meet *meet)
 {
-	uint32_t c = b->queue[b->head++], t = g->tail[c], o;
+	uint32_t c = b->queue[b->head++], t = g->tail[c], o, end = g->sw_off[t + 1];
+	const uint8_t *turn = g->turn + (c - g->sw_off[t]);
 
 	b->visited[b->n++] = c;
-	/* Channels into t are the reverses of the channels leaving t. */
-	for (o = g->sw_off[t]; o < g->sw_off[t + 1]; o++) {
+	/*
+	 * Channels into t are the reverses of the channels leaving t; where each one's turns start
+	 * is read in the order of o, not of in, which saves a cache miss per channel.
+	 */
+	for (o = g->sw_off[t]; o < end; o++) {
 		uint32_t in = g->rev[o];
 
-		if (!is_used(g->turn[g->turn_off[in] + (c - g->sw_off[t])]))
+		if (!is_used(turn[g->rev_turn_off[o]]))
 			continue;
 		if (g->seen[in] == fs) {
 			meet->from = in;

@@ -73,8 +73,9 @@ struct cdg {
 	const uint32_t *tail, *head; /* [nch]: switches at both ends (sg.from, sg.to) */
 	const uint32_t *rev;	     /* [nch]: the channel back over the same link */
 	const uint32_t *port_ch;     /* [fabric ports]: channel leaving the port, or FAB_NONE */
-	uint32_t *turn_off; /* [nch + 1]: turns of c are turn_off[c] + (c2 - sw_off[head[c]]) */
-	uint8_t *turn;	    /* [nturns]: enum cdg_turn_state (of the selected layer) */
+	uint32_t *turn_off;	/* [nch + 1]: turns of c are turn_off[c] + (c2 - sw_off[head[c]]) */
+	uint32_t *rev_turn_off; /* [nch]: turn_off[rev[c]], for the backward search */
+	uint8_t *turn;		/* [nturns]: enum cdg_turn_state (of the selected layer) */
 	uint64_t nturns;
 
 	/* Dynamic topological order of the used turns (of the selected layer). */
