@@ -25,12 +25,12 @@
 #define LABEL_LIMIT (1ull << 40) /* a label and a channel number share one 64-bit sort key */
 
 /*
- * One side of the two-way search: its queue (queue[head..tail)), every channel it has visited,
- * and for each channel it reached the one it came from (parent), so that a cycle found can be
- * walked.
+ * One side of the two-way search: its queue (queue[head..tail)) and every channel it has visited.
+ * Each channel it reached notes the one it came from (struct cdg_chan), so that a cycle found can
+ * be walked: a channel is reached by one side only, as the sides stop where they meet.
  */
 struct search_side {
-	uint32_t *queue, *visited, *parent;
+	uint32_t *queue, *visited;
 	uint32_t head, tail, n;
 };
 
@@ -50,16 +50,12 @@ static int alloc_arrays(struct cdg *g)
 
 	g->turn_off = malloc((n + 1) * sizeof(uint32_t));
 	g->rev_turn_off = malloc(n * sizeof(uint32_t));
-	g->seen = calloc(n, sizeof(uint32_t));
 	g->fqueue = malloc(n * sizeof(uint32_t));
 	g->bqueue = malloc(n * sizeof(uint32_t));
 	g->fwd = malloc(n * sizeof(uint32_t));
 	g->bwd = malloc(n * sizeof(uint32_t));
-	g->fparent = malloc(n * sizeof(uint32_t));
-	g->bparent = malloc(n * sizeof(uint32_t));
 	g->keys = malloc(n * sizeof(uint64_t));
-	if (!g->turn_off || !g->rev_turn_off || !g->seen || !g->fqueue || !g->bqueue || !g->fwd ||
-	    !g->bwd || !g->fparent || !g->bparent)
+	if (!g->turn_off || !g->rev_turn_off || !g->fqueue || !g->bqueue || !g->fwd || !g->bwd)
 		return -1;
 	return g->keys ? 0 : -1;
 }
@@ -109,13 +105,10 @@ void cdg_free(struct cdg *g)
 	free(g->turn_off);
 	free(g->rev_turn_off);
 	cdg_layer_free(&g->built);
-	free(g->seen);
 	free(g->fqueue);
 	free(g->bqueue);
 	free(g->fwd);
 	free(g->bwd);
-	free(g->fparent);
-	free(g->bparent);
 	free(g->keys);
 	memset(g, 0, sizeof(*g));
 }
@@ -135,7 +128,7 @@ static void link_in_sequence(uint32_t nch, struct cdg_layer *l, const uint64_t *
 	for (i = 0; i < nch; i++) {
 		c = seq ? (uint32_t)(seq[i] & 0xffffff) : i;
 		sn_assert(c < nch);
-		l->ord[c] = (i + 1ull) * step;
+		l->ch[c].ord = (i + 1ull) * step;
 		l->prev[c] = prev;
 		l->next[prev] = c;
 		prev = c;
@@ -153,67 +146,72 @@ static void reset_layer(const struct cdg *g, struct cdg_layer *l)
 int cdg_layer_alloc(const struct cdg *g, struct cdg_layer *l)
 {
 	l->turn = malloc(g->nturns ? g->nturns : 1);
-	l->ord = malloc(sizeof(uint64_t) * (g->nch ? g->nch : 1));
+	l->ch = calloc(g->nch ? g->nch : 1, sizeof(*l->ch));
 	l->next = malloc(sizeof(uint32_t) * ((size_t)g->nch + 1));
 	l->prev = malloc(sizeof(uint32_t) * ((size_t)g->nch + 1));
-	if (!l->turn || !l->ord || !l->next || !l->prev) {
+	if (!l->turn || !l->ch || !l->next || !l->prev) {
 		cdg_layer_free(l);
 		return -1;
 	}
 	reset_layer(g, l);
+	l->epoch = g->epoch;
 	return 0;
 }
 
 void cdg_layer_free(struct cdg_layer *l)
 {
 	free(l->turn);
-	free(l->ord);
+	free(l->ch);
 	free(l->next);
 	free(l->prev);
 	l->turn = NULL;
-	l->ord = NULL;
+	l->ch = NULL;
 	l->next = NULL;
 	l->prev = NULL;
+}
+
+/* Every stamp in l's channels cleared: none can equal a later search's. */
+static void clear_stamps(const struct cdg *g, struct cdg_layer *l)
+{
+	uint32_t c;
+
+	for (c = 0; c < g->nch; c++)
+		l->ch[c].seen = 0;
+	l->epoch = g->epoch;
 }
 
 void cdg_select(struct cdg *g, struct cdg_layer *l)
 {
 	if (!l)
 		l = &g->built;
+	g->cur = l;
 	g->turn = l->turn;
-	g->ord = l->ord;
+	g->ch = l->ch;
 	g->next = l->next;
 	g->prev = l->prev;
-}
-
-/* The selected layer's arrays as a cdg_layer, for the helpers that work on either. */
-static struct cdg_layer selected(const struct cdg *g)
-{
-	struct cdg_layer cur = { .turn = g->turn, .ord = g->ord, .next = g->next, .prev = g->prev };
-
-	return cur;
+	/* Stamps from before the last wrap could equal new ones. */
+	if (l->epoch != g->epoch)
+		clear_stamps(g, l);
 }
 
 void cdg_reset(struct cdg *g)
 {
-	struct cdg_layer cur = selected(g);
-
-	reset_layer(g, &cur);
+	reset_layer(g, g->cur);
 }
 
 void cdg_layer_start_from(const struct cdg *g, struct cdg_layer *l)
 {
 	sn_assert(l->turn != g->turn);
 	memset(l->turn, CDG_UNUSED, g->nturns);
-	memcpy(l->ord, g->ord, sizeof(uint64_t) * g->nch);
+	memcpy(l->ch, g->ch, sizeof(*l->ch) * g->nch);
 	memcpy(l->next, g->next, sizeof(uint32_t) * ((size_t)g->nch + 1));
 	memcpy(l->prev, g->prev, sizeof(uint32_t) * ((size_t)g->nch + 1));
+	l->epoch = g->cur->epoch;
 }
 
 int cdg_seed_order(struct cdg *g, const uint64_t *key)
 {
 	uint64_t *pairs = malloc(sizeof(uint64_t) * (g->nch ? g->nch : 1));
-	struct cdg_layer cur = selected(g);
 	uint32_t c;
 
 	if (!pairs)
@@ -224,15 +222,20 @@ int cdg_seed_order(struct cdg *g, const uint64_t *key)
 		pairs[c] = key[c] << 24 | c;
 	}
 	sort_u64(pairs, g->nch);
-	link_in_sequence(g->nch, &cur, pairs);
+	link_in_sequence(g->nch, g->cur, pairs);
 	free(pairs);
 	return 0;
 }
 
+/*
+ * A stamp no channel of the selected layer holds.  When the count wraps, the selected layer's
+ * stamps are cleared and the epoch moves on; other layers are cleared when selected next.
+ */
 static uint32_t next_stamp(struct cdg *g)
 {
 	if (++g->stamp == 0) {
-		memset(g->seen, 0, (size_t)g->nch * sizeof(uint32_t));
+		g->epoch++;
+		clear_stamps(g, g->cur);
 		g->stamp = 1;
 	}
 	return g->stamp;
@@ -253,17 +256,17 @@ static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint3
 	for (o = g->sw_off[h]; o < end; o++) {
 		if (!is_used(turn[o]))
 			continue;
-		if (g->seen[o] == bs) {
+		if (g->ch[o].seen == bs) {
 			meet->from = c;
 			meet->to = o;
 			return 1;
 		}
-		if (g->seen[o] == fs || g->ord[o] > ub)
+		if (g->ch[o].seen == fs || g->ch[o].ord > ub)
 			continue;
 		/* Each channel enters a side's queue once per search. */
 		sn_assert(f->tail < g->nch);
-		g->seen[o] = fs;
-		f->parent[o] = c;
+		g->ch[o].seen = fs;
+		g->ch[o].parent = c;
 		f->queue[f->tail++] = o;
 	}
 	return 0;
@@ -286,16 +289,16 @@ static int step_backward(struct cdg *g, struct search_side *b, uint64_t lb, uint
 
 		if (!is_used(turn[g->rev_turn_off[o]]))
 			continue;
-		if (g->seen[in] == fs) {
+		if (g->ch[in].seen == fs) {
 			meet->from = in;
 			meet->to = c;
 			return 1;
 		}
-		if (g->seen[in] == bs || g->ord[in] < lb)
+		if (g->ch[in].seen == bs || g->ch[in].ord < lb)
 			continue;
 		sn_assert(b->tail < g->nch);
-		g->seen[in] = bs;
-		b->parent[in] = c;
+		g->ch[in].seen = bs;
+		g->ch[in].parent = c;
 		b->queue[b->tail++] = in;
 	}
 	return 0;
@@ -308,7 +311,7 @@ static void relabel(struct cdg *g)
 	uint32_t c, count = 0;
 
 	for (c = g->next[g->nch]; c != g->nch; c = g->next[c], label += step) {
-		g->ord[c] = label;
+		g->ch[c].ord = label;
 		count++;
 	}
 	/* The ring through the sentinel holds every channel exactly once. */
@@ -327,7 +330,7 @@ static void move_run(struct cdg *g, uint32_t after, const uint32_t *set, uint32_
 
 	for (i = 0; i < m; i++) {
 		sn_assert(set[i] != after && set[i] != g->next[after]);
-		g->keys[i] = g->ord[set[i]] << 24 | set[i];
+		g->keys[i] = g->ch[set[i]].ord << 24 | set[i];
 	}
 	sort_u64(g->keys, m);
 	for (i = 0; i < m; i++) {
@@ -336,13 +339,13 @@ static void move_run(struct cdg *g, uint32_t after, const uint32_t *set, uint32_
 		g->prev[g->next[c]] = g->prev[c];
 	}
 	before = g->next[after];
-	lo = after == g->nch ? 0 : g->ord[after];
-	hi = before == g->nch ? LABEL_LIMIT : g->ord[before];
+	lo = after == g->nch ? 0 : g->ch[after].ord;
+	hi = before == g->nch ? LABEL_LIMIT : g->ch[before].ord;
 	sn_assert(lo < hi);
 	step = (hi - lo) / (m + 1ull);
 	for (i = 0; i < m; i++) {
 		c = (uint32_t)(g->keys[i] & 0xffffff);
-		g->ord[c] = lo + step * (i + 1);
+		g->ch[c].ord = lo + step * (i + 1);
 		g->prev[c] = after;
 		g->next[after] = c;
 		after = c;
@@ -371,11 +374,11 @@ static int cycle_is_committed(const struct cdg *g, uint32_t in, uint32_t out,
 
 	if (!committed(g, meet.from, meet.to))
 		return 0;
-	for (c = meet.from; c != out; c = g->fparent[c])
-		if (!committed(g, g->fparent[c], c))
+	for (c = meet.from; c != out; c = g->ch[c].parent)
+		if (!committed(g, g->ch[c].parent, c))
 			return 0;
-	for (c = meet.to; c != in; c = g->bparent[c])
-		if (!committed(g, c, g->bparent[c]))
+	for (c = meet.to; c != in; c = g->ch[c].parent)
+		if (!committed(g, c, g->ch[c].parent))
 			return 0;
 	return 1;
 }
@@ -384,35 +387,35 @@ static int cycle_is_committed(const struct cdg *g, uint32_t in, uint32_t out,
 int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state)
 {
 	uint64_t t = cdg_turn_index(g, in, out);
-	struct search_side f = { .queue = g->fqueue, .visited = g->fwd, .parent = g->fparent };
-	struct search_side b = { .queue = g->bqueue, .visited = g->bwd, .parent = g->bparent };
+	struct search_side f = { .queue = g->fqueue, .visited = g->fwd };
+	struct search_side b = { .queue = g->bqueue, .visited = g->bwd };
 	struct search_meet meet;
 	uint32_t fs, bs;
 
-	sn_assert(g->turn[t] == CDG_UNUSED && g->ord[in] > g->ord[out]);
+	sn_assert(g->turn[t] == CDG_UNUSED && g->ch[in].ord > g->ch[out].ord);
 	g->searches++;
 	fs = next_stamp(g);
 	bs = next_stamp(g);
-	g->seen[out] = fs;
+	g->ch[out].seen = fs;
 	f.queue[f.tail++] = out;
-	g->seen[in] = bs;
+	g->ch[in].seen = bs;
 	b.queue[b.tail++] = in;
 	for (;;) {
 		if (f.head == f.tail) {
 			move_run(g, in, f.visited, f.n);
 			break;
 		}
-		if (step_forward(g, &f, g->ord[in], fs, bs, &meet))
+		if (step_forward(g, &f, g->ch[in].ord, fs, bs, &meet))
 			goto cycle;
 		if (b.head == b.tail) {
 			move_run(g, g->prev[out], b.visited, b.n);
 			break;
 		}
-		if (step_backward(g, &b, g->ord[out], fs, bs, &meet))
+		if (step_backward(g, &b, g->ch[out].ord, fs, bs, &meet))
 			goto cycle;
 	}
 	/* The side that ran out moved past the other end: the turn now agrees with the order. */
-	sn_assert(g->ord[in] < g->ord[out]);
+	sn_assert(g->ch[in].ord < g->ch[out].ord);
 	g->turn[t] = state;
 	return 1;
 cycle:

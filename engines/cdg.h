@@ -60,10 +60,21 @@ static inline uint8_t cdg_unblocked(uint8_t state)
  * a time; keeping several lets a destination that meets an impasse in its own layer be routed in
  * another one after all layers are done.
  */
+/*
+ * A channel's label in the order and what the two-way search notes on it, side by side: the
+ * search reads a channel's stamp and label together, one cache line where two arrays took two.
+ */
+struct cdg_chan {
+	uint64_t ord;	 /* label, below 2^40; a before b in the order when ord of a < ord of b */
+	uint32_t seen;	 /* stamp of the last search side that reached it (see next_stamp) */
+	uint32_t parent; /* the channel that side reached it from */
+};
+
 struct cdg_layer {
 	uint8_t *turn;
-	uint64_t *ord;	       /* [nch]: label of each channel, below 2^40 */
+	struct cdg_chan *ch;   /* [nch] */
 	uint32_t *next, *prev; /* [nch + 1]: the order as a ring through the sentinel nch */
+	uint32_t epoch;	       /* stamps in ch are of the cdg's epoch (see next_stamp) */
 };
 
 struct cdg {
@@ -79,13 +90,12 @@ struct cdg {
 	uint64_t nturns;
 
 	/* Dynamic topological order of the used turns (of the selected layer). */
-	uint64_t *ord;		/* [nch]: label; ord[a] < ord[b] when a comes before b */
+	struct cdg_chan *ch;	/* [nch]: labels and search notes */
 	uint32_t *next, *prev;	/* [nch + 1]: neighbours in the order; nch is the sentinel */
 	struct cdg_layer built; /* the state cdg_build allocated */
-	uint32_t *seen;		/* [nch]: search stamp */
-	uint32_t stamp;
+	struct cdg_layer *cur;	/* the selected layer */
+	uint32_t stamp, epoch;	/* last search stamp; times the stamps wrapped */
 	uint32_t *fqueue, *bqueue, *fwd, *bwd; /* [nch] scratch for the two-way search */
-	uint32_t *fparent, *bparent;	       /* [nch] where each side reached a channel from */
 	uint64_t *keys;			       /* [nch] scratch: moved channels by label */
 	uint64_t searches, moves, relabels;    /* statistics */
 	uint64_t closed_refusals;	       /* closed turns refused without a search */
@@ -129,13 +139,13 @@ static inline int cdg_turn_cheap(const struct cdg *g, uint32_t in, uint32_t out)
 {
 	uint8_t st = g->turn[cdg_turn_index(g, in, out)];
 
-	return st == CDG_USED || st == CDG_WET || g->ord[in] < g->ord[out];
+	return st == CDG_USED || st == CDG_WET || g->ch[in].ord < g->ch[out].ord;
 }
 
 /*
- * cdg_try_add's slow path, only for an unused turn with ord[in] > ord[out]: searches for a cycle
- * and changes the order.  1 when added, -1 when the turn closes a cycle (it is then blocked, for
- * good if the cycle holds committed turns only).
+ * cdg_try_add's slow path, only for an unused turn whose in is labelled above out: searches for a
+ * cycle and changes the order.  1 when added, -1 when the turn closes a cycle (it is then blocked,
+ * for good if the cycle holds committed turns only).
  */
 int cdg_add_searched(struct cdg *g, uint32_t in, uint32_t out, uint8_t state);
 
@@ -159,7 +169,7 @@ static inline int cdg_try_add(struct cdg *g, uint32_t in, uint32_t out, uint8_t 
 	}
 	if (g->turn[t] != CDG_UNUSED)
 		return 0;
-	if (g->ord[in] < g->ord[out]) {
+	if (g->ch[in].ord < g->ch[out].ord) {
 		g->turn[t] = state;
 		return 1;
 	}

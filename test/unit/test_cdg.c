@@ -48,13 +48,13 @@ static void check_order(const struct cdg *g)
 	CHECK(cdg_is_acyclic(g) == 1);
 	for (c = g->next[g->nch]; c != g->nch && count <= g->nch; c = g->next[c], count++) {
 		CHECK(g->prev[g->next[c]] == c);
-		CHECK(g->next[c] == g->nch || g->ord[c] < g->ord[g->next[c]]);
+		CHECK(g->next[c] == g->nch || g->ch[c].ord < g->ch[g->next[c]].ord);
 	}
 	CHECK(count == g->nch);
 	for (i = 0; i < g->nch; i++)
 		for (o = g->sw_off[g->head[i]]; o < g->sw_off[g->head[i] + 1]; o++)
 			if (g->turn[cdg_turn_index(g, i, o)] == CDG_USED)
-				CHECK(g->ord[i] < g->ord[o]);
+				CHECK(g->ch[i].ord < g->ch[o].ord);
 }
 
 /* The two-way search against Kahn on a small graph, every turn checked. */
@@ -76,6 +76,46 @@ static void test_cdg_order(void)
 	add_random_turns(&g, 7, 3000, 1);
 	check_order(&g);
 	CHECK(g.searches > 0);
+	cdg_free(&g);
+	fabric_free(&f);
+}
+
+/*
+ * Search stamps that wrap around: the selected layer's are cleared then, and another layer's when
+ * it is selected next (its old stamps could equal new ones).  Two layers take turns, the
+ * stamps wrapping in the middle of the first layer's turns; Kahn still agrees with every answer.
+ */
+static void test_cdg_stamp_wrap(void)
+{
+	static unsigned links[64][2];
+	struct cdg_layer other;
+	struct fabric f;
+	struct cdg g;
+	unsigned n = testfab_ring(links, 12), i;
+	uint32_t epoch;
+
+	for (i = 0; i < 12; i++, n++) {
+		links[n][0] = i;
+		links[n][1] = (i + 5) % 12;
+	}
+	CHECK(testfab_build(&f, 12, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(cdg_build(&g, &f) == 0);
+	CHECK(cdg_layer_alloc(&g, &other) == 0);
+	cdg_select(&g, &other);
+	add_random_turns(&g, 3, 400, 1);
+	cdg_select(&g, NULL);
+	epoch = g.epoch;
+	g.stamp = UINT32_MAX - 40;
+	add_random_turns(&g, 4, 400, 1);
+	check_order(&g);
+	CHECK(g.epoch == epoch + 1 && g.stamp < 1000);
+	CHECK(other.epoch == epoch);
+	cdg_select(&g, &other);
+	CHECK(other.epoch == g.epoch);
+	add_random_turns(&g, 5, 400, 1);
+	check_order(&g);
+	cdg_select(&g, NULL);
+	cdg_layer_free(&other);
 	cdg_free(&g);
 	fabric_free(&f);
 }
@@ -186,7 +226,7 @@ static void test_cdg_relabel(void)
 	check_order(&g);
 	/* Labels 1 apart: the first move needs a relabelling, which must keep the order. */
 	for (i = 1, j = g.next[g.nch]; j != g.nch; j = g.next[j], i++)
-		g.ord[j] = i;
+		g.ch[j].ord = i;
 	add_random_turns(&g, 11, 6000, 500);
 	check_order(&g);
 	CHECK(g.moves > 100);
@@ -198,6 +238,7 @@ static void test_cdg_relabel(void)
 }
 int main(void)
 {
+	test_cdg_stamp_wrap();
 	test_cdg_order();
 	test_cdg_relabel();
 	test_cdg_lasting_blocks();
