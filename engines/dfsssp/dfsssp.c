@@ -62,13 +62,19 @@ struct dfsssp {
 	struct minheap heap;
 	uint64_t base;	  /* initial channel weight, |N|^2 */
 	uint64_t *weight; /* [ne] per channel */
-	uint64_t *dist;	  /* [nsw] */
-	uint64_t *add;	  /* [nsw] weight the paths from a switch add */
-	uint64_t *acc;	  /* [nsw] */
-	uint32_t *next;	  /* [nsw] channel towards the current destination, FAB_NONE */
-	uint32_t *order;  /* [nsw] Dijkstra's settling order */
-	uint32_t *hop;	  /* [nsw] */
-	uint32_t *nsrc;	  /* [nsw] weighed source LIDs per switch; see count_sources */
+	/*
+	 * [ne]: weight[rev[e]], the weight of the channel into e's switch over e's link: Dijkstra
+	 * reads a switch's incoming channels in the order of its own (one cache line where reading
+	 * weight[rev[e]] took a miss each).  weight_add keeps the two equal.
+	 */
+	uint64_t *weight_in;
+	uint64_t *dist;	 /* [nsw] */
+	uint64_t *add;	 /* [nsw] weight the paths from a switch add */
+	uint64_t *acc;	 /* [nsw] */
+	uint32_t *next;	 /* [nsw] channel towards the current destination, FAB_NONE */
+	uint32_t *order; /* [nsw] Dijkstra's settling order */
+	uint32_t *hop;	 /* [nsw] */
+	uint32_t *nsrc;	 /* [nsw] weighed source LIDs per switch; see count_sources */
 	uint32_t nsettled;
 	uint32_t *dest;	 /* destination ports in routing order */
 	uint8_t *dphase; /* their phases */
@@ -95,6 +101,7 @@ static void dfsssp_free(struct dfsssp *d)
 	swgraph_free(&d->g);
 	minheap_free(&d->heap);
 	free(d->weight);
+	free(d->weight_in);
 	free(d->dist);
 	free(d->add);
 	free(d->acc);
@@ -192,6 +199,7 @@ static int dfsssp_alloc(struct dfsssp *d)
 	if (swgraph_build(&d->g, f) || minheap_init(&d->heap, nsw))
 		return -1;
 	d->weight = malloc(sizeof(*d->weight) * (d->g.ne + 1));
+	d->weight_in = malloc(sizeof(*d->weight_in) * (d->g.ne + 1));
 	d->dist = malloc(sizeof(*d->dist) * nsw);
 	d->add = malloc(sizeof(*d->add) * nsw);
 	d->acc = malloc(sizeof(*d->acc) * nsw);
@@ -201,8 +209,8 @@ static int dfsssp_alloc(struct dfsssp *d)
 	d->nsrc = calloc(nsw, sizeof(*d->nsrc));
 	d->dest = malloc(sizeof(*d->dest) * (f->nendports + 1));
 	d->dphase = malloc(f->nendports + 1);
-	if (!d->weight || !d->dist || !d->add || !d->acc || !d->next || !d->order || !d->hop ||
-	    !d->nsrc || !d->dest || !d->dphase)
+	if (!d->weight || !d->weight_in || !d->dist || !d->add || !d->acc || !d->next ||
+	    !d->order || !d->hop || !d->nsrc || !d->dest || !d->dphase)
 		return -1;
 	if (count_sources(d, &nlids))
 		return -1;
@@ -216,7 +224,14 @@ static void reset_weights(struct dfsssp *d)
 	uint32_t e;
 
 	for (e = 0; e < d->g.ne; e++)
-		d->weight[e] = d->base;
+		d->weight[e] = d->weight_in[e] = d->base;
+}
+
+/* Adds a to channel e's weight; apply_move takes weight off by adding its two's complement. */
+static inline void weight_add(struct dfsssp *d, uint32_t e, uint64_t a)
+{
+	d->weight[e] += a;
+	d->weight_in[d->g.rev[e]] += a;
 }
 
 /* Shortest routes of every switch towards switch t; settling order in order[]. */
@@ -248,7 +263,9 @@ static void dijkstra(struct dfsssp *d, uint32_t t)
 		}
 		for (e = off[v]; e < off[v + 1]; e++) {
 			uint32_t u = d->g.to[e], c = d->g.rev[e];
-			uint64_t nd = d->dist[v] + d->weight[c];
+			uint64_t nd = d->dist[v] + d->weight_in[e];
+
+			sn_assert(d->weight_in[e] == d->weight[c]);
 
 			/* Strict: among equal channels the first (lowest port) wins. */
 			if (nd < d->dist[u]) {
@@ -296,7 +313,7 @@ static void spread_switch(struct dfsssp *d, uint32_t s)
 	/* Only minimum-hop channels leaving s are candidates, Dijkstra's own among them. */
 	sn_assert(best < d->g.ne && d->g.from[best] == s);
 	d->next[s] = best;
-	d->weight[best] += d->acc[s];
+	weight_add(d, best, d->acc[s]);
 	d->acc[d->g.to[best]] += d->acc[s];
 }
 
@@ -342,7 +359,7 @@ static void update_weights(struct dfsssp *d)
 		if (!d->acc[s])
 			continue;
 		sn_assert(c < d->g.ne && d->g.from[c] == s);
-		d->weight[c] += d->acc[s];
+		weight_add(d, c, d->acc[s]);
 		d->acc[d->g.to[c]] += d->acc[s];
 	}
 }
@@ -772,8 +789,8 @@ static void apply_move(struct dfsssp *d, const struct move *m)
 	for (;;) {
 		/* The old route carried these sources: its load cannot go below the base. */
 		sn_assert(e0 < d->g.ne && e1 < d->g.ne && d->weight[e0] >= d->base + a);
-		d->weight[e0] -= a;
-		d->weight[e1] += a;
+		weight_add(d, e0, -a);
+		weight_add(d, e1, a);
 		if (d->g.to[e0] == d->g.to[e1])
 			return;
 		e0 = next_of(d, d->g.to[e0], m->lid);
