@@ -57,22 +57,28 @@ static void check_order(const struct cdg *g)
 				CHECK(g->ch[i].ord < g->ch[o].ord);
 }
 
+/* A ring of 12 switches with a chord from each to the fifth after it, and its graph. */
+static void build_chorded_ring(struct fabric *f, struct cdg *g)
+{
+	static unsigned links[64][2];
+	unsigned n = testfab_ring(links, 12), i;
+
+	for (i = 0; i < 12; i++, n++) {
+		links[n][0] = i;
+		links[n][1] = (i + 5) % 12;
+	}
+	CHECK(testfab_build(f, 12, 0, (const unsigned(*)[2])links, n, 0) == 0);
+	CHECK(cdg_build(g, f) == 0);
+	CHECK(g->nch == 2 * n);
+}
+
 /* The two-way search against Kahn on a small graph, every turn checked. */
 static void test_cdg_order(void)
 {
-	static unsigned links[64][2];
 	struct fabric f;
 	struct cdg g;
-	unsigned n = testfab_ring(links, 12), i;
 
-	for (i = 0; i < 12; i++) {
-		links[n][0] = i;
-		links[n][1] = (i + 5) % 12;
-		n++;
-	}
-	CHECK(testfab_build(&f, 12, 0, (const unsigned(*)[2])links, n, 0) == 0);
-	CHECK(cdg_build(&g, &f) == 0);
-	CHECK(g.nch == 2 * n);
+	build_chorded_ring(&f, &g);
 	add_random_turns(&g, 7, 3000, 1);
 	check_order(&g);
 	CHECK(g.searches > 0);
@@ -87,19 +93,12 @@ static void test_cdg_order(void)
  */
 static void test_cdg_stamp_wrap(void)
 {
-	static unsigned links[64][2];
 	struct cdg_layer other;
 	struct fabric f;
 	struct cdg g;
-	unsigned n = testfab_ring(links, 12), i;
 	uint32_t epoch;
 
-	for (i = 0; i < 12; i++, n++) {
-		links[n][0] = i;
-		links[n][1] = (i + 5) % 12;
-	}
-	CHECK(testfab_build(&f, 12, 0, (const unsigned(*)[2])links, n, 0) == 0);
-	CHECK(cdg_build(&g, &f) == 0);
+	build_chorded_ring(&f, &g);
 	CHECK(cdg_layer_alloc(&g, &other) == 0);
 	cdg_select(&g, &other);
 	add_random_turns(&g, 3, 400, 1);
@@ -148,19 +147,13 @@ static int committed_cycle_with(struct cdg *g, uint64_t t)
  */
 static void test_cdg_lasting_blocks(void)
 {
-	static unsigned links[64][2];
 	struct fabric f;
 	struct cdg g;
-	unsigned n = testfab_ring(links, 12), i, trial, lasting = 0, passing = 0;
+	unsigned trial, lasting = 0, passing = 0;
 	uint32_t closed_in = 0, closed_out = 0;
 	uint64_t searches;
 
-	for (i = 0; i < 12; i++, n++) {
-		links[n][0] = i;
-		links[n][1] = (i + 5) % 12;
-	}
-	CHECK(testfab_build(&f, 12, 0, (const unsigned(*)[2])links, n, 0) == 0);
-	CHECK(cdg_build(&g, &f) == 0);
+	build_chorded_ring(&f, &g);
 	srand(5);
 	for (trial = 0; trial < 3000; trial++) {
 		uint32_t in = (uint32_t)rand() % g.nch, h = g.head[in];

@@ -29,6 +29,17 @@ static int build(struct fabric *f, unsigned nsw, const unsigned *hosts, const un
 	return 0;
 }
 
+/* A side x side torus (side <= 8) with hosts hosts per switch. */
+static int build_torus(struct fabric *f, unsigned side, unsigned hosts, unsigned lmc)
+{
+	unsigned links[2 * 64][2], per_switch[64], i;
+
+	for (i = 0; i < side * side; i++)
+		per_switch[i] = hosts;
+	return build(f, side * side, per_switch, (const unsigned(*)[2])links,
+		     testfab_torus(links, side, side, 1, -1), lmc);
+}
+
 static uint16_t host_lid(const struct fabric *f, const char *name)
 {
 	uint32_t n = fabric_find_node_by_id(f, name);
@@ -121,18 +132,13 @@ static void test_ring_two_layers(void)
  */
 static void test_layer_counts_checked(void)
 {
-	static unsigned links[2 * 36][2];
-	unsigned hosts[36], i;
 	struct dfsssp_opts o = { .max_vls = 8 };
 	struct dfsssp_report rep;
 	struct routing r;
 	struct fabric f;
 
-	for (i = 0; i < 36; i++)
-		hosts[i] = 3;
 	CHECK(setenv("SARNUE_DEBUG_CHECKS", "1", 1) == 0);
-	CHECK(build(&f, 36, hosts, (const unsigned(*)[2])links, testfab_torus(links, 6, 6, 1, -1),
-		    0) == 0);
+	CHECK(build_torus(&f, 6, 3, 0) == 0);
 	CHECK(route(&f, &o, &r, &rep) == 0);
 	CHECK(rep.layers_needed >= 3 && rep.moved > 0);
 	CHECK(verified(&f, &r));
@@ -143,16 +149,12 @@ static void test_layer_counts_checked(void)
 
 static void test_torus(void)
 {
-	unsigned links[64][2], hosts[16], i;
 	struct dfsssp_opts o = { .max_vls = 8 };
 	struct dfsssp_report rep;
 	struct routing r;
 	struct fabric f;
 
-	for (i = 0; i < 16; i++)
-		hosts[i] = 2;
-	CHECK(build(&f, 16, hosts, (const unsigned(*)[2])links, testfab_torus(links, 4, 4, 1, -1),
-		    1) == 0);
+	CHECK(build_torus(&f, 4, 2, 1) == 0);
 	CHECK(route(&f, &o, &r, &rep) == 0);
 	CHECK(rep.layers_needed >= 2 && rep.layers_needed <= 8);
 	CHECK(rep.vls_used == 8);
