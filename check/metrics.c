@@ -40,6 +40,8 @@ void metrics_net_free(struct net *n)
 	free(n->fill);
 	free(n->acc);
 	free(n->dist);
+	/* Freeing twice (a failed metrics_net_init, then its caller's cleanup) is harmless. */
+	memset(n, 0, sizeof(*n));
 }
 
 static int net_terminals(struct net *n)

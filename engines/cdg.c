@@ -206,7 +206,7 @@ void cdg_layer_start_from(const struct cdg *g, struct cdg_layer *l)
 	memcpy(l->ch, g->ch, sizeof(*l->ch) * g->nch);
 	memcpy(l->next, g->next, sizeof(uint32_t) * ((size_t)g->nch + 1));
 	memcpy(l->prev, g->prev, sizeof(uint32_t) * ((size_t)g->nch + 1));
-	l->epoch = g->cur->epoch;
+	l->epoch = g->epoch;
 }
 
 int cdg_seed_order(struct cdg *g, const uint64_t *key)
@@ -250,11 +250,11 @@ static int step_forward(struct cdg *g, struct search_side *f, uint64_t ub, uint3
 			struct search_meet *meet)
 {
 	uint32_t c = f->queue[f->head++], h = g->head[c], o, end = g->sw_off[h + 1];
-	const uint8_t *turn = g->turn + g->turn_off[c] - g->sw_off[h];
+	const uint8_t *turn = g->turn + g->turn_off[c];
 
 	f->visited[f->n++] = c;
 	for (o = g->sw_off[h]; o < end; o++) {
-		if (!is_used(turn[o]))
+		if (!is_used(turn[o - g->sw_off[h]]))
 			continue;
 		if (g->ch[o].seen == bs) {
 			meet->from = c;

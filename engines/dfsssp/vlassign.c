@@ -42,13 +42,12 @@ struct lay {
 	uint32_t *ch_off;	   /* CSR over channels: the LIDs routed over each */
 	uint16_t *ch_lid;
 	uint8_t *color;
-	uint32_t *stack, *iter, *queue, *seen;
-	uint64_t *mask, *pend; /* [nsw]: see struct batch */
-	uint32_t *weight;      /* [nsw * 64]: paths moved through each switch, by batch bit */
-	struct reach *reach;   /* [nsw * 64]: the batch walk's steps, in order */
-	uint8_t *port_of;      /* [channels]: port number the channel leaves by */
-	uint32_t stamp;
-	unsigned limit; /* layers allowed (0: any); a cycle in the last one ends the search */
+	uint32_t *stack, *iter, *queue;
+	uint64_t *pend;	     /* [nsw]: see move_batch */
+	uint32_t *weight;    /* [nsw * 64]: paths moved through each switch, by batch bit */
+	struct reach *reach; /* [nsw * 64]: the batch walk's steps, in order */
+	uint8_t *port_of;    /* [channels]: port number the channel leaves by */
+	unsigned limit;	     /* layers allowed (0: any); a cycle in the last one ends the search */
 	struct layers_result *res;
 };
 
@@ -69,8 +68,6 @@ static void lay_free(struct lay *l)
 	free(l->stack);
 	free(l->iter);
 	free(l->queue);
-	free(l->seen);
-	free(l->mask);
 	free(l->pend);
 	free(l->port_of);
 	free(l->weight);
@@ -92,14 +89,12 @@ static int lay_alloc(struct lay *l)
 	l->stack = malloc(sizeof(*l->stack) * (l->g.ne + 1));
 	l->iter = malloc(sizeof(*l->iter) * (l->g.ne + 1));
 	l->queue = malloc(sizeof(*l->queue) * (nsw + 1));
-	l->seen = calloc(nsw + 1, sizeof(*l->seen));
-	l->mask = malloc(sizeof(*l->mask) * (nsw + 1));
 	l->pend = calloc(nsw + 1, sizeof(*l->pend));
 	l->port_of = malloc(l->g.ne + 1);
 	l->weight = malloc(sizeof(*l->weight) * 64 * (nsw + 1));
 	l->reach = malloc(sizeof(*l->reach) * 64 * (nsw + 1));
 	if (!l->dep_off || !l->nsrc || !l->dst_sw || !l->color || !l->stack || !l->iter ||
-	    !l->queue || !l->seen || !l->mask || !l->pend || !l->port_of || !l->weight || !l->reach)
+	    !l->queue || !l->pend || !l->port_of || !l->weight || !l->reach)
 		return -1;
 	for (e = 0; e < l->g.ne; e++)
 		l->port_of[e] = (uint8_t)swgraph_port_num(f, e);
@@ -239,11 +234,7 @@ static int fill_layer0(struct lay *l, struct fab_error *err)
 	return 0;
 }
 
-/*
- * Up to 64 LIDs of one channel, close in number, whose trees a backward walk follows together:
- * for each switch, the bits of the batch's LIDs whose route passes it (mask), and those whose
- * predecessors are not looked at yet (pend; a switch is queued while it has any).
- */
+/* Up to 64 LIDs of one channel, close in number, whose trees a backward walk follows together. */
 struct batch {
 	uint32_t dlid[64];
 	unsigned n;
@@ -360,13 +351,11 @@ static void reached_from(struct lay *l, uint32_t y, uint32_t x, uint32_t in, uin
 {
 	uint32_t ring = l->g.nsw + 1;
 
-	if (l->seen[y] != l->stamp) {
-		l->seen[y] = l->stamp;
-		l->mask[y] = l->pend[y] = 0;
-	}
-	/* A LID's route leaves y once: it reaches y from one x only. */
-	sn_assert(!(l->mask[y] & m) && *nreach < l->g.nsw * 64);
-	l->mask[y] |= m;
+	/*
+	 * A LID's route leaves y once, so it reaches y from one x only, and each (switch, LID) is
+	 * logged once: fill_layer0 found every route loop-free.
+	 */
+	sn_assert(!(l->pend[y] & m) && *nreach < l->g.nsw * 64);
 	l->reach[(*nreach)++] = (struct reach){ .bits = m, .y = y, .x = x, .in = in };
 	if (!l->pend[y]) {
 		l->queue[*tail] = y;
@@ -383,16 +372,18 @@ static void reached_from(struct lay *l, uint32_t y, uint32_t x, uint32_t in, uin
  * neighbour per LID took 60% of the layering's time on a dragonfly of 16 groups).  The moved
  * paths' dependencies are then summed up the trees, so each dependency is counted once per
  * LID rather than once per path through it.  Each (switch, LID) pair is reached once, over its
- * own route: the paths and counts moved are those of moving each path on its own.
+ * own route: the paths and counts moved are those of moving each path on its own.  pend holds,
+ * for each switch, the bits of the LIDs whose predecessors are not looked at yet; a switch is
+ * queued while it has any.
  */
 static int move_batch(struct lay *l, unsigned L, const struct batch *bt, uint32_t a)
 {
 	const struct fabric *f = l->f;
 	uint32_t u = l->g.from[a], head = 0, tail = 0, nreach = 0, ring = l->g.nsw + 1, j;
 
-	l->stamp++;
-	l->seen[u] = l->stamp;
-	l->mask[u] = l->pend[u] = bt->n == 64 ? ~0ull : (1ull << bt->n) - 1;
+	/* Every walk ends with no bit pending anywhere. */
+	sn_assert(!l->pend[u]);
+	l->pend[u] = bt->n == 64 ? ~0ull : (1ull << bt->n) - 1;
 	l->queue[tail++] = u;
 	while (head != tail) {
 		uint32_t x = l->queue[head], e;
