@@ -138,7 +138,11 @@ struct nue {
 	uint32_t stamp;
 	uint64_t *cand;
 	uint32_t cand_cap;
-	int expensive_checks; /* sn_expensive_checks() when the routing started */
+	/* A backtracking step's moves per reached switch (search.c, list_moves). */
+	uint32_t *move_first, *move_ch; /* [nsw], [nch] */
+	uint64_t *move_cost;		/* [nch] */
+	uint8_t *move_count;		/* [nsw]: a switch has fewer than 256 ports */
+	int expensive_checks;		/* sn_expensive_checks() when the routing started */
 };
 
 /* What nue_better() compares. */

@@ -55,6 +55,10 @@ static int nue_alloc(struct nue *n)
 	n->topo = malloc(sizeof(uint32_t) * sw);
 	n->seen = calloc(sw, sizeof(uint32_t));
 	n->hop = malloc(sizeof(uint32_t) * sw);
+	n->move_first = malloc(sizeof(uint32_t) * sw);
+	n->move_count = malloc(sw);
+	n->move_ch = malloc(sizeof(uint32_t) * ch);
+	n->move_cost = malloc(sizeof(uint64_t) * ch);
 	n->hop_root = FAB_NONE;
 	if (!n->lid_sw || !n->lid_exit || !n->lid_layer || !n->home_layer || !n->escaped ||
 	    !n->fell_back || !n->part || !n->dest || !n->keys || !n->ch_key || !n->dest_count ||
@@ -62,7 +66,8 @@ static int nue_alloc(struct nue *n)
 	    !n->ca_ports || !n->efi || !n->esc_up || !n->esc_sub || !n->esc_order ||
 	    !n->esc_child_off || !n->esc_child || !n->dist || !n->out || !n->kept_out ||
 	    !n->group || !n->done || !n->depth || !n->acc || !n->scratch || !n->children ||
-	    !n->topo || !n->seen || !n->hop)
+	    !n->topo || !n->seen || !n->hop || !n->move_first || !n->move_count || !n->move_ch ||
+	    !n->move_cost)
 		return -1;
 	return minheap_init(&n->heap, n->nsw);
 }
@@ -151,6 +156,10 @@ void nue_free(struct nue *n)
 	free(n->topo);
 	free(n->seen);
 	free(n->hop);
+	free(n->move_first);
+	free(n->move_count);
+	free(n->move_ch);
+	free(n->move_cost);
 	free(n->wet.turn);
 	free(n->blocked.turn);
 	free(n->attempt.turn);
