@@ -252,6 +252,12 @@ struct central {
 	uint32_t nsw;
 	uint32_t *dist, *queue, *order;
 	uint32_t *adj; /* the switch at the far end of each of f->sw_adj_port */
+	/*
+	 * The current BFS's predecessors of each switch, one per link from a switch one hop
+	 * nearer: npred[w] of them from pred[f->sw_adj_off[w]] on (a switch has as many links in
+	 * as out).
+	 */
+	uint32_t *pred, *npred;
 	uint8_t *in_hull, *processed;
 	double *sigma, *delta, *score;
 	uint32_t *src_weight;
@@ -268,7 +274,9 @@ static int index_neighbours(struct central *c)
 	uint32_t i, links = f->sw_adj_off[c->nsw];
 
 	c->adj = malloc(sizeof(uint32_t) * (links ? links : 1));
-	if (!c->adj)
+	c->pred = malloc(sizeof(uint32_t) * (links ? links : 1));
+	c->npred = malloc(sizeof(uint32_t) * (c->nsw ? c->nsw : 1));
+	if (!c->adj || !c->pred || !c->npred)
 		return -1;
 	for (i = 0; i < links; i++)
 		c->adj[i] = f->nodes[f->ports[f->ports[f->sw_adj_port[i]].remote].node].sw;
@@ -357,6 +365,7 @@ static uint32_t count_paths(struct central *c, uint32_t s)
 		c->dist[i] = UINT32_MAX;
 		c->sigma[i] = 0;
 		c->delta[i] = 0;
+		c->npred[i] = 0;
 	}
 	c->dist[s] = 0;
 	c->sigma[s] = 1;
@@ -373,14 +382,21 @@ static uint32_t count_paths(struct central *c, uint32_t s)
 				c->dist[v] = c->dist[u] + 1;
 				c->queue[qt++] = v;
 			}
-			if (c->dist[v] == c->dist[u] + 1)
+			if (c->dist[v] == c->dist[u] + 1) {
 				c->sigma[v] += c->sigma[u];
+				sn_assert(c->npred[v] < f->sw_adj_off[v + 1] - f->sw_adj_off[v]);
+				c->pred[f->sw_adj_off[v] + c->npred[v]++] = u;
+			}
 		}
 	}
 	return qt;
 }
 
-/* Brandes' accumulation from one source, inside the hull, with weighted targets. */
+/*
+ * Brandes' accumulation from one source, inside the hull, with weighted targets.  Over the
+ * predecessors count_paths noted, not every link: each switch's sum takes the same terms in the
+ * same order (switches in reverse BFS order), so the scores are the same to the last bit.
+ */
 static void brandes_from(struct central *c, uint32_t s, const uint32_t *dest_count)
 {
 	const struct fabric *f = c->f;
@@ -388,13 +404,14 @@ static void brandes_from(struct central *c, uint32_t s, const uint32_t *dest_cou
 
 	for (j = reached; j-- > 0;) {
 		uint32_t w = c->queue[j];
+		const uint32_t *pred = c->pred + f->sw_adj_off[w];
 
-		for (i = f->sw_adj_off[w]; i < f->sw_adj_off[w + 1]; i++) {
-			uint32_t v = c->adj[i];
+		for (i = 0; i < c->npred[w]; i++) {
+			uint32_t v = pred[i];
 
-			if (c->in_hull[v] && c->dist[v] + 1 == c->dist[w])
-				c->delta[v] += c->sigma[v] / c->sigma[w] *
-					       ((double)dest_count[w] + c->delta[w]);
+			sn_assert(c->in_hull[v] && c->dist[v] + 1 == c->dist[w]);
+			c->delta[v] +=
+				c->sigma[v] / c->sigma[w] * ((double)dest_count[w] + c->delta[w]);
 		}
 		if (w != s)
 			c->score[w] += (double)c->src_weight[s] * c->delta[w];
@@ -452,6 +469,8 @@ uint32_t nue_central_switch(const struct fabric *f, const uint32_t *dest_count,
 			best = s;
 out:
 	free(c.adj);
+	free(c.pred);
+	free(c.npred);
 	free(c.dist);
 	free(c.queue);
 	free(c.order);
