@@ -255,7 +255,7 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		int rc;
 
 		if (nue_joins_group(n, prev, lid))
-			rc = nue_route_lid_as_previous(n, lid, err);
+			rc = nue_route_lid_as_previous(n, lid);
 		else
 			rc = nue_route_lid(n, lid, err);
 		prev = lid;
