@@ -514,6 +514,7 @@ void engine_nue_summary(const struct nue_report *rep, struct engine_result *res)
 	engine_fact(res, "destinations", rep->destinations);
 	engine_fact(res, "fallbacks", rep->fallbacks);
 	engine_fact(res, "moved_to_another_layer", rep->moved);
+	engine_fact(res, "moved_as_previous", rep->moved_as_previous);
 	engine_fact(res, "backtracks", rep->backtracks);
 	engine_fact(res, "shortcuts", rep->shortcuts);
 	engine_fact(res, "job_destinations", rep->job_destinations);
@@ -534,12 +535,13 @@ void engine_nue_summary(const struct nue_report *rep, struct engine_result *res)
 	if (rep->fallbacks)
 		add_per_layer(res, rep->vls, rep->fallbacks_per_layer);
 	add_summary(res,
-		    ", %u moved to another layer, %u layers routed once with few fall-backs%s, "
+		    ", %u moved to another layer (%u to the previous one's), %u layers routed once"
+		    " with few fall-backs%s, "
 		    "%u layers routed again with fewer fall-backs, "
 		    "%u rerouted against the final weights, %u backtracks, %u second attempts, "
 		    "%u third attempts moving aside, %u shortcuts, %u switches moved aside, "
 		    "%u job destinations, %llu cycle searches (%llu spared)",
-		    rep->moved, rep->layers_deferred,
+		    rep->moved, rep->moved_as_previous, rep->layers_deferred,
 		    rep->passes_again ? " (moves fell short: routed again with every try)" : "",
 		    rep->layers_rerouted, rep->rerouted, rep->backtracks, rep->second_attempts,
 		    rep->aside_attempts, rep->shortcuts, rep->moved_aside, rep->job_destinations,

@@ -429,6 +429,25 @@ static int join_mate(struct nue *n, uint32_t lid, struct fab_error *err)
 }
 
 /*
+ * The layer that lid, which fell back, tries first in move_fallbacks: the one prev, the
+ * fall-back before it, moved to, when both are LIDs of one switch from one layer (they fall back
+ * together, a switch's LIDs sharing a layer); its own layer (no try) otherwise.  Tries that fail
+ * change nothing another layer's try depends on, so lid moves to the layer it would have moved
+ * to, and gets the same routes there, unless it would have found room in a layer before prev's.
+ * On the 16x16x16 torus with 1% of links removed and 8 VLs, 946 of the 949 fall-backs that
+ * followed one of their switch moved to the same layer, and their failed tries in the layers
+ * before it had been two thirds of all tries.
+ */
+static unsigned prev_layer_first(const struct nue *n, uint32_t prev, uint32_t lid,
+				 unsigned prev_moved_to)
+{
+	if (!prev || prev_moved_to >= n->k || n->lid_sw[prev] != n->lid_sw[lid] ||
+	    n->home_layer[prev] != n->home_layer[lid])
+		return n->home_layer[lid];
+	return prev_moved_to;
+}
+
+/*
  * Destinations that fell back try every other layer, the next ones first, once all layers are
  * routed: a layer whose routes run elsewhere often still has the turns this destination needs.
  * A destination moved to layer j travels on SL and VL j, and its routes are checked against
@@ -441,8 +460,8 @@ static int join_mate(struct nue *n, uint32_t lid, struct fab_error *err)
  */
 static int move_fallbacks(struct nue *n, struct fab_error *err)
 {
-	uint32_t i, lid;
-	unsigned home, j;
+	uint32_t i, lid, prev = 0;
+	unsigned home, j, first, prev_moved_to = NUE_MAX_VLS;
 	int rc;
 
 	n->impasse_turn_cost = n->sources;
@@ -454,13 +473,20 @@ static int move_fallbacks(struct nue *n, struct fab_error *err)
 		nue_select_layer(n, home);
 		if (score_escape_routes(n, lid, 1))
 			goto loop;
-		for (j = 1; j < n->k; j++) {
-			unsigned layer = (home + j) % n->k;
+		first = prev_layer_first(n, prev, lid, prev_moved_to);
+		prev = lid;
+		prev_moved_to = NUE_MAX_VLS;
+		for (j = 0; j < n->k; j++) {
+			unsigned layer = j ? (home + j) % n->k : first;
 
+			if (layer == home || (j && layer == first))
+				continue;
 			nue_select_layer(n, layer);
 			if (!nue_try_route(n, lid, 0))
 				continue;
 			n->rep->moved++;
+			n->rep->moved_as_previous += !j;
+			prev_moved_to = layer;
 			if (leave_for_layer(n, lid, layer, err))
 				return -1;
 			break;

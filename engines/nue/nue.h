@@ -105,9 +105,10 @@ struct nue_report {
 	uint32_t shortcuts;	  /* routes improved through former island switches */
 	uint32_t moved_aside;	  /* settled switches moved to let a neighbour through */
 	uint32_t job_destinations;
-	uint32_t moved;		  /* impasses routed in another layer than the partition's */
-	uint32_t layers_rerouted; /* layers a later try routed with fewer fall-backs */
-	uint32_t layers_deferred; /* layers kept after one try, fall-backs left to moves */
+	uint32_t moved;		    /* impasses routed in another layer than the partition's */
+	uint32_t moved_as_previous; /* of them, in the layer the fall-back before took */
+	uint32_t layers_rerouted;   /* layers a later try routed with fewer fall-backs */
+	uint32_t layers_deferred;   /* layers kept after one try, fall-backs left to moves */
 	uint32_t passes_again; /* first passes routed again with every try, moves falling short */
 	uint32_t rerouted;     /* destinations whose routes the final pass changed */
 	uint32_t grouped;      /* took the routes of the LID before them at their switch */
