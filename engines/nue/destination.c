@@ -439,10 +439,10 @@ int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid)
 
 /*
  * Routes lid along the routes in n->out, which the LID before it of the same switch has just
- * committed (nue_joins_group): they take no turn the layer does not hold yet, so no search.
- * Always 0: nothing here can fail.
+ * committed (nue_joins_group): they take no turn the layer does not hold yet, so no search,
+ * and nothing here can fail.
  */
-int nue_route_lid_as_previous(struct nue *n, uint32_t lid)
+void nue_route_lid_as_previous(struct nue *n, uint32_t lid)
 {
 	uint32_t d = n->lid_sw[lid];
 	int job = nue_job_phase_dest(n, lid);
@@ -457,7 +457,6 @@ int nue_route_lid_as_previous(struct nue *n, uint32_t lid)
 	sn_assert(n->out[d] == AT_DEST && n->topo[0] == d && turns_marked(n));
 	nue_write_tables(n, lid, d);
 	nue_update_loads(n, lid, d, nue_weights_of(n, lid), job);
-	return 0;
 }
 
 /*

@@ -252,10 +252,10 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		sn_assert(cdg_is_acyclic(&n->g) != 0);
 	for (i = 0; i < n->ndest; i++) {
 		uint32_t lid = n->dest[i];
-		int rc;
+		int rc = 0;
 
 		if (nue_joins_group(n, prev, lid))
-			rc = nue_route_lid_as_previous(n, lid);
+			nue_route_lid_as_previous(n, lid);
 		else
 			rc = nue_route_lid(n, lid, err);
 		prev = lid;

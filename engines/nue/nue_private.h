@@ -227,7 +227,7 @@ void nue_remove_loads(struct nue *n, uint32_t lid, uint32_t d);
 int nue_use_route_turns(struct nue *n);
 int nue_seed_kept(struct nue *n, struct fab_error *err);
 int nue_joins_group(const struct nue *n, uint32_t prev, uint32_t lid);
-int nue_route_lid_as_previous(struct nue *n, uint32_t lid);
+void nue_route_lid_as_previous(struct nue *n, uint32_t lid);
 
 /* setup.c: memory, indexes and the destination order */
 void nue_free(struct nue *n);

@@ -394,7 +394,9 @@ static int collect_candidates(struct nue *n, uint32_t u, const uint64_t *w, uint
 		for (k = n->move_first[a]; k < end; k++) {
 			uint32_t j = n->move_ch[k];
 
-			if (n->g.head[j] == u || turn_blocked(n, i, j))
+			/* j leads to a reached switch, never back to the island switch u. */
+			sn_assert(n->g.head[j] != u);
+			if (turn_blocked(n, i, j))
 				continue;
 			if (add_candidate(n, count, n->move_cost[k] + w[i], i, j))
 				return -1;
