@@ -377,6 +377,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 {
 	struct dfsssp_opts dopts = { 0 };
 	struct dfsssp_report rep;
+	struct overflow_ahead ahead = { 0 };
 	struct job_map tmp, *jobs = NULL;
 	struct engine_demand demand;
 	uint8_t *storage = NULL;
@@ -396,12 +397,19 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dopts.traffic_floor = demand.own_jobs ? 0 : 1;
 	dopts.storage = storage;
 	dopts.progress = o->progress;
+	/* dfsssp_route's bound too: the layers' VLs are numbered below 15. */
+	vls = vls < 1 ? 1 : vls > 15 ? 15 : vls;
 	dopts.max_vls = vls;
 	dopts.no_mcast_tree = !o->mcast_reserve;
 	dopts.memo = ctx && o->incremental ? &ctx->dfsssp_memo : NULL;
 	if (ctx && !o->incremental)
 		dfsssp_memo_free(&ctx->dfsssp_memo);
 	dopts.fit_whole = vls == 1 && !dopts.no_mcast_tree;
+	if (vls >= 2) {
+		overflow_ahead_init(&ahead, f, o, ctx, &dopts, vls);
+		dopts.overflow_likely = overflow_ahead_start;
+		dopts.overflow_likely_arg = &ahead;
+	}
 	ret = dfsssp_route(f, &dopts, r, &rep, err);
 	if (!ret && dopts.fit_whole) {
 		ret = dfsssp_fit_one_vl(f, o, ctx, &dopts, &rep, r, res, err);
@@ -416,7 +424,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	}
 	if (ret && (rep.layers_capped || rep.layers_needed > rep.max_vls)) {
 		ret = rep.max_vls >= 2 && r->sl_by_pair
-			      ? dfsssp_keep_fitting(f, o, ctx, &dopts, &rep, r, res, err)
+			      ? dfsssp_keep_fitting(f, &rep, &ahead, r, res, err)
 			      : dfsssp_overflow_to_nue(f, o, ctx, &dopts, &rep, r, res, err);
 		goto out;
 	}
@@ -436,6 +444,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dfsssp_facts(&rep, dopts.jobs, nstorage, res);
 	incremental_facts(&rep, dopts.memo != NULL, res);
 out:
+	overflow_ahead_free(&ahead);
 	job_map_free(&tmp);
 	engine_demand_free(&demand);
 	free(storage);

@@ -2,11 +2,13 @@
  * overflow.c - another engine's routes kept whole where they fit into acyclic layers
  * (engines/fit.h), Nue routing the other destinations: sar-dfsssp when its path layering needs
  * more layers than there are VLs (on VLs of their own or, with one VL, around the fitted
- * routes), and sar-nue on a complete fat tree, around D-mod-k's routes.  Called by dispatch.c;
- * the verifier checks the union as for any routing.
+ * routes, the former routed beside the layering: struct overflow_ahead), and sar-nue on a
+ * complete fat tree, around D-mod-k's routes.  Called by dispatch.c; the verifier checks the
+ * union as for any routing.
  */
 #include "engines/overflow.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +174,89 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
 	return placed < 0 ? -1 : (int)nue_vls;
 }
 
+void overflow_ahead_init(struct overflow_ahead *a, const struct fabric *f,
+			 const struct sarnue_options *o, const struct engine_ctx *ctx,
+			 const struct dfsssp_opts *dopts, unsigned vls)
+{
+	sn_assert(vls >= 2 && vls < ROUTING_MAX_SL);
+	memset(a, 0, sizeof(*a));
+	a->f = f;
+	a->jobs = dopts->jobs;
+	a->no = engine_nue_opts(o, ctx, 0, dopts);
+	a->no.stop = &a->stop;
+	a->vls = vls;
+	a->reserve = o->mcast_reserve;
+}
+
+/* The VLs shared and Nue's routing of the destinations left over, into a's results. */
+static void share_and_route(struct overflow_ahead *a)
+{
+	struct fab_error *err = &a->err;
+
+	a->ret = -1;
+	a->layer_of = malloc(a->r->lft_len);
+	if (!a->layer_of || routing_init(&a->nr, a->f, "sar-nue")) {
+		fab_error_set(err, "out of memory");
+		goto out;
+	}
+	a->nr_made = 1;
+	a->nue_vls = nue_share(a->f, a->r, a->jobs, a->vls, a->reserve, a->layer_of, &a->ndest,
+			       &a->left, err);
+	if (a->nue_vls < 0)
+		goto out;
+	sn_assert((unsigned)a->nue_vls <= a->vls && a->left >= 0 && a->left <= a->ndest);
+	a->no.vls = (unsigned)a->nue_vls;
+	if (a->left > 0 && nue_route(a->f, &a->no, &a->nr, &a->rep, err))
+		goto out;
+	a->ret = 0;
+out:
+	a->computed = 1;
+}
+
+static void *ahead_main(void *arg)
+{
+	struct sched_param idle = { 0 };
+
+	/* The layering, which decides whether this is wanted at all, keeps its CPU. */
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+	share_and_route(arg);
+	return NULL;
+}
+
+void overflow_ahead_start(void *ahead, const struct routing *r)
+{
+	struct overflow_ahead *a = ahead;
+	cpu_set_t cpus;
+
+	sn_assert(!a->started && !a->computed);
+	a->r = r;
+	/* On one CPU it would only take the layering's time. */
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
+		return;
+	/* Progress comes from the calling thread only: the layering's. */
+	a->no.progress = NULL;
+	a->started = !pthread_create(&a->thread, NULL, ahead_main, a);
+	a->beside = a->started;
+}
+
+static void ahead_join(struct overflow_ahead *a)
+{
+	if (a->started)
+		pthread_join(a->thread, NULL);
+	a->started = 0;
+}
+
+void overflow_ahead_free(struct overflow_ahead *a)
+{
+	__atomic_store_n(&a->stop, 1, __ATOMIC_RELAXED);
+	ahead_join(a);
+	free(a->layer_of);
+	a->layer_of = NULL;
+	if (a->nr_made)
+		routing_free(&a->nr);
+	a->nr_made = 0;
+}
+
 /*
  * DFSSSP's per-path layering needs more layers than VLs.  Whole destinations keep their
  * scheduling-aware paths where they fit into acyclic layers (destinations of jobs first); the
@@ -179,34 +264,31 @@ static int nue_share(const struct fabric *f, const struct routing *r, const stru
  * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
  * and the verifier checks the union as for any routing.
  */
-int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
-			const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
-			const struct dfsssp_report *drep, struct routing *r,
-			struct engine_result *res, struct fab_error *err)
+int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep,
+			struct overflow_ahead *a, struct routing *r, struct engine_result *res,
+			struct fab_error *err)
 {
 	unsigned vls = drep->max_vls, sl;
-	uint8_t *layer_of = malloc(r->lft_len);
-	struct nue_report rep = { 0 };
-	struct nue_opts no = engine_nue_opts(o, ctx, 0, dopts);
-	struct routing nr;
-	uint32_t ndest = 0;
-	int64_t left = 0;
-	int nue_vls, ret = -1;
+	uint32_t ndest;
+	int64_t left;
+	int nue_vls;
 
-	err->msg[0] = '\0';
-	if (!layer_of || routing_init(&nr, f, "sar-nue")) {
-		free(layer_of);
-		fab_error_set(err, "out of memory");
+	sn_assert(a->vls == vls && (!a->r || a->r == r));
+	ahead_join(a);
+	if (!a->computed) {
+		a->r = r;
+		share_and_route(a);
+	}
+	if (a->ret) {
+		*err = a->err;
 		return -1;
 	}
-	nue_vls = nue_share(f, r, dopts->jobs, vls, o->mcast_reserve, layer_of, &ndest, &left, err);
-	if (nue_vls < 0)
-		goto out;
+	err->msg[0] = '\0';
+	ndest = a->ndest;
+	left = a->left;
+	nue_vls = a->nue_vls;
 	sn_assert((unsigned)nue_vls <= vls && vls < ROUTING_MAX_SL && left >= 0 && left <= ndest);
-	no.vls = (unsigned)nue_vls;
-	if (left > 0 && nue_route(f, &no, &nr, &rep, err))
-		goto out;
-	merge_fitted(f, r, &nr, layer_of, vls - (unsigned)nue_vls);
+	merge_fitted(f, r, &a->nr, a->layer_of, vls - (unsigned)nue_vls);
 	memset(r->sl2vl_uniform, 0, sizeof(r->sl2vl_uniform));
 	for (sl = 0; sl < vls; sl++)
 		r->sl2vl_uniform[sl] = (uint8_t)sl;
@@ -224,19 +306,16 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
 		 " layers %.3f s",
 		 drep->layers_capped ? "at least " : "", drep->layers_needed, vls,
 		 ndest - (uint32_t)left, vls - (unsigned)nue_vls, (long long)left, nue_vls,
-		 rep.fallbacks, drep->paths_seconds, drep->layers_seconds);
+		 a->rep.fallbacks, drep->paths_seconds, drep->layers_seconds);
 	res->fallbacks = (uint32_t)left;
 	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
 	engine_fact(res, "vls", vls);
 	engine_fact(res, "destinations_fitted", ndest - (uint32_t)left);
 	engine_fact(res, "destinations_on_nue", (double)left);
 	engine_fact(res, "nue_vls", nue_vls);
-	engine_fact(res, "nue_fallbacks", rep.fallbacks);
-	ret = 0;
-out:
-	routing_free(&nr);
-	free(layer_of);
-	return ret;
+	engine_fact(res, "nue_fallbacks", a->rep.fallbacks);
+	engine_fact(res, "nue_beside_layering", a->beside);
+	return 0;
 }
 
 /* nr's tables into r, whose shape they have: Nue's columns with the kept ones in them. */

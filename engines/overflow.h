@@ -10,6 +10,8 @@
 #include "engines/engines.h"
 #include "engines/nue/nue.h"
 
+#include <pthread.h>
+
 /*
  * Nue as the options configure it, on vls VLs; with dopts (DFSSSP's overflow) its job map and
  * measured traffic too.  Defined in dispatch.c.
@@ -30,13 +32,58 @@ int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_options *
 			   struct engine_result *res, struct fab_error *err);
 
 /*
- * As dfsssp_overflow_to_nue, but the destinations that fit whole into acyclic layers keep r's
- * DFSSSP paths (r holds them, with the path SL table); Nue routes the others.
+ * dfsssp_keep_fitting's work, done ahead beside DFSSSP's path layering.  Whether the layering
+ * overflows is known only at its end (on a large torus or random graph, minutes), but what
+ * keep_fitting does then does not depend on the layering: it shares the VLs by fitting DFSSSP's
+ * tables, final before the layering starts, and Nue routes the fabric.  So that work starts as
+ * soon as the layering looks set to overflow (struct layers_watch), on a thread of idle priority
+ * (the layering keeps its CPU); its result is taken when the layering overflows, and Nue is
+ * stopped when it fits.  The tables are those of doing the work after the layering.
  */
-int dfsssp_keep_fitting(const struct fabric *f, const struct sarnue_options *o,
-			const struct engine_ctx *ctx, const struct dfsssp_opts *dopts,
-			const struct dfsssp_report *drep, struct routing *r,
-			struct engine_result *res, struct fab_error *err);
+struct overflow_ahead {
+	const struct fabric *f;
+	const struct routing *r; /* DFSSSP's tables, read only */
+	const struct job_map *jobs;
+	struct nue_opts no;
+	unsigned vls;
+	int reserve;
+	pthread_t thread;
+	int started;  /* the thread runs or ran, and is not joined yet */
+	int beside;   /* the work ran on the thread */
+	int computed; /* the results below are set */
+	int stop;     /* Nue's nue_opts.stop */
+	/* Results: nue_share's, then Nue's routing. */
+	uint8_t *layer_of;
+	struct routing nr;
+	int nr_made;
+	struct nue_report rep;
+	uint32_t ndest;
+	int64_t left;
+	int nue_vls;
+	int ret;
+	struct fab_error err;
+};
+
+/* Nothing done yet; DFSSSP's tables will be layered on vls VLs (2..15) with dopts. */
+void overflow_ahead_init(struct overflow_ahead *a, const struct fabric *f,
+			 const struct sarnue_options *o, const struct engine_ctx *ctx,
+			 const struct dfsssp_opts *dopts, unsigned vls);
+/*
+ * dfsssp_opts.overflow_likely: starts the work on DFSSSP's tables r, on a thread where there is
+ * a second CPU (otherwise, or when it is not called, dfsssp_keep_fitting does it if needed).
+ */
+void overflow_ahead_start(void *ahead, const struct routing *r);
+/* Stops and waits for what still runs, and frees every result. */
+void overflow_ahead_free(struct overflow_ahead *a);
+
+/*
+ * As dfsssp_overflow_to_nue, but the destinations that fit whole into acyclic layers keep r's
+ * DFSSSP paths (r holds them, with the path SL table); Nue routes the others.  Takes a's work,
+ * or does it when none was started.
+ */
+int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep,
+			struct overflow_ahead *a, struct routing *r, struct engine_result *res,
+			struct fab_error *err);
 
 /* What engine_keep_one_vl did with r's routes. */
 enum keep_outcome {

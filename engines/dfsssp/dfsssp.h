@@ -64,6 +64,13 @@ struct dfsssp_opts {
 	 * after a routing that succeeds the memo holds it.  NULL: every destination is routed.
 	 */
 	struct dfsssp_memo *memo;
+	/*
+	 * Called at most once, when the path layering looks set to overflow max_vls (see struct
+	 * layers_watch): r's tables are final, and the caller may read them beside the layering,
+	 * which writes only r's path SL table.  NULL: nobody is told.
+	 */
+	void (*overflow_likely)(void *arg, const struct routing *r);
+	void *overflow_likely_arg;
 };
 
 struct dfsssp_report {

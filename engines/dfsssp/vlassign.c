@@ -6,7 +6,8 @@
  * gained a path to a cycle: after a break the DFS path is cut back to where it is still intact
  * and the search resumes, which keeps a layer's whole search near O(channels + dependencies)
  * plus the path moves, instead of restarting from scratch for every cycle.  The path moves of a
- * broken dependency go a batch of destination LIDs at a time (move_batch).
+ * broken dependency go a batch of destination LIDs at a time (move_batch), walking the LIDs'
+ * trees backwards; where no neighbour routes a LID through a switch (feeds), the walk reads none.
  */
 #include "engines/dfsssp/vlassign.h"
 #include "fabric/swgraph.h"
@@ -47,7 +48,13 @@ struct lay {
 	uint32_t *weight;    /* [nsw * 64]: paths moved through each switch, by batch bit */
 	struct reach *reach; /* [nsw * 64]: the batch walk's steps, in order */
 	uint8_t *port_of;    /* [channels]: port number the channel leaves by */
-	unsigned limit;	     /* layers allowed (0: any); a cycle in the last one ends the search */
+	/*
+	 * [nsw * feeds_words]: bit dlid of switch x's row set when some neighbour routes dlid to x,
+	 * so that the walks up a LID's tree skip the neighbours of the switches where it starts.
+	 */
+	uint64_t *feeds;
+	uint32_t feeds_words;
+	unsigned limit; /* layers allowed (0: any); a cycle in the last one ends the search */
 	struct layers_result *res;
 };
 
@@ -70,6 +77,7 @@ static void lay_free(struct lay *l)
 	free(l->queue);
 	free(l->pend);
 	free(l->port_of);
+	free(l->feeds);
 	free(l->weight);
 	free(l->reach);
 }
@@ -172,7 +180,9 @@ static int index_channels(struct lay *l)
 	uint64_t total = 0;
 
 	l->ch_off = calloc(l->g.ne + 2, sizeof(*l->ch_off));
-	if (!l->ch_off)
+	l->feeds_words = (l->lft_len + 63) / 64;
+	l->feeds = calloc((size_t)l->g.nsw * l->feeds_words + 1, sizeof(*l->feeds));
+	if (!l->ch_off || !l->feeds)
 		return -1;
 	for (s = 0; s < l->g.nsw; s++) {
 		const uint8_t *row = routing_lft(l->r, s);
@@ -180,6 +190,9 @@ static int index_channels(struct lay *l)
 		for (dlid = 1; dlid < l->lft_len; dlid++) {
 			e = swgraph_channel(f, &l->g, s, row[dlid]);
 			if (e != FAB_NONE) {
+				uint64_t *fed = &l->feeds[(size_t)l->g.to[e] * l->feeds_words];
+
+				fed[dlid / 64] |= 1ull << (dlid % 64);
 				l->ch_off[e + 1]++;
 				total++;
 			}
@@ -275,6 +288,22 @@ static void take_paths(struct lay *l, unsigned L, const struct batch *bt, uint32
 		w[j] = l->nsrc[x];
 		l->res->moved++;
 	}
+}
+
+/* Which of bits' LIDs some neighbour of x routes through x (see feeds). */
+static uint64_t fed_lids(const struct lay *l, const struct batch *bt, uint32_t x, uint64_t bits)
+{
+	const uint64_t *fed = &l->feeds[(size_t)x * l->feeds_words];
+	uint64_t m = 0;
+
+	for (; bits; bits &= bits - 1) {
+		unsigned j = (unsigned)__builtin_ctzll(bits);
+		uint32_t dlid = bt->dlid[j];
+
+		if (fed[dlid / 64] >> (dlid % 64) & 1)
+			m |= 1ull << j;
+	}
+	return m;
 }
 
 /* Which of bits' LIDs y, a neighbour of x over channel back (y to x), routes through x. */
@@ -392,7 +421,9 @@ static int move_batch(struct lay *l, unsigned L, const struct batch *bt, uint32_
 		head = (head + 1) % ring;
 		l->pend[x] = 0;
 		take_paths(l, L, bt, x, bits);
-		for (e = f->sw_adj_off[x]; e < f->sw_adj_off[x + 1]; e++) {
+		/* Most switches of a tree are leaves: no neighbour need be read there. */
+		bits = fed_lids(l, bt, x, bits);
+		for (e = f->sw_adj_off[x]; bits && e < f->sw_adj_off[x + 1]; e++) {
 			m = routed_through(l, bt, l->g.to[e], l->port_of[l->g.rev[e]], bits);
 			if (m)
 				reached_from(l, l->g.to[e], x, l->g.rev[e], m, &nreach, &tail);
@@ -600,13 +631,39 @@ static int counts_agree(const struct lay *l)
 	return ok;
 }
 
+/*
+ * Paths moved before layer L (> 0) starts: into[L].  Tells watch once they shrink slowly, or
+ * with a limit of 2 once any path leaves layer 0.
+ */
+static void watch_layers(const struct lay *l, unsigned L, uint64_t *into,
+			 const struct layers_watch **watch)
+{
+	unsigned first_judged = l->limit > 2 ? 2 : 1;
+	int likely;
+
+	if (L == 0)
+		return;
+	into[L] = l->res->moved;
+	if (!*watch || !l->limit || L < first_judged)
+		return;
+	/* Moves are counted as they happen: what entered L is the growth since L - 1 started. */
+	sn_assert(into[L] >= into[L - 1] && (L < 2 || into[L - 1] >= into[L - 2]));
+	likely = L == 1 ? into[1] > 0 : (into[L] - into[L - 1]) * 2 >= into[L - 1] - into[L - 2];
+	if (likely) {
+		(*watch)->overflow_likely((*watch)->arg, l->r);
+		*watch = NULL;
+	}
+}
+
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
-		  const struct mcast_tree *reserve, unsigned limit, struct layers_result *res,
+		  const struct mcast_tree *reserve, unsigned limit,
+		  const struct layers_watch *watch, struct layers_result *res,
 		  struct fab_error *err)
 {
 	struct lay l = {
 		.f = f, .r = r, .layer = layer, .lft_len = r->lft_len, .limit = limit, .res = res
 	};
+	uint64_t into[LAYERS_MAX] = { 0 };
 	unsigned L, bound = 0;
 	int ret = -1, rc;
 
@@ -632,6 +689,7 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 			bound = L + 1;
 			break;
 		}
+		watch_layers(&l, L, into, &watch);
 		rc = make_acyclic(&l, L);
 		if (rc < 0) {
 			fab_error_set(err, "layer %u: could not move the paths of a dependency", L);

@@ -28,15 +28,29 @@ struct layers_result {
 };
 
 /*
+ * Told at most once, from layers_assign's thread, when the layering looks set to need more
+ * layers than its limit: a layer (from the third on) starts with at least half as many paths as
+ * the one before it, or, with a limit of 2, a path leaves layer 0.  Only a guess, which changes
+ * nothing in the layering: the layers of a layering that fits within the limit shrink faster (a
+ * dragonfly of 16 groups: each about a fifth of the one before; a random graph that overflows 8
+ * layers: three quarters).  r is the routing being layered.
+ */
+struct layers_watch {
+	void (*overflow_likely)(void *arg, const struct routing *r);
+	void *arg;
+};
+
+/*
  * Assigns a layer to every path of r (complete, loop-free LFTs for f): layer[sw * r->lft_len +
  * dlid], zero on entry.  With reserve, every turn of that multicast tree stays in layer 0's
  * graph and only unicast paths move, so the tree fits beside layer 0's routes.  With limit > 0
  * it stops once paths are left for layer limit (they cannot all fit into limit VLs), and
- * res->needed is then limit + 1, a lower bound; the layers stay unfinished.  Returns 0, or -1
- * with err set (out of memory, broken LFTs).
+ * res->needed is then limit + 1, a lower bound; the layers stay unfinished.  watch (or NULL) is
+ * told when that looks likely.  Returns 0, or -1 with err set (out of memory, broken LFTs).
  */
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
-		  const struct mcast_tree *reserve, unsigned limit, struct layers_result *res,
+		  const struct mcast_tree *reserve, unsigned limit,
+		  const struct layers_watch *watch, struct layers_result *res,
 		  struct fab_error *err);
 
 /*

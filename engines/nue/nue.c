@@ -254,6 +254,8 @@ static int route_layer(struct nue *n, unsigned layer, uint64_t turn_cost, uint32
 		uint32_t lid = n->dest[i];
 		int rc = 0;
 
+		if (nue_stopped(n, err))
+			return -1;
 		if (nue_joins_group(n, prev, lid))
 			nue_route_lid_as_previous(n, lid);
 		else
@@ -1002,7 +1004,7 @@ int nue_route(const struct fabric *f, const struct nue_opts *o, struct routing *
 		goto out;
 	}
 	n.group_lids = groups_lids(&n);
-	if (route_best(&n, err))
+	if (nue_stopped(&n, err) || route_best(&n, err))
 		goto out;
 	rep->destinations = (uint32_t)destinations(&n);
 	for (lid = 1; o->kept && lid <= f->max_lid; lid++)

@@ -81,6 +81,11 @@ struct nue_opts {
 	const uint8_t *kept_lid; /* [max_lid + 1] */
 	/* destinations routed in a pass; from the calling thread only, NULL: nobody listens */
 	const struct progress_hook *progress;
+	/*
+	 * Set (by another thread, read atomically) when the routing is no longer wanted: nue_route
+	 * then returns -1 within one destination's routing.  NULL: it always runs to the end.
+	 */
+	const int *stop;
 };
 
 /* Why one layer's routes, spread over the VLs, won with k > 1 (nue_report.single_layer). */

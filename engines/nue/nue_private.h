@@ -281,6 +281,15 @@ enum race_state nue_settle_race(struct order_race *race, int wait);
 int nue_route_one_layer(struct nue *n, struct fab_error *err);
 
 /* Whether lid keeps the routes of nue_opts.kept: Nue neither routes it nor routes it again. */
+/* -1 with err set when the caller no longer wants the routing (nue_opts.stop), else 0. */
+static inline int nue_stopped(const struct nue *n, struct fab_error *err)
+{
+	if (!n->o->stop || !__atomic_load_n(n->o->stop, __ATOMIC_RELAXED))
+		return 0;
+	fab_error_set(err, "routing stopped: no longer needed");
+	return -1;
+}
+
 static inline int nue_kept(const struct nue *n, uint32_t lid)
 {
 	return n->o->kept_lid && n->o->kept_lid[lid];

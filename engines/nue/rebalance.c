@@ -187,6 +187,8 @@ int nue_rebalance(struct nue *n, struct fab_error *err)
 			if (!rebalanced(n, lid, layer))
 				continue;
 			rc = race_lost(n, 0);
+			if (!rc)
+				rc = nue_stopped(n, err);
 			if (rc)
 				goto out;
 			if (promise && !n->race)

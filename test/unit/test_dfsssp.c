@@ -3,10 +3,13 @@
  * the verifier), balancing over parallel links and over the LIDs of one port, Algorithm 5.1
  * (intra-job weights lower the effective EFI, the job sort and the weight resets change what
  * they should), the improvement step after the job phase (figure 5.2 reaches the bound 54
- * where the greedy pass stops at 60), the VL-overflow error, the plugin's job-map context, and the
- * per-(source switch, DLID) SL mode through routing.c, the verifier and the path-SL dump, whose
- * bytes are those of one fprintf per line; the balance of a k-ary n-tree (the cut bound).
+ * where the greedy pass stops at 60), the VL-overflow error, the guess that one is coming, and
+ * the fall-back routed beside the layering (the same tables as routed after it), the plugin's
+ * job-map context, and the per-(source switch, DLID) SL mode through routing.c, the verifier and
+ * the path-SL dump, whose bytes are those of one fprintf per line; the balance of a k-ary n-tree
+ * (the cut bound).
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -792,6 +795,127 @@ static double fact_of(const struct engine_result *res, const char *key)
 	return -1;
 }
 
+/* Whether a and b forward every LID alike and give every path the same SL. */
+static int same_tables(const struct fabric *f, const struct routing *a, const struct routing *b)
+{
+	uint32_t dlid, p;
+
+	for (dlid = 1; dlid <= f->max_lid; dlid++) {
+		if (!same_column(f, a, b, dlid))
+			return 0;
+		for (p = 0; p < f->nendports; p++) {
+			uint16_t src = f->ports[f->endports[p]].base_lid;
+
+			if (routing_path_sl(a, src, (uint16_t)dlid) !=
+			    routing_path_sl(b, src, (uint16_t)dlid))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static void count_call(void *arg, const struct routing *r)
+{
+	(void)r;
+	++*(unsigned *)arg;
+}
+
+/*
+ * The layering tells once when an overflow looks likely: on the 3x3x3 torus with 2 VLs as soon
+ * as a path leaves layer 0; on the 4-ary 3-tree with 8 VLs, whose paths fit into 3 layers, never.
+ */
+static void test_overflow_watch(void)
+{
+	unsigned calls = 0;
+	struct dfsssp_opts dopts = { .max_vls = 2, .overflow_likely = count_call };
+	struct dfsssp_report rep;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+
+	dopts.overflow_likely_arg = &calls;
+	CHECK(build_torus333(&f) == 0);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &r, &rep, &err) == -1 && rep.layers_capped);
+	CHECK(calls == 1);
+	routing_free(&r);
+	fabric_free(&f);
+
+	calls = 0;
+	dopts.max_vls = 8;
+	CHECK(testfab_4ary_3tree(&f) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &r, &rep, &err) == 0);
+	/* The third layer was judged, and started with few paths. */
+	CHECK(rep.layers_needed == 3 && calls == 0);
+	routing_free(&r);
+	fabric_free(&f);
+}
+
+/*
+ * The fall-back of an overflowing layering is routed beside it, on a thread, where there is a
+ * second CPU: the tables are those of routing it afterwards, on one CPU.  When the layering fits
+ * (3 VLs for the 3x3x3 torus), the work started beside it is dropped and DFSSSP's own tables
+ * are the result.
+ */
+static void test_overflow_ahead(void)
+{
+	struct dfsssp_opts dopts = { .max_vls = 15 };
+	struct sarnue_options o;
+	struct dfsssp_report rep;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct routing beside, after, plain;
+	cpu_set_t all, one;
+	uint32_t dlid, same = 0;
+	struct fabric f;
+	int two_cpus;
+
+	CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
+	two_cpus = CPU_COUNT(&all) >= 2;
+	CHECK(build_torus333(&f) == 0);
+	options_defaults(&o);
+	o.dfsssp_vls = 2;
+	CHECK(routing_init(&beside, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &beside, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify));
+	CHECK(fact_of(&res, "nue_beside_layering") == two_cpus);
+	CHECK(fact_of(&res, "destinations_on_nue") > 0);
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+	CHECK(routing_init(&after, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &after, &res, &err) == 0);
+	CHECK(sched_setaffinity(0, sizeof(all), &all) == 0);
+	CHECK(fact_of(&res, "nue_beside_layering") == 0);
+	CHECK(same_tables(&f, &beside, &after));
+	printf("# overflow routed %s the layering: same tables as after it\n",
+	       two_cpus ? "beside" : "(one CPU) after");
+
+	CHECK(route(&f, &dopts, &plain, &rep) == 0 && rep.layers_needed == 3);
+	o.dfsssp_vls = 3;
+	routing_free(&beside);
+	routing_free(&after);
+	CHECK(routing_init(&beside, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &beside, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify) && !res.warning[0]);
+	CHECK(fact_of(&res, "destinations_on_nue") == -1 && fact_of(&res, "layers_needed") == 3);
+	CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+	CHECK(routing_init(&after, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &after, &res, &err) == 0);
+	CHECK(sched_setaffinity(0, sizeof(all), &all) == 0);
+	CHECK(same_tables(&f, &beside, &after));
+	for (dlid = 1; dlid <= f.max_lid; dlid++)
+		same += same_column(&f, &beside, &plain, dlid);
+	CHECK(same == f.max_lid);
+	routing_free(&beside);
+	routing_free(&after);
+	routing_free(&plain);
+	fabric_free(&f);
+}
+
 /*
  * One VL.  On a 4-ary 3-tree every terminal's paths fit whole into it: the destinations that fit
  * keep exactly DFSSSP's LFT columns, and Nue routes the other switch LIDs on the same VL around
@@ -1146,6 +1270,8 @@ int main(void)
 	test_improve_fig52();
 	test_overflow_keeps_fitting();
 	test_one_vl_shares_with_nue();
+	test_overflow_watch();
+	test_overflow_ahead();
 	test_storage_guid_file();
 	test_storage_unmatched();
 	test_engine_ctx();
