@@ -3,7 +3,8 @@
 # layers (qos TRUE, so OpenSM programs SL2VL through the engine), a fat tree with and without a
 # job map, a malformed job map (logged with file:line, routing goes on without it), and qos
 # FALSE (one VL: the ring needs two DFSSSP layers, so sar-dfsssp routes it with Nue's layering
-# and says why).  Each
+# and says why), and too few VLs for the 3x3x3 torus (Nue, beside the layering, routes what does
+# not fit).  Each
 # routing must verify with sarnue check on the plugin's dumps and with ibdmchk on the same
 # path SLs and SL2VL tables, the LFTs and SL2VL read back from the simulated switches must be
 # what the engine computed, and `sarnue route` must give byte-identical files twice.
@@ -124,6 +125,36 @@ else
 	t_fail "qos off: ibsim started"
 fi
 SIM_QOS=TRUE
+
+# Too few VLs (dfsssp_vls=2 on the 3x3x3 torus, whose paths need 3 layers): the destinations
+# that fit keep DFSSSP's paths on one VL and Nue, routed on a thread beside the layering inside
+# OpenSM, routes the others on the second; all verified and read back from the switches.
+gen torus3 torus --dims 3x3x3 --hosts-per-switch 2
+SIM_PLUGIN_OPTIONS="dfsssp_vls=2" SIM_CONF=""
+export SIM_PLUGIN_OPTIONS
+if sim_start_ibsim "$SIM_TMP/torus3.net"; then
+	sim_run_opensm_once || true
+	t_grep "overflow: the warning counts layers, VLs and destinations" \
+		"WRN $ENGINE: DFSSSP's path layering needs at least 3 layers but 2 VLs are available; [0-9]+ of [0-9]+ destination LIDs keep their paths on 1 VL\(s\), [1-9][0-9]* are routed with Nue on 1 VL\(s\)" \
+		"$SIM_OPENSM_LOG"
+	t_expect "overflow: the engine still routed" test "$(sim_routing_engine_used)" = "$ENGINE"
+	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --json)
+	t_expect "overflow: sarnue check verified (0 unreachable, 0 credit loops)" \
+		grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"
+	t_expect "overflow: paths use both VLs' SLs" grep -q '"sls_used": 2,' <<<"$json"
+	t_expect "overflow: ibdmchk finds no credit loop" \
+		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+	if sim_read_lfts "$SIM_TMP/lfts.live" && sim_lfts_from_dump "$SIM_TMP/lfts.dump"; then
+		t_expect "overflow: LFTs read back from the switches match OpenSM's dump" \
+			cmp -s "$SIM_TMP/lfts.live" "$SIM_TMP/lfts.dump"
+	else
+		t_fail "overflow: LFTs read back from the switches"
+	fi
+	sim_stop_ibsim
+else
+	t_fail "overflow: ibsim started"
+fi
+unset SIM_PLUGIN_OPTIONS
 
 # Offline: the same engine, twice, byte-identical output.
 for run in 1 2; do
