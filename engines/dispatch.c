@@ -397,7 +397,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	dopts.traffic_floor = demand.own_jobs ? 0 : 1;
 	dopts.storage = storage;
 	dopts.progress = o->progress;
-	/* dfsssp_route's bound too: the layers' VLs are numbered below 15. */
+	/* dfsssp_route's bound too: at most 15 data VLs, so the overflow work agrees with it. */
 	vls = vls < 1 ? 1 : vls > 15 ? 15 : vls;
 	dopts.max_vls = vls;
 	dopts.no_mcast_tree = !o->mcast_reserve;
