@@ -1010,12 +1010,9 @@ static uint32_t count_overflow(const struct fabric *f, const struct routing *r,
 
 /*
  * The layers need more VLs than the fabric (or the operator) allows.  OpenSM's dfsssp gives up
- * and lets OpenSM fall back to minhop, which is not deadlock-free.
- *
- * TODO (thesis section 6.2.5, Nue's destination partitioning, and 6.3): keep layers 0..max_vls-1
- * for the destinations that fit and route the destinations counted here with Nue inside the
- * remaining VL budget; r->sl_by_pair holds each path's layer at this point, so a destination
- * d does not fit iff some switch s has sl_by_pair[s * lft_len + d] >= max_vls.
+ * and lets OpenSM fall back to minhop, which is not deadlock-free; the caller hands what does
+ * not fit to Nue (engines/overflow.c).  A destination d does not fit when some switch s has
+ * sl_by_pair[s * lft_len + d] >= max_vls.
  */
 static int layers_overflow(const struct fabric *f, const struct routing *r,
 			   struct dfsssp_report *rep, struct fab_error *err)

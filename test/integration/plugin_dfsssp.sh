@@ -34,9 +34,29 @@ sl2vl_identity() {
 		END { exit NR == 0 }' "$file"
 }
 
+# verify_routed NAME VLS: the last routing's dumps verify with sarnue check, its paths use an SL
+# for each of the VLS VLs, ibdmchk finds no credit loop, and the switches hold the dumped LFTs.
+verify_routed() {
+	local name=$1 vls=$2 json
+	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --lmc "${SIM_LMC:-0}" --json)
+	t_expect "$name: sarnue check verified (0 unreachable, 0 credit loops)" \
+		grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"
+	t_expect "$name: sarnue check saw every pair" grep -qv '"pairs": 0,' <<<"$json"
+	t_expect "$name: paths use as many SLs as the engine's VLs" \
+		grep -q "\"sls_used\": ${vls:-x}," <<<"$json"
+	t_expect "$name: ibdmchk finds no credit loop" \
+		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
+	if sim_read_lfts "$SIM_TMP/lfts.live" && sim_lfts_from_dump "$SIM_TMP/lfts.dump"; then
+		t_expect "$name: LFTs read back from the switches match OpenSM's dump" \
+			cmp -s "$SIM_TMP/lfts.live" "$SIM_TMP/lfts.dump"
+	else
+		t_fail "$name: LFTs read back from the switches"
+	fi
+}
+
 # judge NETFILE NAME MIN_LAYERS: route under ibsim and check everything.
 judge() {
-	local net=$1 name=$2 min_layers=$3 json vls layers
+	local net=$1 name=$2 min_layers=$3 vls layers
 	SIM_CONF=""
 	if ! sim_start_ibsim "$net"; then
 		t_fail "$name: ibsim started"
@@ -55,20 +75,7 @@ judge() {
 		test "${layers:-0}" -ge "$min_layers"
 	t_expect "$name: layers fit the VLs in use (${layers:-?} <= ${vls:-?})" \
 		test "${layers:-99}" -le "${vls:-0}"
-	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --lmc "${SIM_LMC:-0}" --json)
-	t_expect "$name: sarnue check verified (0 unreachable, 0 credit loops)" \
-		grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"
-	t_expect "$name: sarnue check saw every pair" grep -qv '"pairs": 0,' <<<"$json"
-	t_expect "$name: paths use as many SLs as the engine's VLs" \
-		grep -q "\"sls_used\": ${vls:-x}," <<<"$json"
-	t_expect "$name: ibdmchk finds no credit loop" \
-		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
-	if sim_read_lfts "$SIM_TMP/lfts.live" && sim_lfts_from_dump "$SIM_TMP/lfts.dump"; then
-		t_expect "$name: LFTs read back from the switches match OpenSM's dump" \
-			cmp -s "$SIM_TMP/lfts.live" "$SIM_TMP/lfts.dump"
-	else
-		t_fail "$name: LFTs read back from the switches"
-	fi
+	verify_routed "$name" "$vls"
 	if sim_read_sl2vl "$SIM_TMP/sl2vl.live"; then
 		t_expect "$name: switches map SL s to VL s for the ${vls:-?} VLs in use" \
 			sl2vl_identity "${vls:-1}" "$SIM_TMP/sl2vl.live"
@@ -138,18 +145,7 @@ if sim_start_ibsim "$SIM_TMP/torus3.net"; then
 		"WRN $ENGINE: DFSSSP's path layering needs at least 3 layers but 2 VLs are available; [0-9]+ of [0-9]+ destination LIDs keep their paths on 1 VL\(s\), [1-9][0-9]* are routed with Nue on 1 VL\(s\)" \
 		"$SIM_OPENSM_LOG"
 	t_expect "overflow: the engine still routed" test "$(sim_routing_engine_used)" = "$ENGINE"
-	json=$("$SARNUE_BIN" check --dump-dir "$SIM_DUMP_DIR" --json)
-	t_expect "overflow: sarnue check verified (0 unreachable, 0 credit loops)" \
-		grep -q '"unreachable": 0, "forwarding_loops": 0, "credit_loops": 0' <<<"$json"
-	t_expect "overflow: paths use both VLs' SLs" grep -q '"sls_used": 2,' <<<"$json"
-	t_expect "overflow: ibdmchk finds no credit loop" \
-		sim_ibdmchk -c "$SIM_DUMP_DIR/sarnue-path-sl.dump" -d "$SIM_DUMP_DIR/sarnue-sl2vl.dump"
-	if sim_read_lfts "$SIM_TMP/lfts.live" && sim_lfts_from_dump "$SIM_TMP/lfts.dump"; then
-		t_expect "overflow: LFTs read back from the switches match OpenSM's dump" \
-			cmp -s "$SIM_TMP/lfts.live" "$SIM_TMP/lfts.dump"
-	else
-		t_fail "overflow: LFTs read back from the switches"
-	fi
+	verify_routed "overflow" 2
 	sim_stop_ibsim
 else
 	t_fail "overflow: ibsim started"

@@ -12,8 +12,7 @@
  * every destination when k layers fall back for more than 1%, judged after its routes are shortened
  * in each VL, and kept alone on large tree-like fabrics; service levels equal to layers; the same
  * result on one thread or two; job-first order; determinism; clear errors for bad VL counts and
- * disconnected switches; a routing stopped when no longer needed; the same routing with the
- * costly self-checks on.  The options set
+ * disconnected switches; the same routing with the costly self-checks on.  The options set
  * no_mcast_tree: these tests pin Nue's own algorithm, whose escape trees and counts the multicast
  * tree of layer 0 would change; test_mcast.c tests Nue with the tree.
  */
@@ -1076,36 +1075,6 @@ static void test_errors(void)
 	fabric_free(&f);
 }
 
-/* A routing nobody wants any more (nue_opts.stop set) ends with an error, on one thread or two. */
-static void test_stop(void)
-{
-	static unsigned links[3 * 48][2];
-	unsigned n = testfab_torus(links, 4, 4, 3, -1), threads, k;
-	struct nue_report rep;
-	struct fab_error err = { "" };
-	struct routing r;
-	struct fabric f;
-	int stop = 0;
-
-	CHECK(testfab_build(&f, 48, 2, (const unsigned(*)[2])links, n, 0) == 0);
-	testfab_set_vls(&f, 4);
-	for (threads = 1; threads <= 2; threads++) {
-		for (k = 1; k <= 4; k += 3) {
-			struct nue_opts o = { .vls = k, .threads = threads, .no_mcast_tree = 1 };
-
-			o.stop = &stop;
-			stop = 0;
-			CHECK(route_with(&f, &o, &r, &rep, &err) == 0);
-			routing_free(&r);
-			stop = 1;
-			CHECK(route_with(&f, &o, &r, &rep, &err) == -1);
-			CHECK(strstr(err.msg, "no longer needed") != NULL);
-			routing_free(&r);
-		}
-	}
-	fabric_free(&f);
-}
-
 /* The central switch of a star with a long tail is the hub. */
 static void test_central_switch(void)
 {
@@ -1205,7 +1174,6 @@ int main(void)
 	test_verify_beside();
 	test_jobs_and_determinism();
 	test_errors();
-	test_stop();
 	test_central_switch();
 	return CHECK_RESULT();
 }

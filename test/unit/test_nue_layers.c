@@ -1,7 +1,8 @@
 /*
  * test_nue_layers.c - unit tests of where Nue puts its destinations: switch layers files (the
  * operator's own layers, their errors), the torus blocks that sar-nue uses on a recognised torus
- * or mesh instead of METIS, and the groups of one switch's LIDs that share routes.
+ * or mesh instead of METIS, and the groups of one switch's LIDs that share routes; and a routing
+ * stopped because nobody wants it any more.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -480,8 +481,39 @@ static void test_one_order_for_memory(void)
 	fabric_free(&f);
 }
 
+/* A routing nobody wants any more (nue_opts.stop set) ends with an error, on one thread or two. */
+static void test_stop(void)
+{
+	static unsigned links[3 * 48][2];
+	unsigned n = testfab_torus(links, 4, 4, 3, -1), threads, k;
+	struct nue_report rep;
+	struct fab_error err = { "" };
+	struct routing r;
+	struct fabric f;
+	int stop = 0;
+
+	CHECK(testfab_build(&f, 48, 2, (const unsigned(*)[2])links, n, 0) == 0);
+	testfab_set_vls(&f, 4);
+	for (threads = 1; threads <= 2; threads++) {
+		for (k = 1; k <= 4; k += 3) {
+			struct nue_opts o = { .vls = k, .threads = threads, .no_mcast_tree = 1 };
+
+			o.stop = &stop;
+			stop = 0;
+			CHECK(route_with(&f, &o, &r, &rep, &err) == 0);
+			routing_free(&r);
+			stop = 1;
+			CHECK(route_with(&f, &o, &r, &rep, &err) == -1);
+			CHECK(strstr(err.msg, "no longer needed") != NULL);
+			routing_free(&r);
+		}
+	}
+	fabric_free(&f);
+}
+
 int main(void)
 {
+	test_stop();
 	test_switch_layers_file();
 	test_torus_blocks();
 	test_groups();
