@@ -1030,7 +1030,8 @@ static int layers_overflow(const struct fabric *f, const struct routing *r,
 static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsssp_report *rep,
 			 struct fab_error *err)
 {
-	struct layers_watch watch = { d->o->overflow_likely, d->o->overflow_likely_arg };
+	struct layers_watch watch = { d->o->overflow_likely, d->o->overflow_likely_arg,
+				      d->o->progress };
 	struct layers_result lr;
 	struct mcast_tree mc;
 	unsigned sl;
@@ -1054,7 +1055,7 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 	}
 	/* Layers past the VLs would go unused: the fallback keeps whole destinations only. */
 	rc = layers_assign(d->f, r, r->sl_by_pair, d->o->no_mcast_tree ? NULL : &mc, rep->max_vls,
-			   d->o->overflow_likely ? &watch : NULL, &lr, err);
+			   &watch, &lr, err);
 	mcast_tree_free(&mc);
 	if (rc)
 		return -1;

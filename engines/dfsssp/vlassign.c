@@ -632,26 +632,28 @@ static int counts_agree(const struct lay *l)
 }
 
 /*
- * Paths moved before layer L (> 0) starts: into[L].  Tells watch once they shrink slowly, or
- * with a limit of 2 once any path leaves layer 0.
+ * Layer L (> 0) starts, after into[L] path moves.  Tells watch's progress, and its
+ * overflow_likely once (*told) when the layers shrink slowly, or with a limit of 2 once any path
+ * leaves layer 0.
  */
 static void watch_layers(const struct lay *l, unsigned L, uint64_t *into,
-			 const struct layers_watch **watch)
+			 const struct layers_watch *watch, int *told)
 {
 	unsigned first_judged = l->limit > 2 ? 2 : 1;
 	int likely;
 
-	if (L == 0)
+	if (L == 0 || !watch)
 		return;
 	into[L] = l->res->moved;
-	if (!*watch || !l->limit || L < first_judged)
+	progress_step(watch->progress, "layering paths", L, l->limit ? l->limit : LAYERS_MAX);
+	if (!watch->overflow_likely || *told || !l->limit || L < first_judged)
 		return;
 	/* Moves are counted as they happen: what entered L is the growth since L - 1 started. */
 	sn_assert(into[L] >= into[L - 1] && (L < 2 || into[L - 1] >= into[L - 2]));
 	likely = L == 1 ? into[1] > 0 : (into[L] - into[L - 1]) * 2 >= into[L - 1] - into[L - 2];
 	if (likely) {
-		(*watch)->overflow_likely((*watch)->arg, l->r);
-		*watch = NULL;
+		watch->overflow_likely(watch->arg, l->r);
+		*told = 1;
 	}
 }
 
@@ -665,7 +667,7 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 	};
 	uint64_t into[LAYERS_MAX] = { 0 };
 	unsigned L, bound = 0;
-	int ret = -1, rc;
+	int ret = -1, rc, told = 0;
 
 	memset(res, 0, sizeof(*res));
 	if (lay_alloc(&l)) {
@@ -682,6 +684,7 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 	}
 	if (fill_layer0(&l, err))
 		goto out;
+	progress_note(watch ? watch->progress : NULL, "layering paths");
 	for (L = 0; L < LAYERS_MAX && l.cnt[L]; L++) {
 		/* Paths left for a layer beyond the limit: no use in ordering them further. */
 		if (limit && L >= limit) {
@@ -689,7 +692,7 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 			bound = L + 1;
 			break;
 		}
-		watch_layers(&l, L, into, &watch);
+		watch_layers(&l, L, into, watch, &told);
 		rc = make_acyclic(&l, L);
 		if (rc < 0) {
 			fab_error_set(err, "layer %u: could not move the paths of a dependency", L);

@@ -15,6 +15,7 @@
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
 #include "engines/mcasttree.h"
+#include "lib/progress.h"
 
 #define LAYERS_MAX ROUTING_MAX_SL
 
@@ -36,8 +37,10 @@ struct layers_result {
  * layers: three quarters).  r is the routing being layered.
  */
 struct layers_watch {
-	void (*overflow_likely)(void *arg, const struct routing *r);
+	void (*overflow_likely)(void *arg, const struct routing *r); /* NULL: nobody is told */
 	void *arg;
+	/* "layering paths": layers started of the limit (of LAYERS_MAX without one); or NULL */
+	const struct progress_hook *progress;
 };
 
 /*
@@ -45,8 +48,9 @@ struct layers_watch {
  * dlid], zero on entry.  With reserve, every turn of that multicast tree stays in layer 0's
  * graph and only unicast paths move, so the tree fits beside layer 0's routes.  With limit > 0
  * it stops once paths are left for layer limit (they cannot all fit into limit VLs), and
- * res->needed is then limit + 1, a lower bound; the layers stay unfinished.  watch (or NULL) is
- * told when that looks likely.  Returns 0, or -1 with err set (out of memory, broken LFTs).
+ * res->needed is then limit + 1, a lower bound; the layers stay unfinished.  watch (or NULL)
+ * hears of each layer started and when an overflow looks likely.  Returns 0, or -1 with err set
+ * (out of memory, broken LFTs).
  */
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
 		  const struct mcast_tree *reserve, unsigned limit,

@@ -1,8 +1,9 @@
 /*
  * test_dfsssp_overflow.c - sar-dfsssp when DFSSSP's path layers need more VLs than there are:
  * whole destinations that fit keep DFSSSP's columns and Nue routes the others (on VLs of their
- * own, or with one VL around the kept routes); the layering's guess that an overflow is coming;
- * the fall-back routed beside the layering, with the tables of routing it after the layering.
+ * own, or with one VL around the kept routes); the layering's guess that an overflow is coming
+ * and its progress; the fall-back routed beside the layering, with the tables of routing it
+ * after the layering.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -137,16 +138,40 @@ static void count_call(void *arg, const struct routing *r)
 /*
  * The layering tells once when an overflow looks likely: on the 3x3x3 torus with 2 VLs as soon
  * as a path leaves layer 0; on the 4-ary 3-tree with 8 VLs, whose paths fit into 3 layers, never.
+ * Its progress counts the layers started.
  */
+struct layering_seen {
+	unsigned notes, steps;
+	uint64_t done, total;
+};
+
+static void layering_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	struct layering_seen *seen = ctx;
+
+	if (strcmp(phase, "layering paths"))
+		return;
+	if (!total) {
+		seen->notes++;
+		return;
+	}
+	seen->steps++;
+	seen->done = done;
+	seen->total = total;
+}
+
 static void test_overflow_watch(void)
 {
 	unsigned calls = 0;
 	struct dfsssp_opts dopts = { .max_vls = 2, .overflow_likely = count_call };
+	struct layering_seen seen = { 0 };
+	struct progress_hook hook;
 	struct dfsssp_report rep;
 	struct fab_error err = { "" };
 	struct routing r;
 	struct fabric f;
 
+	progress_hook_init(&hook, layering_progress, &seen);
 	dopts.overflow_likely_arg = &calls;
 	CHECK(build_torus333(&f) == 0);
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
@@ -157,12 +182,15 @@ static void test_overflow_watch(void)
 
 	calls = 0;
 	dopts.max_vls = 8;
+	dopts.progress = &hook;
 	CHECK(testfab_4ary_3tree(&f) == 0);
 	testfab_set_vls(&f, 8);
 	CHECK(routing_init(&r, &f, "sar-dfsssp") == 0);
 	CHECK(dfsssp_route(&f, &dopts, &r, &rep, &err) == 0);
 	/* The third layer was judged, and started with few paths. */
 	CHECK(rep.layers_needed == 3 && calls == 0);
+	/* Progress: the phase began, then layers 1 and 2 of at most 8 started. */
+	CHECK(seen.notes == 1 && seen.steps == 2 && seen.done == 2 && seen.total == 8);
 	routing_free(&r);
 	fabric_free(&f);
 }
