@@ -8,7 +8,6 @@
  */
 #include "engines/overflow.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,10 +214,6 @@ out:
 
 static void *ahead_main(void *arg)
 {
-	struct sched_param idle = { 0 };
-
-	/* The layering, which decides whether this is wanted at all, keeps its CPU. */
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 	share_and_route(arg);
 	return NULL;
 }
@@ -226,17 +221,17 @@ static void *ahead_main(void *arg)
 void overflow_ahead_start(void *ahead, const struct routing *r)
 {
 	struct overflow_ahead *a = ahead;
-	cpu_set_t cpus;
+	const struct progress_hook *progress = a->no.progress;
 
 	sn_assert(!a->started && !a->computed);
 	a->r = r;
-	/* On one CPU it would only take the layering's time. */
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
-		return;
 	/* Progress comes from the calling thread only: the layering's. */
 	a->no.progress = NULL;
-	a->started = !pthread_create(&a->thread, NULL, ahead_main, a);
+	/* The layering, which decides whether this is wanted at all, keeps its CPU. */
+	a->started = !thread_start_idle(&a->thread, ahead_main, a);
 	a->beside = a->started;
+	if (!a->started)
+		a->no.progress = progress;
 }
 
 static void ahead_join(struct overflow_ahead *a)

@@ -1,6 +1,6 @@
 /*
- * threads.c - helper threads pinned away from their caller's CPU, and the gate for work that
- * must wait until the engine is done with that CPU; see threads.h.
+ * threads.c - helper threads pinned away from their caller's CPU or at idle priority, and the
+ * gate for work that must wait until the engine is done with that CPU; see threads.h.
  *
  * Left to the scheduler, a thread created for a few milliseconds of work often starts on its
  * creator's CPU, preempts it and finishes before the load balancer moves either of them: inside
@@ -10,6 +10,7 @@
 #include "lib/assert.h"
 
 #include <sched.h>
+#include <stdlib.h>
 
 int thread_start_beside(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
@@ -31,6 +32,43 @@ int thread_start_beside(pthread_t *thread, void *(*fn)(void *), void *arg)
 		rc = 0;
 	pthread_attr_destroy(&attr);
 	return rc;
+}
+
+struct idle_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+/*
+ * The thread lowers its own policy: glibc's pthread_attr_setschedpolicy refuses SCHED_IDLE
+ * (EINVAL on Debian 12), while a thread may always lower its own.
+ */
+static void *idle_main(void *start)
+{
+	struct idle_start s = *(struct idle_start *)start;
+	struct sched_param idle = { 0 };
+
+	free(start);
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+	return s.fn(s.arg);
+}
+
+int thread_start_idle(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	struct idle_start *start;
+	cpu_set_t allowed;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) || CPU_COUNT(&allowed) < 2)
+		return -1;
+	start = malloc(sizeof(*start));
+	if (!start)
+		return -1;
+	*start = (struct idle_start){ .fn = fn, .arg = arg };
+	if (pthread_create(thread, NULL, idle_main, start)) {
+		free(start);
+		return -1;
+	}
+	return 0;
 }
 
 int lock_and_cond_init(pthread_mutex_t *lock, pthread_cond_t *cond)

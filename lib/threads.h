@@ -1,7 +1,8 @@
 /*
  * threads.h - helper threads for work that runs beside the caller's (the Nue worker, the
- * plugin's allocation of OpenSM's hop tables), and the gate that keeps one such piece of work
- * off the second CPU while an engine still needs it.
+ * plugin's allocation of OpenSM's hop tables, sar-dfsssp's overflow work beside its layering),
+ * and the gate that keeps one such piece of work off the second CPU while an engine still
+ * needs it.
  */
 #ifndef SARNUE_THREADS_H
 #define SARNUE_THREADS_H
@@ -14,6 +15,15 @@
  * the caller then does the work itself, which is as fast as sharing one CPU.
  */
 int thread_start_beside(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+/*
+ * Starts fn(arg) on a thread of idle priority (SCHED_IDLE, inherited by the threads it starts):
+ * it runs only on CPU time no other thread wants, so the caller's own work is not slowed by it.
+ * Unpinned, it takes every CPU once the caller is done.  Returns 0 when the thread runs, -1 when
+ * the caller may use only one CPU (the thread would get nothing before the caller ends) or no
+ * thread could be made.
+ */
+int thread_start_idle(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 /*
  * The second CPU of a routing, shared between the engine and its caller.  The caller's own
