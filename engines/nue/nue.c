@@ -339,7 +339,8 @@ static void reset_run(struct nue *n)
 	rep->fallbacks = rep->backtracks = rep->second_attempts = rep->aside_attempts = 0;
 	rep->shortcuts = 0;
 	rep->moved_aside = rep->vl_rerouted = 0;
-	rep->job_destinations = rep->moved = rep->rerouted = rep->grouped = rep->joined = 0;
+	rep->job_destinations = rep->moved = rep->moved_as_previous = 0;
+	rep->rerouted = rep->grouped = rep->joined = 0;
 	rep->layers_rerouted = rep->layers_deferred = rep->passes_again = 0;
 	memset(rep->fallbacks_per_layer, 0, sizeof(rep->fallbacks_per_layer));
 	n->nfell_back = 0;
@@ -812,6 +813,7 @@ static uint64_t destinations(const struct nue *n)
 	for (lid = 1; lid <= n->f->max_lid; lid++)
 		lids += n->lid_sw[lid] != FAB_NONE && !nue_kept(n, lid);
 	sn_assert(sum == lids && fallbacks == n->rep->fallbacks);
+	sn_assert(n->rep->moved_as_previous <= n->rep->moved);
 	return sum;
 }
 
