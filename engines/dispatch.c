@@ -405,6 +405,7 @@ static int run_dfsssp(const struct fabric *f, const struct sarnue_options *o,
 	if (ctx && !o->incremental)
 		dfsssp_memo_free(&ctx->dfsssp_memo);
 	dopts.fit_whole = vls == 1 && !dopts.no_mcast_tree;
+	dopts.judge_overflow = o->dfsssp_judge_overflow;
 	if (vls >= 2) {
 		overflow_ahead_init(&ahead, f, o, ctx, &dopts, vls);
 		dopts.overflow_likely = overflow_ahead_start;

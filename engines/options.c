@@ -60,6 +60,14 @@ const char options_help[] =
 	"                            (default auto: 2 when two CPUs are online)\n"
 	"  dfsssp_vls=N              VLs sar-dfsssp may use, 1..15 (default: all the links\n"
 	"                            offer; one when OpenSM's qos is off)\n"
+	"  dfsssp_judge_overflow=yes|no\n"
+	"                            with 5 VLs or more, sar-dfsssp stops its path layering\n"
+	"                            once its layers shrink so slowly that an estimate of\n"
+	"                            the layers needed comes to twice the VLs, and routes\n"
+	"                            as on any overflow: whole destinations that fit keep\n"
+	"                            their paths, Nue routes the rest (default yes; no: the\n"
+	"                            layering runs until it fits or its last VL has a\n"
+	"                            cycle, minutes on large tori and random graphs)\n"
 	"  storage_nodes=PATTERN     CA node descriptions (fnmatch glob, e.g. 'io*') that\n"
 	"                            sar-dfsssp balances in their own phase\n"
 	"  storage_guids=PATH        same, by node or port GUID, one per line (the format of\n"
@@ -146,6 +154,7 @@ void options_defaults(struct sarnue_options *o)
 	o->verify = 1;
 	o->quality = 1;
 	o->mcast_reserve = 1;
+	o->dfsssp_judge_overflow = 1;
 	o->dump = OPT_DUMP_AUTO;
 	strcpy(o->ctl_socket, OPT_DEFAULT_CTL_SOCKET);
 	o->ctl_mode = 0660;
@@ -447,6 +456,8 @@ static int apply(struct sarnue_options *o, const char *key, const char *v)
 	}
 	if (!strcmp(key, "dfsssp_vls"))
 		return num_parse_uint(v, 1, 15, &o->dfsssp_vls);
+	if (!strcmp(key, "dfsssp_judge_overflow"))
+		return parse_bool(v, &o->dfsssp_judge_overflow);
 	if (!strcmp(key, "storage_nodes"))
 		return set_pattern(o->storage_nodes, v);
 	if (!strcmp(key, "storage_guids"))

@@ -82,6 +82,7 @@ struct sarnue_options {
 	char config[OPT_PATH_MAX];
 	/* sar-dfsssp: VL cap 1..15 (0: what the links offer); storage nodes by pattern, file */
 	unsigned dfsssp_vls;
+	int dfsssp_judge_overflow; /* the path layering may stop early, judged to overflow */
 	char storage_nodes[OPT_PATH_MAX];
 	char storage_guids[OPT_PATH_MAX];
 	/* plugin control socket (doc/ctl-protocol.md); empty path: disabled */

@@ -259,11 +259,26 @@ void overflow_ahead_free(struct overflow_ahead *a)
  * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
  * and the verifier checks the union as for any routing.
  */
+/*
+ * What the path layering found: "needs 9 layers", "needs at least 9 layers", or "was judged after
+ * 3 layers to need more than 8" (judge_overflow).
+ */
+static void layers_needed_text(const struct dfsssp_report *drep, char *buf, size_t len)
+{
+	if (drep->layers_judged)
+		snprintf(buf, len, "was judged after %u layers to need more than %u",
+			 drep->layers_judged, drep->max_vls);
+	else
+		snprintf(buf, len, "needs %s%u layers", drep->layers_capped ? "at least " : "",
+			 drep->layers_needed);
+}
+
 int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep,
 			struct overflow_ahead *a, struct routing *r, struct engine_result *res,
 			struct fab_error *err)
 {
 	unsigned vls = drep->max_vls, sl;
+	char needs[64];
 	uint32_t ndest;
 	int64_t left;
 	int nue_vls;
@@ -288,20 +303,19 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep
 	for (sl = 0; sl < vls; sl++)
 		r->sl2vl_uniform[sl] = (uint8_t)sl;
 	r->vls_used = vls;
+	layers_needed_text(drep, needs, sizeof(needs));
 	engine_warn(res,
-		    "DFSSSP's path layering needs %s%u layers but %u VLs are available; %u of %u"
+		    "DFSSSP's path layering %s but %u VLs are available; %u of %u"
 		    " destination LIDs keep their paths on %u VL(s), %lld are routed with Nue on %d"
 		    " VL(s)",
-		    drep->layers_capped ? "at least " : "", drep->layers_needed, vls,
-		    ndest - (uint32_t)left, ndest, vls - (unsigned)nue_vls, (long long)left,
-		    nue_vls);
+		    needs, vls, ndest - (uint32_t)left, ndest, vls - (unsigned)nue_vls,
+		    (long long)left, nue_vls);
 	snprintf(res->summary, sizeof(res->summary),
-		 "DFSSSP needs %s%u path layers, %u VLs: %u destination LIDs fitted whole into %u"
+		 "DFSSSP's path layering %s, %u VLs: %u destination LIDs fitted whole into %u"
 		 " VL(s), %lld on Nue (%d VL(s), %u fall-backs to escape paths); paths %.3f s,"
 		 " layers %.3f s",
-		 drep->layers_capped ? "at least " : "", drep->layers_needed, vls,
-		 ndest - (uint32_t)left, vls - (unsigned)nue_vls, (long long)left, nue_vls,
-		 a->rep.fallbacks, drep->paths_seconds, drep->layers_seconds);
+		 needs, vls, ndest - (uint32_t)left, vls - (unsigned)nue_vls, (long long)left,
+		 nue_vls, a->rep.fallbacks, drep->paths_seconds, drep->layers_seconds);
 	res->fallbacks = (uint32_t)left;
 	engine_fact(res, "dfsssp_layers_needed", drep->layers_needed);
 	engine_fact(res, "vls", vls);
@@ -310,6 +324,7 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep
 	engine_fact(res, "nue_vls", nue_vls);
 	engine_fact(res, "nue_fallbacks", a->rep.fallbacks);
 	engine_fact(res, "nue_beside_layering", a->beside);
+	engine_fact(res, "dfsssp_layers_judged", drep->layers_judged);
 	return 0;
 }
 

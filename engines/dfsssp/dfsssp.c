@@ -992,22 +992,6 @@ static int memo_begin(struct dfsssp *d, struct dfsssp_report *rep, uint64_t *key
 	return d->sig && d->kept ? 0 : -1;
 }
 
-static uint32_t count_overflow(const struct fabric *f, const struct routing *r,
-			       const uint8_t *layer, unsigned max_vls)
-{
-	uint32_t s, dlid, n = 0;
-
-	for (dlid = 1; dlid < r->lft_len; dlid++) {
-		for (s = 0; s < f->nswitches; s++) {
-			if (layer[(size_t)s * r->lft_len + dlid] >= max_vls) {
-				n++;
-				break;
-			}
-		}
-	}
-	return n;
-}
-
 /*
  * The layers need more VLs than the fabric (or the operator) allows.  OpenSM's dfsssp gives up
  * and lets OpenSM fall back to minhop, which is not deadlock-free; the caller hands what does
@@ -1017,7 +1001,15 @@ static uint32_t count_overflow(const struct fabric *f, const struct routing *r,
 static int layers_overflow(const struct fabric *f, const struct routing *r,
 			   struct dfsssp_report *rep, struct fab_error *err)
 {
-	rep->overflow_dlids = count_overflow(f, r, r->sl_by_pair, rep->max_vls);
+	if (rep->layers_judged) {
+		/* No path went past the VLs yet: the layering stopped before. */
+		fab_error_set(err,
+			      "judged after %u layers to need more than %u; raise the VLs "
+			      "(dfsssp_vls, qos) or use another engine",
+			      rep->layers_judged, rep->max_vls);
+		return -1;
+	}
+	rep->overflow_dlids = layers_beyond(f, r, r->sl_by_pair, rep->max_vls);
 	fab_error_set(err,
 		      "needs %s%u layers, %u VL%s available (%s%u destination LIDs do not fit); "
 		      "raise the VLs (dfsssp_vls, qos) or use another engine",
@@ -1031,7 +1023,7 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 			 struct fab_error *err)
 {
 	struct layers_watch watch = { d->o->overflow_likely, d->o->overflow_likely_arg,
-				      d->o->progress };
+				      d->o->judge_overflow, d->o->progress };
 	struct layers_result lr;
 	struct mcast_tree mc;
 	unsigned sl;
@@ -1061,6 +1053,7 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 		return -1;
 	rep->layers_needed = lr.needed;
 	rep->layers_capped = lr.capped;
+	rep->layers_judged = lr.judged;
 	rep->paths = lr.paths;
 	rep->moved = lr.moved;
 	rep->cycles = lr.cycles;

@@ -71,11 +71,18 @@ struct dfsssp_opts {
 	 */
 	void (*overflow_likely)(void *arg, const struct routing *r);
 	void *overflow_likely_arg;
+	/*
+	 * The layering may stop early, judged to overflow max_vls when its layers shrink slowly
+	 * (layers_watch.judge); the caller then routes as on any overflow.  0: it decides alone.
+	 */
+	int judge_overflow;
 };
 
 struct dfsssp_report {
 	unsigned max_vls, layers_needed, vls_used;
 	int layers_capped; /* layers_needed is a lower bound: counting stopped past max_vls */
+	/* layers finished when the layering stopped, judged to overflow (judge_overflow); or 0 */
+	unsigned layers_judged;
 	uint32_t lids_routed, job_lids, storage_lids;
 	uint32_t overflow_dlids; /* destinations with a path left beyond max_vls layers */
 	uint64_t paths, moved, cycles;

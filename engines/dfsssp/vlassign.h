@@ -22,6 +22,11 @@
 struct layers_result {
 	unsigned needed; /* layers the paths occupy */
 	int capped;	 /* the layers were not counted to the end: needed is a lower bound */
+	/*
+	 * Stopped by layers_watch.judge: the layers finished before (3 or more); needed, the
+	 * limit + 1, is then a judgement, not a bound.  0: not stopped so.
+	 */
+	unsigned judged;
 	uint64_t paths;	 /* (source switch, destination LID) paths with at least one hop */
 	uint64_t moved;	 /* path moves to a higher layer */
 	uint64_t cycles; /* cycles broken */
@@ -39,6 +44,13 @@ struct layers_result {
 struct layers_watch {
 	void (*overflow_likely)(void *arg, const struct routing *r); /* NULL: nobody is told */
 	void *arg;
+	/*
+	 * Stop the layering as overflowing when, from the third layer on, the layers shrink so
+	 * slowly that an estimate of the layers needed comes to twice the limit or more, while two
+	 * layers of the limit are still to come (so with a limit of 5 or more): see
+	 * judged_overflowing in vlassign.c.
+	 */
+	int judge;
 	/* "layering paths": layers started of the limit (of LAYERS_MAX without one); or NULL */
 	const struct progress_hook *progress;
 };
@@ -49,13 +61,18 @@ struct layers_watch {
  * graph and only unicast paths move, so the tree fits beside layer 0's routes.  With limit > 0
  * it stops once paths are left for layer limit (they cannot all fit into limit VLs), and
  * res->needed is then limit + 1, a lower bound; the layers stay unfinished.  watch (or NULL)
- * hears of each layer started and when an overflow looks likely.  Returns 0, or -1 with err set
- * (out of memory, broken LFTs).
+ * hears of each layer started and when an overflow looks likely; with watch->judge the layering
+ * may also stop before, judged to overflow (res->judged, res->capped, needed limit + 1).  Returns
+ * 0, or -1 with err set (out of memory, broken LFTs).
  */
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
 		  const struct mcast_tree *reserve, unsigned limit,
 		  const struct layers_watch *watch, struct layers_result *res,
 		  struct fab_error *err);
+
+/* Destination LIDs with a path in layer limit or beyond, of layer[] as layers_assign left it. */
+uint32_t layers_beyond(const struct fabric *f, const struct routing *r, const uint8_t *layer,
+		       unsigned limit);
 
 /*
  * Splits layers over vls >= res->needed VLs, each spare VL to the layer with the most pairs per

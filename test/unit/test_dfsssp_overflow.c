@@ -3,7 +3,7 @@
  * whole destinations that fit keep DFSSSP's columns and Nue routes the others (on VLs of their
  * own, or with one VL around the kept routes); the layering's guess that an overflow is coming
  * and its progress; the fall-back routed beside the layering, with the tables of routing it
- * after the layering.
+ * after the layering; the layering stopped early, judged to overflow.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -32,24 +32,30 @@ static int same_column(const struct fabric *f, const struct routing *a, const st
 	return 1;
 }
 
+/* The k x k x k torus (k <= 6) with hosts per switch, on vls VLs. */
+static int build_torus(struct fabric *f, unsigned k, unsigned hosts, unsigned vls)
+{
+	unsigned links[3 * 216][2], n = 0, x, y, z;
+
+	for (x = 0; x < k; x++)
+		for (y = 0; y < k; y++)
+			for (z = 0; z < k; z++) {
+				unsigned id = (x * k + y) * k + z;
+
+				links[n][0] = id, links[n++][1] = (((x + 1) % k) * k + y) * k + z;
+				links[n][0] = id, links[n++][1] = (x * k + (y + 1) % k) * k + z;
+				links[n][0] = id, links[n++][1] = (x * k + y) * k + (z + 1) % k;
+			}
+	if (testfab_build(f, k * k * k, hosts, (const unsigned(*)[2])links, n, 0))
+		return -1;
+	testfab_set_vls(f, vls);
+	return 0;
+}
+
 /* The 3x3x3 torus, one host per switch. */
 static int build_torus333(struct fabric *f)
 {
-	unsigned links[81][2], n = 0, x, y, z;
-
-	for (x = 0; x < 3; x++)
-		for (y = 0; y < 3; y++)
-			for (z = 0; z < 3; z++) {
-				unsigned id = (x * 3 + y) * 3 + z;
-
-				links[n][0] = id, links[n++][1] = (((x + 1) % 3) * 3 + y) * 3 + z;
-				links[n][0] = id, links[n++][1] = (x * 3 + (y + 1) % 3) * 3 + z;
-				links[n][0] = id, links[n++][1] = (x * 3 + y) * 3 + (z + 1) % 3;
-			}
-	if (testfab_build(f, 27, 1, (const unsigned(*)[2])links, n, 0))
-		return -1;
-	testfab_set_vls(f, 8);
-	return 0;
+	return build_torus(f, 3, 1, 8);
 }
 
 static void test_overflow_keeps_fitting(void)
@@ -259,6 +265,55 @@ static void test_overflow_ahead(void)
 }
 
 /*
+ * The layering judged to overflow (dfsssp_judge_overflow): on the 6x6x6 torus with 8 VLs each
+ * layer keeps about three quarters of the one before's paths, and the layering stops after two
+ * to four; the tables are those of layering until the last VL has a cycle, as the routes of an
+ * overflow do not depend on the layering.  The 5x5x5 torus fits 15 layers, though its layers
+ * keep 0.61 to 0.7 of the paths before them up to the tenth; the judgement must not stop it,
+ * which the estimate of the layers needed from how many paths are still moving prevents.
+ */
+static void test_overflow_judged(void)
+{
+	struct sarnue_options o;
+	struct engine_result res;
+	struct fab_error err = { "" };
+	struct routing judged, layered;
+	struct fabric f;
+
+	CHECK(build_torus(&f, 6, 2, 8) == 0);
+	options_defaults(&o);
+	CHECK(o.dfsssp_judge_overflow == 1);
+	CHECK(routing_init(&judged, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &judged, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify));
+	CHECK(fact_of(&res, "dfsssp_layers_judged") >= 2 &&
+	      fact_of(&res, "dfsssp_layers_judged") <= 6);
+	CHECK(strstr(res.warning, "layering was judged after") != NULL);
+	CHECK(strstr(res.warning, "layers to need more than 8 but 8 VLs are available") != NULL);
+	printf("# 6x6x6 torus, 8 VLs: judged after %.0f layers\n",
+	       fact_of(&res, "dfsssp_layers_judged"));
+	o.dfsssp_judge_overflow = 0;
+	CHECK(routing_init(&layered, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &layered, &res, &err) == 0);
+	CHECK(fact_of(&res, "dfsssp_layers_judged") == 0);
+	CHECK(fact_of(&res, "dfsssp_layers_needed") == 9 &&
+	      fact_of(&res, "destinations_on_nue") > 0);
+	CHECK(same_tables(&f, &judged, &layered));
+	routing_free(&judged);
+	routing_free(&layered);
+	fabric_free(&f);
+
+	CHECK(build_torus(&f, 5, 2, 15) == 0);
+	o.dfsssp_judge_overflow = 1;
+	CHECK(routing_init(&judged, &f, "sar-dfsssp") == 0);
+	CHECK(engine_run("sar-dfsssp", &f, &o, &judged, &res, &err) == 0);
+	CHECK(res.verified && verify_ok(&res.verify) && !res.warning[0]);
+	CHECK(fact_of(&res, "layers_needed") == 15 && fact_of(&res, "destinations_on_nue") == -1);
+	routing_free(&judged);
+	fabric_free(&f);
+}
+
+/*
  * One VL.  On a 4-ary 3-tree every terminal's paths fit whole into it: the destinations that fit
  * keep exactly DFSSSP's LFT columns, and Nue routes the other switch LIDs on the same VL around
  * them; all on SL 0, verified.  On the 3x3x3 torus some terminal's paths do not fit, and Nue
@@ -337,5 +392,6 @@ int main(void)
 	test_one_vl_shares_with_nue();
 	test_overflow_watch();
 	test_overflow_ahead();
+	test_overflow_judged();
 	return CHECK_RESULT();
 }

@@ -65,6 +65,12 @@ static void test_valid(void)
 	CHECK(o.nue_partition_metis == 0);
 	CHECK(options_parse_line(&o, "job_host_match=last-word", "epo", 0, collect, &e) == 1);
 	CHECK(o.job_host_match == JOB_MATCH_DESCRIPTION);
+	CHECK(o.dfsssp_judge_overflow == 1);
+	CHECK(options_parse_line(&o, "dfsssp_judge_overflow=no", "epo", 0, collect, &e) == 0);
+	CHECK(o.dfsssp_judge_overflow == 0);
+	CHECK(options_parse_line(&o, "dfsssp_judge_overflow=maybe", "epo", 0, collect, &e) == 1);
+	CHECK(o.dfsssp_judge_overflow == 0 &&
+	      strstr(e.last, "bad value for dfsssp_judge_overflow: 'maybe'") != NULL);
 }
 
 static void test_errors_keep_defaults(void)
