@@ -697,24 +697,31 @@ static int judged_overflowing(const struct lay *l, const uint64_t *into, unsigne
 	return L + layers_to_few((double)now / (double)l->res->paths, ratio) + 4 >= 2 * l->limit;
 }
 
+/* Whether an overflow looks likely as layer L (> 0) starts: see struct layers_watch. */
+static int overflow_likely(const struct lay *l, const uint64_t *into, unsigned L)
+{
+	if (L == 1)
+		return l->limit <= 2 ? into[1] > 0 : entered(into, 1) * 10 >= l->res->paths * 7;
+	return entered(into, L) * 2 >= entered(into, L - 1);
+}
+
 /*
  * Layer L (> 0) starts, after into[L] path moves.  Tells watch's progress, and its
- * overflow_likely once (*told) when the layers shrink slowly, or with a limit of 2 once any path
- * leaves layer 0.  1 when the layering is to stop, judged to overflow (watch->judge), else 0.
+ * overflow_likely once (*told) when an overflow looks likely.  1 when the layering is to stop,
+ * judged to overflow (watch->judge), else 0.
  */
 static int watch_layers(const struct lay *l, unsigned L, uint64_t *into,
 			const struct layers_watch *watch, int *told)
 {
-	unsigned first_judged = l->limit > 2 ? 2 : 1;
 	int likely;
 
 	if (L == 0 || !watch)
 		return 0;
 	into[L] = l->res->moved;
 	progress_step(watch->progress, "layering paths", L, l->limit ? l->limit : LAYERS_MAX);
-	if (!l->limit || L < first_judged)
+	if (!l->limit)
 		return 0;
-	likely = L == 1 ? into[1] > 0 : entered(into, L) * 2 >= entered(into, L - 1);
+	likely = overflow_likely(l, into, L);
 	if (likely && watch->overflow_likely && !*told) {
 		watch->overflow_likely(watch->arg, l->r);
 		*told = 1;
