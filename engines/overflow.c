@@ -253,13 +253,6 @@ void overflow_ahead_free(struct overflow_ahead *a)
 }
 
 /*
- * DFSSSP's per-path layering needs more layers than VLs.  Whole destinations keep their
- * scheduling-aware paths where they fit into acyclic layers (destinations of jobs first); the
- * others are routed by Nue on the remaining VLs.  Dropping a destination from a layer only
- * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
- * and the verifier checks the union as for any routing.
- */
-/*
  * What the path layering found: "needs 9 layers", "needs at least 9 layers", or "was judged after
  * 3 layers to need more than 8" (judge_overflow).
  */
@@ -273,6 +266,13 @@ static void layers_needed_text(const struct dfsssp_report *drep, char *buf, size
 			 drep->layers_needed);
 }
 
+/*
+ * DFSSSP's per-path layering needs more layers than VLs.  Whole destinations keep their
+ * scheduling-aware paths where they fit into acyclic layers (destinations of jobs first); the
+ * others are routed by Nue on the remaining VLs.  Dropping a destination from a layer only
+ * removes dependencies, Nue's layers are acyclic by construction and share no VL with DFSSSP's,
+ * and the verifier checks the union as for any routing.
+ */
 int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep,
 			struct overflow_ahead *a, struct routing *r, struct engine_result *res,
 			struct fab_error *err)

@@ -33,7 +33,8 @@ int dfsssp_overflow_to_nue(const struct fabric *f, const struct sarnue_options *
 
 /*
  * dfsssp_keep_fitting's work, done ahead beside DFSSSP's path layering.  Whether the layering
- * overflows is known only at its end (on a large torus or random graph, minutes), but what
+ * overflows is known only at its end, or when it is judged to (dfsssp_opts.judge_overflow;
+ * on a large torus or random graph, minutes either way), but what
  * keep_fitting does then does not depend on the layering: it shares the VLs by fitting DFSSSP's
  * tables, final before the layering starts, and Nue routes the fabric.  So that work starts as
  * soon as the layering looks set to overflow (struct layers_watch), on a thread of idle priority
