@@ -253,20 +253,6 @@ void overflow_ahead_free(struct overflow_ahead *a)
 }
 
 /*
- * What the path layering found: "needs 9 layers", "needs at least 9 layers", or "was judged after
- * 3 layers to need more than 8" (judge_overflow).
- */
-static void layers_needed_text(const struct dfsssp_report *drep, char *buf, size_t len)
-{
-	if (drep->layers_judged)
-		snprintf(buf, len, "was judged after %u layers to need more than %u",
-			 drep->layers_judged, drep->max_vls);
-	else
-		snprintf(buf, len, "needs %s%u layers", drep->layers_capped ? "at least " : "",
-			 drep->layers_needed);
-}
-
-/*
  * DFSSSP's per-path layering needs more layers than VLs.  Whole destinations keep their
  * scheduling-aware paths where they fit into acyclic layers (destinations of jobs first); the
  * others are routed by Nue on the remaining VLs.  Dropping a destination from a layer only
@@ -303,7 +289,7 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep
 	for (sl = 0; sl < vls; sl++)
 		r->sl2vl_uniform[sl] = (uint8_t)sl;
 	r->vls_used = vls;
-	layers_needed_text(drep, needs, sizeof(needs));
+	dfsssp_layers_needed_text(drep, needs, sizeof(needs));
 	engine_warn(res,
 		    "DFSSSP's path layering %s but %u VLs are available; %u of %u"
 		    " destination LIDs keep their paths on %u VL(s), %lld are routed with Nue on %d"

@@ -998,24 +998,30 @@ static int memo_begin(struct dfsssp *d, struct dfsssp_report *rep, uint64_t *key
  * not fit to Nue (engines/overflow.c).  A destination d does not fit when some switch s has
  * sl_by_pair[s * lft_len + d] >= max_vls.
  */
+void dfsssp_layers_needed_text(const struct dfsssp_report *rep, char *buf, size_t len)
+{
+	if (rep->layers_judged)
+		snprintf(buf, len, "was judged after %u layers to need more than %u",
+			 rep->layers_judged, rep->max_vls);
+	else
+		snprintf(buf, len, "needs %s%u layers", rep->layers_capped ? "at least " : "",
+			 rep->layers_needed);
+}
+
 static int layers_overflow(const struct fabric *f, const struct routing *r,
 			   struct dfsssp_report *rep, struct fab_error *err)
 {
-	if (rep->layers_judged) {
-		/* No path went past the VLs yet: the layering stopped before. */
-		fab_error_set(err,
-			      "judged after %u layers to need more than %u; raise the VLs "
-			      "(dfsssp_vls, qos) or use another engine",
-			      rep->layers_judged, rep->max_vls);
-		return -1;
-	}
-	rep->overflow_dlids = layers_beyond(f, r, r->sl_by_pair, rep->max_vls);
+	char needs[64];
+
+	/* A judged layering stopped before any path went past the VLs: none to count. */
+	if (!rep->layers_judged)
+		rep->overflow_dlids = layers_beyond(f, r, r->sl_by_pair, rep->max_vls);
+	dfsssp_layers_needed_text(rep, needs, sizeof(needs));
 	fab_error_set(err,
-		      "needs %s%u layers, %u VL%s available (%s%u destination LIDs do not fit); "
-		      "raise the VLs (dfsssp_vls, qos) or use another engine",
-		      rep->layers_capped ? "at least " : "", rep->layers_needed, rep->max_vls,
-		      rep->max_vls == 1 ? "" : "s", rep->layers_capped ? "at least " : "",
-		      rep->overflow_dlids);
+		      "%s, %u VL%s available (%s%u destination LIDs do not fit); raise the VLs "
+		      "(dfsssp_vls, qos) or use another engine",
+		      needs, rep->max_vls, rep->max_vls == 1 ? "" : "s",
+		      rep->layers_capped ? "at least " : "", rep->overflow_dlids);
 	return -1;
 }
 

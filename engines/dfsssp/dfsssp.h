@@ -98,10 +98,17 @@ struct dfsssp_report {
 /*
  * Fills r (routing_init'ed for f).  Returns 0, or -1 with err set; when the layers need more
  * VLs than max_vls, err says "needs at least X layers, Y VLs available" (the layering stops
- * there) and rep->overflow_dlids counts the destinations found not to fit so far.
+ * there) or "was judged after N layers to need more than Y, Y VLs available"
+ * (judge_overflow), and rep->overflow_dlids counts the destinations found not to fit so far.
  */
 int dfsssp_route(const struct fabric *f, const struct dfsssp_opts *o, struct routing *r,
 		 struct dfsssp_report *rep, struct fab_error *err);
+
+/*
+ * What rep's path layering found, for messages: "needs 9 layers", "needs at least 9 layers", or
+ * "was judged after 2 layers to need more than 8".
+ */
+void dfsssp_layers_needed_text(const struct dfsssp_report *rep, char *buf, size_t len);
 
 /* What each storage option found, so that one matching nothing can be warned about. */
 struct storage_match {

@@ -23,7 +23,7 @@ struct layers_result {
 	unsigned needed; /* layers the paths occupy */
 	int capped;	 /* the layers were not counted to the end: needed is a lower bound */
 	/*
-	 * Stopped by layers_watch.judge: the layers finished before (3 or more); needed, the
+	 * Stopped by layers_watch.judge: the layers finished before (2 or more); needed, the
 	 * limit + 1, is then a judgement, not a bound.  0: not stopped so.
 	 */
 	unsigned judged;

@@ -274,6 +274,8 @@ static void test_overflow_ahead(void)
  */
 static void test_overflow_judged(void)
 {
+	struct dfsssp_opts dopts = { .max_vls = 8 };
+	struct dfsssp_report rep;
 	struct sarnue_options o;
 	struct engine_result res;
 	struct fab_error err = { "" };
@@ -301,6 +303,14 @@ static void test_overflow_judged(void)
 	CHECK(same_tables(&f, &judged, &layered));
 	routing_free(&judged);
 	routing_free(&layered);
+	/* DFSSSP alone says what it judged, and counts no destination beyond the VLs. */
+	dopts.judge_overflow = 1;
+	CHECK(routing_init(&judged, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &judged, &rep, &err) == -1);
+	CHECK(rep.layers_judged >= 2 && rep.layers_capped && rep.overflow_dlids == 0);
+	CHECK(strstr(err.msg, "was judged after ") != NULL);
+	CHECK(strstr(err.msg, " layers to need more than 8, 8 VLs available") != NULL);
+	routing_free(&judged);
 	fabric_free(&f);
 
 	CHECK(build_torus(&f, 5, 2, 15) == 0);
