@@ -264,7 +264,7 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep
 			struct fab_error *err)
 {
 	unsigned vls = drep->max_vls, sl;
-	char needs[64];
+	char needs[96];
 	uint32_t ndest;
 	int64_t left;
 	int nue_vls;
@@ -311,6 +311,7 @@ int dfsssp_keep_fitting(const struct fabric *f, const struct dfsssp_report *drep
 	engine_fact(res, "nue_fallbacks", a->rep.fallbacks);
 	engine_fact(res, "nue_beside_layering", a->beside);
 	engine_fact(res, "dfsssp_layers_judged", drep->layers_judged);
+	engine_fact(res, "dfsssp_layers_probed", drep->layers_probed);
 	return 0;
 }
 

@@ -33,13 +33,10 @@
 #include "fabric/fattree.h"
 #include "lib/minheap.h"
 #include "fabric/swgraph.h"
-#include "lib/scan.h"
-#include "lib/input.h"
 #include "lib/assert.h"
 #include "lib/clock.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1000,7 +997,11 @@ static int memo_begin(struct dfsssp *d, struct dfsssp_report *rep, uint64_t *key
  */
 void dfsssp_layers_needed_text(const struct dfsssp_report *rep, char *buf, size_t len)
 {
-	if (rep->layers_judged)
+	if (rep->layers_probed)
+		snprintf(buf, len,
+			 "was judged by a sample of %u destination LIDs to need more than %u",
+			 rep->layers_probed, rep->max_vls);
+	else if (rep->layers_judged)
 		snprintf(buf, len, "was judged after %u layers to need more than %u",
 			 rep->layers_judged, rep->max_vls);
 	else
@@ -1011,25 +1012,30 @@ void dfsssp_layers_needed_text(const struct dfsssp_report *rep, char *buf, size_
 static int layers_overflow(const struct fabric *f, const struct routing *r,
 			   struct dfsssp_report *rep, struct fab_error *err)
 {
-	char needs[64];
+	char needs[96], beyond[64] = "";
 
 	/* A judged layering stopped before any path went past the VLs: none to count. */
-	if (!rep->layers_judged)
+	if (!rep->layers_judged && !rep->layers_probed) {
 		rep->overflow_dlids = layers_beyond(f, r, r->sl_by_pair, rep->max_vls);
+		snprintf(beyond, sizeof(beyond), " (%s%u destination LIDs do not fit)",
+			 rep->layers_capped ? "at least " : "", rep->overflow_dlids);
+	}
 	dfsssp_layers_needed_text(rep, needs, sizeof(needs));
 	fab_error_set(err,
-		      "%s, %u VL%s available (%s%u destination LIDs do not fit); raise the VLs "
-		      "(dfsssp_vls, qos) or use another engine",
-		      needs, rep->max_vls, rep->max_vls == 1 ? "" : "s",
-		      rep->layers_capped ? "at least " : "", rep->overflow_dlids);
+		      "%s, %u VL%s available%s; raise the VLs (dfsssp_vls, qos) or use another "
+		      "engine",
+		      needs, rep->max_vls, rep->max_vls == 1 ? "" : "s", beyond);
 	return -1;
 }
 
 static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsssp_report *rep,
 			 struct fab_error *err)
 {
-	struct layers_watch watch = { d->o->overflow_likely, d->o->overflow_likely_arg,
-				      d->o->judge_overflow, d->o->progress };
+	struct layers_watch watch = { .overflow_likely = d->o->overflow_likely,
+				      .arg = d->o->overflow_likely_arg,
+				      .judge = d->o->judge_overflow,
+				      .probe_from = d->o->probe_from,
+				      .progress = d->o->progress };
 	struct layers_result lr;
 	struct mcast_tree mc;
 	unsigned sl;
@@ -1060,6 +1066,7 @@ static int assign_layers(const struct dfsssp *d, struct routing *r, struct dfsss
 	rep->layers_needed = lr.needed;
 	rep->layers_capped = lr.capped;
 	rep->layers_judged = lr.judged;
+	rep->layers_probed = lr.probed;
 	rep->paths = lr.paths;
 	rep->moved = lr.moved;
 	rep->cycles = lr.cycles;
@@ -1116,83 +1123,4 @@ out:
 		dfsssp_memo_free(o->memo);
 	dfsssp_free(&d);
 	return ret;
-}
-
-static int mark_guid(const struct fabric *f, uint64_t guid, uint8_t *flags)
-{
-	uint32_t n, k, hit = 0;
-
-	for (n = 0; n < f->nnodes; n++) {
-		const struct fab_node *node = &f->nodes[n];
-
-		if (node->type == FAB_SWITCH)
-			continue;
-		if (node->guid == guid)
-			hit = 1;
-		for (k = 1; k <= node->nports && !hit; k++)
-			hit = f->ports[node->first_port + k].guid == guid;
-		if (hit) {
-			flags[n] = 1;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-struct guid_file {
-	const struct fabric *f;
-	const char *path;
-	uint8_t *flags;
-	struct storage_match *m;
-};
-
-static int guid_file_line(void *ctx, char *line, unsigned lineno, struct fab_error *err)
-{
-	struct guid_file *gf = ctx;
-	const char *p = line + strspn(line, " \t");
-	uint64_t guid;
-
-	if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
-		return 0;
-	if (fab_scan_guid(&p, &guid) || !fab_rest_blank(p)) {
-		fab_error_set(err, "%s:%u: expected one GUID per line", gf->path, lineno);
-		return -1;
-	}
-	gf->m->guids++;
-	gf->m->guids_found += mark_guid(gf->f, guid, gf->flags);
-	return 0;
-}
-
-static int read_guid_file(const struct fabric *f, const char *path, uint8_t *flags,
-			  struct storage_match *m, struct fab_error *err)
-{
-	struct guid_file gf = { .f = f, .path = path, .flags = flags, .m = m };
-
-	return fab_read_lines(path, FAB_LIMIT_LIST, "storage_guids", guid_file_line, &gf, err);
-}
-
-int dfsssp_mark_storage(const struct fabric *f, const char *pattern, const char *guid_file,
-			uint8_t *flags, uint32_t *count, struct storage_match *m,
-			struct fab_error *err)
-{
-	struct storage_match local;
-	uint32_t n;
-
-	if (!m)
-		m = &local;
-	memset(m, 0, sizeof(*m));
-	memset(flags, 0, f->nnodes);
-	*count = 0;
-	if (guid_file && *guid_file && read_guid_file(f, guid_file, flags, m, err))
-		return -1;
-	for (n = 0; n < f->nnodes; n++) {
-		if (f->nodes[n].type == FAB_SWITCH)
-			continue;
-		if (pattern && *pattern && !fnmatch(pattern, fabric_node_desc(f, n), 0)) {
-			flags[n] = 1;
-			m->by_pattern++;
-		}
-		*count += flags[n];
-	}
-	return 0;
 }

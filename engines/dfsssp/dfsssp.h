@@ -76,6 +76,8 @@ struct dfsssp_opts {
 	 * (layers_watch.judge); the caller then routes as on any overflow.  0: it decides alone.
 	 */
 	int judge_overflow;
+	/* layers_watch.probe_from: switches from which a sample is layered first (0: default) */
+	uint32_t probe_from;
 };
 
 struct dfsssp_report {
@@ -83,6 +85,8 @@ struct dfsssp_report {
 	int layers_capped; /* layers_needed is a lower bound: counting stopped past max_vls */
 	/* layers finished when the layering stopped, judged to overflow (judge_overflow); or 0 */
 	unsigned layers_judged;
+	/* destination LIDs of the sample judged to overflow (layers_result.probed); or 0 */
+	uint32_t layers_probed;
 	uint32_t lids_routed, job_lids, storage_lids;
 	uint32_t overflow_dlids; /* destinations with a path left beyond max_vls layers */
 	uint64_t paths, moved, cycles;

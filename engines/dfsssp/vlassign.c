@@ -55,6 +55,11 @@ struct lay {
 	uint64_t *feeds;
 	uint32_t feeds_words;
 	unsigned limit; /* layers allowed (0: any); a cycle in the last one ends the search */
+	/*
+	 * 0: every destination LID's paths.  k > 0: a sample, the paths towards the lowest LID of
+	 * every k-th switch delivering any (see probe_overflows).
+	 */
+	uint32_t sample_every;
 	struct layers_result *res;
 };
 
@@ -80,6 +85,31 @@ static void lay_free(struct lay *l)
 	free(l->feeds);
 	free(l->weight);
 	free(l->reach);
+}
+
+/*
+ * Leaves only the sample's destinations: the lowest LID of every sample_every-th switch that
+ * delivers any.  The others count as no destination (FAB_NONE); sources keep all their LIDs.
+ */
+static int keep_sample(struct lay *l)
+{
+	uint8_t *taken = calloc(l->g.nsw + 1, 1);
+	uint32_t lid, t;
+
+	if (!taken)
+		return -1;
+	for (lid = 1; lid < l->lft_len; lid++) {
+		t = l->dst_sw[lid];
+		if (t == FAB_NONE)
+			continue;
+		if (taken[t] || t % l->sample_every)
+			l->dst_sw[lid] = FAB_NONE;
+		else
+			l->res->probed++;
+		taken[t] = 1;
+	}
+	free(taken);
+	return 0;
 }
 
 static int lay_alloc(struct lay *l)
@@ -122,6 +152,8 @@ static int lay_alloc(struct lay *l)
 		if (l->dst_sw[lid] != FAB_NONE)
 			l->nsrc[l->dst_sw[lid]]++;
 	}
+	if (l->sample_every && keep_sample(l))
+		return -1;
 	l->cnt[0] = calloc(l->ndeps + 1, sizeof(uint32_t));
 	return l->cnt[0] ? 0 : -1;
 }
@@ -188,6 +220,8 @@ static int index_channels(struct lay *l)
 		const uint8_t *row = routing_lft(l->r, s);
 
 		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			if (l->dst_sw[dlid] == FAB_NONE)
+				continue;
 			e = swgraph_channel(f, &l->g, s, row[dlid]);
 			if (e != FAB_NONE) {
 				uint64_t *fed = &l->feeds[(size_t)l->g.to[e] * l->feeds_words];
@@ -214,6 +248,8 @@ static int index_channels(struct lay *l)
 		const uint8_t *row = routing_lft(l->r, s);
 
 		for (dlid = 1; dlid < l->lft_len; dlid++) {
+			if (l->dst_sw[dlid] == FAB_NONE)
+				continue;
 			e = swgraph_channel(f, &l->g, s, row[dlid]);
 			if (e != FAB_NONE) {
 				/* The second pass finds what the first counted. */
@@ -711,14 +747,14 @@ static int overflow_likely(const struct lay *l, const uint64_t *into, unsigned L
  * judged to overflow (watch->judge), else 0.
  */
 static int watch_layers(const struct lay *l, unsigned L, uint64_t *into,
-			const struct layers_watch *watch, int *told)
+			const struct layers_watch *watch, const char *phase, int *told)
 {
 	int likely;
 
 	if (L == 0 || !watch)
 		return 0;
 	into[L] = l->res->moved;
-	progress_step(watch->progress, "layering paths", L, l->limit ? l->limit : LAYERS_MAX);
+	progress_step(watch->progress, phase, L, l->limit ? l->limit : LAYERS_MAX);
 	if (!l->limit)
 		return 0;
 	likely = overflow_likely(l, into, L);
@@ -729,6 +765,112 @@ static int watch_layers(const struct lay *l, unsigned L, uint64_t *into,
 	return watch->judge && judged_overflowing(l, into, L);
 }
 
+/*
+ * Layers l's paths (l->f, r, layer, limit, sample_every and res set) as layers_assign describes,
+ * reporting progress as phase.  0, or -1 with err set.
+ */
+static int layer_paths(struct lay *l, const struct mcast_tree *reserve,
+		       const struct layers_watch *watch, const char *phase, struct fab_error *err)
+{
+	struct layers_result *res = l->res;
+	uint64_t into[LAYERS_MAX] = { 0 };
+	unsigned L, bound = 0;
+	int rc, told = 0;
+
+	if (lay_alloc(l) || index_channels(l)) {
+		fab_error_set(err, "out of memory for the channel dependency graph");
+		return -1;
+	}
+	if (reserve && pin_tree(l, reserve)) {
+		fab_error_set(err, "out of memory for the multicast tree's turns");
+		return -1;
+	}
+	if (fill_layer0(l, err))
+		return -1;
+	progress_note(watch ? watch->progress : NULL, phase);
+	for (L = 0; L < LAYERS_MAX && l->cnt[L]; L++) {
+		/* Paths left for a layer beyond the limit: no use in ordering them further. */
+		if (l->limit && L >= l->limit) {
+			res->capped = 1;
+			bound = L + 1;
+			break;
+		}
+		if (watch_layers(l, L, into, watch, phase, &told)) {
+			res->capped = 1;
+			res->judged = L;
+			bound = l->limit + 1;
+			break;
+		}
+		rc = make_acyclic(l, L);
+		if (rc < 0) {
+			fab_error_set(err, "layer %u: could not move the paths of a dependency", L);
+			return -1;
+		}
+		if (rc > 0) {
+			res->capped = 1;
+			bound = l->limit && L + 1 >= l->limit ? l->limit + 1 : LAYERS_MAX + 1;
+			break;
+		}
+	}
+	sn_assert(!sn_expensive_checks() || counts_agree(l));
+	count_pairs(l);
+	if (res->capped && res->needed < bound)
+		res->needed = bound;
+	return 0;
+}
+
+/*
+ * Whether the paths towards a sample of the destinations, the lowest LID of every
+ * LAYERS_PROBE_EVERY-th switch, overflow the limit on their own (judged as the whole layering is,
+ * or reaching the limit).  Any layering of all paths within the limit holds one of the sample's,
+ * so a sample that does not fit says the whole will not either, and the layering of all paths,
+ * minutes on the largest tori and random graphs, is not started.  1 when the sample overflows
+ * (res then says so, with the sample's counts), 0 when it fits (layer[] is zero again), -1 with
+ * err set.
+ */
+static int probe_overflows(const struct fabric *f, const struct routing *r, uint8_t *layer,
+			   const struct mcast_tree *reserve, unsigned limit,
+			   const struct layers_watch *watch, struct layers_result *res,
+			   struct fab_error *err)
+{
+	struct layers_watch quiet = *watch;
+	struct layers_result pres = { 0 };
+	struct lay p = { .f = f,
+			 .r = r,
+			 .layer = layer,
+			 .lft_len = r->lft_len,
+			 .limit = limit,
+			 .sample_every = LAYERS_PROBE_EVERY,
+			 .res = &pres };
+	int rc;
+
+	/* Only the layering of all paths tells that an overflow looks likely. */
+	quiet.overflow_likely = NULL;
+	rc = layer_paths(&p, reserve, &quiet, "layering a sample of paths", err);
+	lay_free(&p);
+	if (rc)
+		return -1;
+	if (!pres.capped) {
+		memset(layer, 0, (size_t)f->nswitches * r->lft_len);
+		return 0;
+	}
+	*res = pres;
+	res->judged = 0;
+	res->needed = limit + 1;
+	return 1;
+}
+
+/* Whether layers_assign first layers a sample (probe_overflows). */
+static int probe_wanted(const struct fabric *f, unsigned limit, const struct layers_watch *watch)
+{
+	uint32_t from;
+
+	if (!watch || !watch->judge || limit < 5)
+		return 0;
+	from = watch->probe_from ? watch->probe_from : LAYERS_PROBE_FROM;
+	return f->nswitches >= from;
+}
+
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
 		  const struct mcast_tree *reserve, unsigned limit,
 		  const struct layers_watch *watch, struct layers_result *res,
@@ -737,58 +879,16 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 	struct lay l = {
 		.f = f, .r = r, .layer = layer, .lft_len = r->lft_len, .limit = limit, .res = res
 	};
-	uint64_t into[LAYERS_MAX] = { 0 };
-	unsigned L, bound = 0;
-	int ret = -1, rc, told = 0;
+	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
-	if (lay_alloc(&l)) {
-		fab_error_set(err, "out of memory for the channel dependency graph");
-		goto out;
-	}
-	if (index_channels(&l)) {
-		fab_error_set(err, "out of memory for the channel dependency graph");
-		goto out;
-	}
-	if (reserve && pin_tree(&l, reserve)) {
-		fab_error_set(err, "out of memory for the multicast tree's turns");
-		goto out;
-	}
-	if (fill_layer0(&l, err))
-		goto out;
-	progress_note(watch ? watch->progress : NULL, "layering paths");
-	for (L = 0; L < LAYERS_MAX && l.cnt[L]; L++) {
-		/* Paths left for a layer beyond the limit: no use in ordering them further. */
-		if (limit && L >= limit) {
-			res->capped = 1;
-			bound = L + 1;
-			break;
-		}
-		if (watch_layers(&l, L, into, watch, &told)) {
-			res->capped = 1;
-			res->judged = L;
-			bound = limit + 1;
-			break;
-		}
-		rc = make_acyclic(&l, L);
-		if (rc < 0) {
-			fab_error_set(err, "layer %u: could not move the paths of a dependency", L);
-			goto out;
-		}
-		if (rc > 0) {
-			res->capped = 1;
-			bound = limit && L + 1 >= limit ? limit + 1 : LAYERS_MAX + 1;
-			break;
-		}
-	}
-	sn_assert(!sn_expensive_checks() || counts_agree(&l));
-	count_pairs(&l);
-	if (res->capped && res->needed < bound)
-		res->needed = bound;
-	ret = 0;
-out:
+	if (probe_wanted(f, limit, watch))
+		rc = probe_overflows(f, r, layer, reserve, limit, watch, res, err);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	rc = layer_paths(&l, reserve, watch, "layering paths", err);
 	lay_free(&l);
-	return ret;
+	return rc;
 }
 
 uint32_t layers_beyond(const struct fabric *f, const struct routing *r, const uint8_t *layer,

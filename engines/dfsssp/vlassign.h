@@ -18,6 +18,10 @@
 #include "lib/progress.h"
 
 #define LAYERS_MAX ROUTING_MAX_SL
+/* The sample layered first on large fabrics: a destination LID of every 2nd switch ... */
+#define LAYERS_PROBE_EVERY 2
+/* ... from this many switches on (see struct layers_watch). */
+#define LAYERS_PROBE_FROM 1000
 
 struct layers_result {
 	unsigned needed; /* layers the paths occupy */
@@ -27,6 +31,12 @@ struct layers_result {
 	 * limit + 1, is then a judgement, not a bound.  0: not stopped so.
 	 */
 	unsigned judged;
+	/*
+	 * Judged by a sample of the destinations, which overflowed on its own (see layers_assign):
+	 * the sample's destination LIDs; paths, moved, cycles and pairs are then the sample's.
+	 * 0: not so.
+	 */
+	uint32_t probed;
 	uint64_t paths;	 /* (source switch, destination LID) paths with at least one hop */
 	uint64_t moved;	 /* path moves to a higher layer */
 	uint64_t cycles; /* cycles broken */
@@ -53,6 +63,11 @@ struct layers_watch {
 	 * judged_overflowing in vlassign.c.
 	 */
 	int judge;
+	/*
+	 * With judge, from this many switches on (0: LAYERS_PROBE_FROM) and a limit of 5 or more,
+	 * a sample of the destinations is layered first; when it overflows, so is the whole judged.
+	 */
+	uint32_t probe_from;
 	/* "layering paths": layers started of the limit (of LAYERS_MAX without one); or NULL */
 	const struct progress_hook *progress;
 };
@@ -64,8 +79,10 @@ struct layers_watch {
  * it stops once paths are left for layer limit (they cannot all fit into limit VLs), and
  * res->needed is then limit + 1, a lower bound; the layers stay unfinished.  watch (or NULL)
  * hears of each layer started and when an overflow looks likely; with watch->judge the layering
- * may also stop before, judged to overflow (res->judged, res->capped, needed limit + 1).  Returns
- * 0, or -1 with err set (out of memory, broken LFTs).
+ * may also stop before, judged to overflow (res->judged, res->capped, needed limit + 1), and on
+ * large fabrics a sample of the destinations is layered first (watch->probe_from): when it
+ * overflows, the layering of all paths is not started (res->probed; layer[] is then the sample's).
+ * Returns 0, or -1 with err set (out of memory, broken LFTs).
  */
 int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *layer,
 		  const struct mcast_tree *reserve, unsigned limit,

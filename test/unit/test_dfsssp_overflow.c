@@ -3,7 +3,8 @@
  * whole destinations that fit keep DFSSSP's columns and Nue routes the others (on VLs of their
  * own, or with one VL around the kept routes); the layering's guess that an overflow is coming
  * and its progress; the fall-back routed beside the layering, with the tables of routing it
- * after the layering; the layering stopped early, judged to overflow.
+ * after the layering; the layering stopped early, judged to overflow, by its layers or by a
+ * sample of the destinations layered first.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -324,6 +325,53 @@ static void test_overflow_judged(void)
 }
 
 /*
+ * The layering of a sample first (layers_watch.probe_from, here from one switch on): on the
+ * 6x6x6 torus with 8 VLs the paths towards one LID of every second switch, 108 destinations,
+ * overflow on their own, and the layering of all paths is not started; the error names the
+ * sample and counts no destination beyond the VLs.  On the 4-ary 3-tree the sample fits, and the
+ * layering of all paths that follows gives every path the SL it has without the sample.
+ */
+static void test_overflow_probed(void)
+{
+	struct dfsssp_opts dopts = { .max_vls = 8, .judge_overflow = 1, .probe_from = 1 };
+	struct dfsssp_report rep;
+	struct fab_error err = { "" };
+	struct routing probed, plain;
+	struct fabric f;
+
+	CHECK(build_torus(&f, 6, 2, 8) == 0);
+	CHECK(routing_init(&probed, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &probed, &rep, &err) == -1);
+	CHECK(rep.layers_probed == 108 && rep.layers_judged == 0);
+	CHECK(rep.layers_capped && rep.layers_needed == 9 && rep.overflow_dlids == 0);
+	CHECK(strstr(err.msg, "was judged by a sample of 108 destination LIDs to need more than "
+			      "8, 8 VLs available") != NULL);
+	printf("# 6x6x6 torus, 8 VLs: %s\n", err.msg);
+	routing_free(&probed);
+	/* Below probe_from (by default 1,000 switches) the layers alone judge. */
+	dopts.probe_from = 0;
+	CHECK(routing_init(&probed, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &probed, &rep, &err) == -1);
+	CHECK(rep.layers_probed == 0 && rep.layers_judged >= 2);
+	routing_free(&probed);
+	fabric_free(&f);
+
+	dopts.probe_from = 1;
+	CHECK(testfab_4ary_3tree(&f) == 0);
+	testfab_set_vls(&f, 8);
+	CHECK(routing_init(&probed, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &probed, &rep, &err) == 0);
+	CHECK(rep.layers_probed == 0 && rep.layers_needed == 3);
+	dopts.probe_from = 0;
+	CHECK(routing_init(&plain, &f, "sar-dfsssp") == 0);
+	CHECK(dfsssp_route(&f, &dopts, &plain, &rep, &err) == 0);
+	CHECK(same_tables(&f, &probed, &plain));
+	routing_free(&probed);
+	routing_free(&plain);
+	fabric_free(&f);
+}
+
+/*
  * One VL.  On a 4-ary 3-tree every terminal's paths fit whole into it: the destinations that fit
  * keep exactly DFSSSP's LFT columns, and Nue routes the other switch LIDs on the same VL around
  * them; all on SL 0, verified.  On the 3x3x3 torus some terminal's paths do not fit, and Nue
@@ -403,5 +451,6 @@ int main(void)
 	test_overflow_watch();
 	test_overflow_ahead();
 	test_overflow_judged();
+	test_overflow_probed();
 	return CHECK_RESULT();
 }
