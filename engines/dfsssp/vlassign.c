@@ -830,15 +830,16 @@ static int layer_paths(struct lay *l, const struct mcast_tree *reserve,
  * or reaching the limit).  Any layering of all paths within the limit holds one of the sample's,
  * so a sample that does not fit says the whole will not either, and the layering of all paths,
  * minutes on the largest tori and random graphs, is not started.  1 when the sample overflows
- * (res then says so, with the sample's counts), 0 when it fits (layer[] is zero again), -1 with
- * err set.
+ * (res then says so, with the sample's counts), else 0 with layer[] zero again: a sample that fits,
+ * or could not be layered (no memory; the layering of all paths then says what it finds), says
+ * nothing.
  */
 static int probe_overflows(const struct fabric *f, const struct routing *r, uint8_t *layer,
 			   const struct mcast_tree *reserve, unsigned limit,
-			   const struct layers_watch *watch, struct layers_result *res,
-			   struct fab_error *err)
+			   const struct layers_watch *watch, struct layers_result *res)
 {
-	struct layers_watch quiet = *watch;
+	struct layers_watch sample_watch = *watch;
+	struct fab_error err = { "" };
 	struct layers_result pres = { 0 };
 	struct lay p = { .f = f,
 			 .r = r,
@@ -850,12 +851,10 @@ static int probe_overflows(const struct fabric *f, const struct routing *r, uint
 	int rc;
 
 	/* Only the layering of all paths tells that an overflow looks likely. */
-	quiet.overflow_likely = NULL;
-	rc = layer_paths(&p, reserve, &quiet, "layering a sample of paths", err);
+	sample_watch.overflow_likely = NULL;
+	rc = layer_paths(&p, reserve, &sample_watch, "layering a sample of paths", &err);
 	lay_free(&p);
-	if (rc)
-		return -1;
-	if (!pres.capped) {
+	if (rc || !pres.capped) {
 		memset(layer, 0, (size_t)f->nswitches * r->lft_len);
 		return 0;
 	}
@@ -884,13 +883,12 @@ int layers_assign(const struct fabric *f, const struct routing *r, uint8_t *laye
 	struct lay l = {
 		.f = f, .r = r, .layer = layer, .lft_len = r->lft_len, .limit = limit, .res = res
 	};
-	int rc = 0;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (probe_wanted(f, limit, watch))
-		rc = probe_overflows(f, r, layer, reserve, limit, watch, res, err);
-	if (rc)
-		return rc < 0 ? -1 : 0;
+	if (probe_wanted(f, limit, watch) &&
+	    probe_overflows(f, r, layer, reserve, limit, watch, res))
+		return 0;
 	rc = layer_paths(&l, reserve, watch, "layering paths", err);
 	lay_free(&l);
 	return rc;
